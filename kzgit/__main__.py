@@ -1,0 +1,3 @@
+from kzgit.cli.main import main
+
+raise SystemExit(main())

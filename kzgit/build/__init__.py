@@ -1,0 +1,43 @@
+"""The build: ``build(path, options) -> BuildResult``, kustomize v5.5.0's pipeline."""
+from __future__ import annotations
+
+import dataclasses
+from typing import List, Optional
+
+from kzgit.loader import ROOT_ONLY, FileSystem
+from kzgit.resource import Resource
+
+
+@dataclasses.dataclass
+class BuildOptions:
+    """The knobs of ``kustomize build`` that kzgit honours."""
+
+    load_restrictor: str = ROOT_ONLY
+    reorder: Optional[str] = None            # "legacy" | "none" | None (kustomization decides)
+    enable_alpha_plugins: bool = False
+    enable_exec: bool = False
+    enable_helm: bool = False
+    helm_command: str = "helm"
+    enable_managedby_label: bool = False
+    plugin_timeout: float = 60.0
+    network: bool = False
+    env: List[str] = dataclasses.field(default_factory=list)
+    mounts: List[str] = dataclasses.field(default_factory=list)
+    offline: bool = False
+    fs: Optional[FileSystem] = None          # default: the disk
+
+
+@dataclasses.dataclass
+class BuildResult:
+    resources: List[Resource]
+    warnings: List[str] = dataclasses.field(default_factory=list)
+
+    def to_yaml(self) -> str:
+        from kzgit.yamlio import dump_documents
+        return dump_documents([r.obj for r in self.resources])
+
+
+def build(path: str, options: Optional[BuildOptions] = None) -> BuildResult:
+    """Render the kustomization at ``path``; raises :class:`kzgit.errors.KzgitError` on bad input."""
+    from kzgit.build.pipeline import run
+    return run(path, options or BuildOptions())

@@ -1,0 +1,51 @@
+"""The exception hierarchy of kzgit.
+
+``str()`` of every exception is the message the user sees; the CLI maps the
+classes to exit codes (see ``kzgit.cli.main``), as pre-commit's error handler
+does.  Library code raises, it never prints.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+
+class KzgitError(Exception):
+    """An error in the user's input (exit code 1)."""
+
+    def __init__(self, message: str, *, tip: Optional[str] = None) -> None:
+        super().__init__(message)
+        self.tip = tip
+
+    def __str__(self) -> str:
+        msg = super().__str__()
+        if self.tip:
+            msg += f"\nTIP: {self.tip}"
+        return msg
+
+
+class BuildError(KzgitError):
+    """A kustomization does not render."""
+
+
+class YamlError(BuildError):
+    """A file is not valid YAML, or is out of kzgit's bounds (alias bombs, depth)."""
+
+
+class LoadRestrictionError(BuildError):
+    """A file lies outside the kustomization root (kustomize's load restrictor)."""
+
+
+class UnsupportedError(BuildError):
+    """A field or feature kzgit does not implement; never silently ignored."""
+
+
+class PluginError(BuildError):
+    """A plugin failed, timed out, or is not allowed."""
+
+
+class RemoteError(BuildError):
+    """A remote reference cannot be fetched or is refused."""
+
+
+class UsageError(KzgitError):
+    """Bad command line or configuration (exit code 2)."""

@@ -1,0 +1,175 @@
+"""The only code that opens user files.
+
+A :class:`FileSystem` reads bytes (the disk, or a git tree for ``kzgit diff``);
+a :class:`Loader` is bound to one kustomization root and applies kustomize's
+load restrictor (api/internal/loader/fileloader.go, loadrestrictions.go):
+with ``LoadRestrictionsRootOnly`` every *file* must resolve, after symlinks,
+inside the root; kustomization *directories* may sit anywhere but must be
+relative and must not contain a root already on the loader chain (a cycle).
+"""
+from __future__ import annotations
+
+import os
+import posixpath
+import stat
+from typing import List, Optional, Protocol, Tuple
+
+from kzgit.errors import BuildError, LoadRestrictionError
+
+ROOT_ONLY = "LoadRestrictionsRootOnly"
+NO_RESTRICTIONS = "LoadRestrictionsNone"
+RESTRICTORS = (ROOT_ONLY, NO_RESTRICTIONS)
+
+# api/konfig/general.go RecognizedKustomizationFileNames
+KUSTOMIZATION_FILE_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+
+# Cap on a single file read, so a /dev/zero symlink or a huge file fails fast.
+MAX_FILE_BYTES = 512 * 1024 * 1024
+
+
+class FileSystem(Protocol):
+    """Read-only file access; paths are absolute, '/'-separated."""
+
+    def read_bytes(self, path: str) -> bytes: ...
+    def is_dir(self, path: str) -> bool: ...
+    def is_file(self, path: str) -> bool: ...
+    def exists(self, path: str) -> bool: ...
+    def realpath(self, path: str) -> str: ...
+    def listdir(self, path: str) -> List[str]: ...
+
+
+class DiskFS:
+    """The local disk."""
+
+    def read_bytes(self, path: str) -> bytes:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise BuildError(f"'{path}' is not a regular file")
+        if st.st_size > MAX_FILE_BYTES:
+            raise BuildError(f"'{path}' is larger than {MAX_FILE_BYTES} bytes")
+        with open(path, "rb") as f:
+            return f.read()
+
+    def is_dir(self, path: str) -> bool:
+        return os.path.isdir(path)
+
+    def is_file(self, path: str) -> bool:
+        return os.path.isfile(path)
+
+    def exists(self, path: str) -> bool:
+        return os.path.lexists(path)
+
+    def realpath(self, path: str) -> str:
+        try:
+            return os.path.realpath(path, strict=True)
+        except OSError as e:
+            if "loop" in str(e).lower() or getattr(e, "errno", 0) == 40:
+                raise BuildError(f"evalsymlink failure on '{path}' : too many links") from None
+            raise
+        except TypeError:  # Python < 3.10 has no strict=
+            if not os.path.exists(path):
+                raise FileNotFoundError(path) from None
+            return os.path.realpath(path)
+
+    def listdir(self, path: str) -> List[str]:
+        return sorted(os.listdir(path))
+
+
+def is_within(path: str, root: str) -> bool:
+    """Whole-component prefix test: /foo is not within /foobar (kyaml ConfirmedDir.HasPrefix)."""
+    if path == root:
+        return True
+    root = root.rstrip("/") + "/"
+    return path.startswith(root)
+
+
+class Loader:
+    """File access for one kustomization root, with kustomize's restrictions."""
+
+    def __init__(self, root: str, fs: Optional[FileSystem] = None, restrictor: str = ROOT_ONLY,
+                 parent: Optional["Loader"] = None, repo_root: Optional[str] = None,
+                 remote_label: Optional[str] = None) -> None:
+        self.fs: FileSystem = fs or DiskFS()
+        self.root = root
+        self.restrictor = restrictor
+        self.parent = parent
+        self.repo_root = repo_root          # set inside a cloned remote repository
+        self.remote_label = remote_label    # the URL as the user wrote it (redacted)
+
+    # -- files ------------------------------------------------------------------------
+    def resolve(self, path: str) -> str:
+        """Absolute, symlink-free path of a file named relative to the root; restricted."""
+        p = path if os.path.isabs(path) else os.path.join(self.root, path)
+        p = os.path.normpath(p)
+        try:
+            real = self.fs.realpath(p)
+        except FileNotFoundError:
+            raise BuildError(f"evalsymlink failure on '{p}' : lstat {p}: no such file or directory") from None
+        except OSError as e:
+            raise BuildError(f"evalsymlink failure on '{p}' : {e.strerror or e}") from None
+        if self.restrictor == ROOT_ONLY and not is_within(real, self.root):
+            raise LoadRestrictionError(f"security; file '{real}' is not in or below '{self.root}'")
+        if self.repo_root and not is_within(real, self.repo_root):
+            raise LoadRestrictionError(f"security; file '{real}' is not in or below '{self.repo_root}'")
+        return real
+
+    def load(self, path: str) -> bytes:
+        real = self.resolve(path)
+        if self.fs.is_dir(real):
+            raise BuildError(f"'{real}' must be a file (got a directory)")
+        return self.fs.read_bytes(real)
+
+    def display(self, path: str) -> str:
+        """Path for messages: relative to the root when it is inside."""
+        return path
+
+    # -- kustomization directories ------------------------------------------------------
+    def roots_chain(self) -> List[str]:
+        out, cur = [], self
+        while cur is not None:
+            out.append(cur.root)
+            cur = cur.parent
+        return out
+
+    def new_dir_loader(self, path: str) -> "Loader":
+        """Loader for a base/component directory (api/internal/loader/fileloader.go New)."""
+        if os.path.isabs(path):
+            raise BuildError(f"new root '{path}' cannot be absolute")
+        p = os.path.normpath(os.path.join(self.root, path))
+        try:
+            real = self.fs.realpath(p)
+        except FileNotFoundError:
+            raise BuildError(f"must build at directory: not a valid directory: evalsymlink failure on '{p}' : lstat {p}: no such file or directory") from None
+        if not self.fs.is_dir(real):
+            raise BuildError(f"must build at directory: '{real}': file is not directory")
+        for r in self.roots_chain():
+            if is_within(r, real):
+                raise BuildError(f"cycle detected: candidate root '{real}' contains visited root '{r}'")
+        if self.repo_root and not is_within(real, self.repo_root):
+            raise LoadRestrictionError(
+                "security; bases in kustomizations found in cloned git repos must be within the repo")
+        return Loader(real, self.fs, self.restrictor, parent=self, repo_root=self.repo_root,
+                      remote_label=self.remote_label)
+
+    def find_kustomization_file(self) -> Tuple[str, str]:
+        """Return (path, file name) of the root's kustomization file; exactly one allowed."""
+        found = [n for n in KUSTOMIZATION_FILE_NAMES if self.fs.is_file(os.path.join(self.root, n))]
+        if len(found) > 1:
+            raise BuildError(f"Found multiple kustomization files under: {self.root}")
+        if not found:
+            raise BuildError(
+                f"unable to find one of 'kustomization.yaml', 'kustomization.yml' or 'Kustomization' "
+                f"in directory '{self.root}'")
+        return os.path.join(self.root, found[0]), found[0]
+
+
+def new_root_loader(path: str, fs: Optional[FileSystem] = None, restrictor: str = ROOT_ONLY) -> Loader:
+    fs = fs or DiskFS()
+    p = os.path.abspath(path)
+    try:
+        real = fs.realpath(p)
+    except (FileNotFoundError, OSError):
+        raise BuildError(f"must build at directory: not a valid directory: evalsymlink failure on '{path}' : lstat {p}: no such file or directory") from None
+    if not fs.is_dir(real):
+        raise BuildError(f"must build at directory: '{real}': file is not directory")
+    return Loader(real, fs, restrictor)
