@@ -1,0 +1,32 @@
+"""Table tests for ``replacements:`` against outputs recorded with kubectl kustomize v5.5.0."""
+from __future__ import annotations
+
+import os
+from typing import Any, Dict
+
+import pytest
+
+from test_replacements_support import canon, cases, expected, finish, load_level
+from kzgit.errors import BuildError
+from kzgit.resource import ResMap
+from kzgit.transformers.replacements import apply_replacements
+
+ROOT = os.path.join(os.path.dirname(__file__), "data", "replacements")
+
+
+def _level(rm: ResMap, kust: Dict[str, Any], path: str) -> None:
+    if kust.get("replacements"):
+        apply_replacements(rm, kust["replacements"], os.path.join(path, "kustomization.yaml"))
+
+
+@pytest.mark.parametrize("case", cases(ROOT))
+def test_replacement_case(case: str) -> None:
+    path = os.path.join(ROOT, case)
+    want, err = expected(path)
+    if err is not None:
+        with pytest.raises(BuildError) as ei:
+            finish(load_level(path, _level))
+        assert str(ei.value).endswith(err)
+        return
+    got = finish(load_level(path, _level))
+    assert canon(got) == canon(want)  # type: ignore[arg-type]

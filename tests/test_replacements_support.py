@@ -1,0 +1,86 @@
+"""Helpers shared by the replacements and vars table tests (no tests here; named to sit in their files).
+
+
+Each case directory holds a kustomization written for ``kubectl kustomize``
+and the oracle's output (``expected.yaml``) or error (``expected_error.txt``),
+recorded by the directory's ``record.sh``.  The helpers here load a case
+without kzgit's pipeline (only ``resources`` files and directories and a plain
+``namePrefix``), so that these tests pin the transformers alone; outputs are
+compared as data, never as text.
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import yaml
+
+from kzgit.resource import ResMap, Resource
+
+Level = Callable[[ResMap, Dict[str, Any], str], None]
+
+
+def load_level(path: str, on_level: Optional[Level] = None) -> ResMap:
+    """Accumulate one kustomization directory: resources, then ``namePrefix``,
+    then ``on_level`` (the transformer under test, per level)."""
+    with open(os.path.join(path, "kustomization.yaml"), encoding="utf-8") as f:
+        kust = yaml.safe_load(f) or {}
+    rm = ResMap()
+    for entry in kust.get("resources") or []:
+        p = os.path.join(path, entry)
+        if os.path.isdir(p):
+            rm.append_all(load_level(p, on_level).resources())
+            continue
+        with open(p, encoding="utf-8") as f:
+            for doc in yaml.safe_load_all(f):
+                if doc:
+                    rm.append(Resource(doc, p))
+    prefix = kust.get("namePrefix")
+    if prefix:
+        for r in rm.resources():
+            r.store_prev_id()
+            r.name = prefix + r.name
+        rm.invalidate()
+    if on_level is not None:
+        on_level(rm, kust, path)
+    return rm
+
+
+def finish(rm: ResMap) -> List[Any]:
+    """What kustomize does to every resource after the transformers and
+    before output that matters here: ``RemoveBuildAnnotations`` rewrites a
+    non-empty ``metadata.annotations`` as a string map (api/resource/resource.go)."""
+    out = []
+    for r in rm.resources():
+        md = r.obj.get("metadata")
+        if isinstance(md, dict) and isinstance(md.get("annotations"), dict) and md["annotations"]:
+            md["annotations"] = {k: _go_str(v) for k, v in md["annotations"].items()}
+        out.append(r.obj)
+    return out
+
+
+def _go_str(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if v is None:
+        return ""
+    return str(v)
+
+
+def canon(docs: List[Any]) -> List[str]:
+    """Order-free comparison key (output order is the sort's business)."""
+    return sorted(json.dumps(d, sort_keys=True) for d in docs)
+
+
+def expected(path: str) -> Tuple[Optional[List[Any]], Optional[str]]:
+    exp = os.path.join(path, "expected.yaml")
+    if os.path.exists(exp):
+        with open(exp, encoding="utf-8") as f:
+            return [d for d in yaml.safe_load_all(f) if d], None
+    with open(os.path.join(path, "expected_error.txt"), encoding="utf-8") as f:
+        return None, f.read().strip().replace('\\"', '"')
+
+
+def cases(root: str) -> List[str]:
+    return sorted(d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d)))
