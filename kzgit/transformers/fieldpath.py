@@ -456,8 +456,12 @@ def _walk(obj: Any, parts: List[str], setter: Callable[[Slot], None], create: bo
     if obj is None:
         return
     if isinstance(obj, list):
-        for i in range(len(obj)):
-            _walk(obj[i], parts, setter, create, create_kind, (obj, i))
+        try:
+            for i in range(len(obj)):
+                _walk(obj[i], parts, setter, create, create_kind, (obj, i))
+        except BuildError as e:
+            # fieldspec.go handleSequence: WrapPrefixf("visit traversal on path: %v")
+            raise type(e)(f"visit traversal on path: [{' '.join(parts)}]: {e}") from None
         return
     if not isinstance(obj, dict):
         raise FieldPathError("expected sequence or mapping node")

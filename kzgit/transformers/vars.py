@@ -70,22 +70,23 @@ class Var:
         return ResId(self.group, self.version, self.kind, self.obj_name, self.namespace)
 
     def __str__(self) -> str:
-        return self.go_string(defaulted=True)
+        return self.go_string()
 
-    def go_string(self, defaulted: bool) -> str:
-        """Go's ``%v`` of types.Var, used in kustomize's messages:
-        ``{NAME {apiVersion {group version kind false} name namespace} {fieldPath}}``.
-
-        ``isClusterScoped`` is never set on an objref (unexported), so it is
-        always ``false``; the fieldPath is defaulted only once the var is merged.
+    def go_string(self, gvk_parsed: bool = True, defaulted: bool = True) -> str:
+        """Go's ``%v`` of types.Var as kustomize's messages show it:
+        ``{NAME Kind.version.group {fieldPath}}`` (the objref prints as its
+        promoted ``Gvk.String()``).  Before ``Defaulting`` the apiVersion is not
+        yet split into group/version and the fieldPath is not defaulted.
         """
-        objref = self.raw.get("objref") if isinstance(self.raw.get("objref"), Mapping) else {}
-        raw_av = str(objref.get("apiVersion") or "")
+        if gvk_parsed:
+            gvk = Gvk(self.group, self.version, self.kind)
+        else:
+            objref = self.raw.get("objref") if isinstance(self.raw.get("objref"), Mapping) else {}
+            gvk = Gvk(str(objref.get("group") or ""), str(objref.get("version") or ""), self.kind)
         raw_fp = self.raw.get("fieldref")
         fp = self.field_path if defaulted else (
             str(raw_fp.get("fieldPath") or "") if isinstance(raw_fp, Mapping) else "")
-        return (f"{{{self.name} {{{raw_av} {{{self.group} {self.version} {self.kind} false}} "
-                f"{self.obj_name} {self.namespace}}} {{{fp}}}}}")
+        return f"{{{self.name} {gvk} {{{fp}}}}}"
 
 
 class VarSet:
@@ -130,6 +131,8 @@ class VarSet:
     def merge_vars(self, resmap: ResMap, incoming: Iterable[Mapping[str, Any]], source: str = "") -> None:
         """ResAccumulator.MergeVars: bind then add this level's ``vars:``."""
         parsed = [v if isinstance(v, Var) else Var(v) for v in incoming]
+        # kusttarget.go wraps MergeVars errors: "merging vars %v" of the raw list.
+        prefix = "merging vars [" + " ".join(v.go_string(False, False) for v in parsed) + "]: "
         for v in parsed:
             tid = v.target_id
             if tid.namespace or tid.is_cluster_scoped():
@@ -141,14 +144,15 @@ class VarSet:
                     return (i.name, i.gvk) == (t.name, t.gvk)
             matched = resmap.get_matching_any_id(match)
             if len(matched) > 1:
-                raise BuildError(f"found {len(matched)} resId matches for var {v.go_string(False)} (unable to disambiguate)")
+                raise BuildError(f"{prefix}found {len(matched)} resId matches for var "
+                                 f"{v.go_string(True, False)} (unable to disambiguate)")
             if len(matched) == 1:
                 self._bound.setdefault(v.name, (matched[0], matched[0].cur_id()))
         for v in parsed:
             try:
                 self.add(v)
             except BuildError as e:
-                raise BuildError(f"{source}: {e}" if source else str(e)) from None
+                raise BuildError(f"{prefix}{e}") from None
 
     def bound_resource(self, resmap: ResMap, name: str) -> Optional[Resource]:
         b = self._bound.get(name)
