@@ -1,0 +1,440 @@
+"""External plugins: legacy exec plugins and KRM exec/container functions, with real programs.
+
+Every plugin here is a shell or Python script the test writes into a temp dir; HOME, XDG and
+KUSTOMIZE_PLUGIN_HOME point into tmp so nothing of the real home is read.
+"""
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+
+from kzgit.build import BuildOptions
+from kzgit.errors import PluginError
+from kzgit.loader import Loader
+from kzgit.plugins import external
+from kzgit.resource import Resource, ResMap
+from kzgit.yamlio import load_documents
+
+PY = sys.executable
+
+
+@pytest.fixture()
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fake HOME with a plugin home under $XDG_CONFIG_HOME/kustomize/plugin."""
+    h = tmp_path / "home"
+    (h / ".config" / "kustomize" / "plugin").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(h))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(h / ".config"))
+    monkeypatch.delenv("KUSTOMIZE_PLUGIN_HOME", raising=False)
+    return h
+
+
+@pytest.fixture()
+def root(tmp_path: Path) -> Path:
+    r = tmp_path / "kust"
+    r.mkdir()
+    return Path(os.path.realpath(r))
+
+
+def write_exe(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip())
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return path
+
+
+def plugin_path(home: Path, api_version: str, kind: str) -> Path:
+    return home / ".config" / "kustomize" / "plugin" / api_version / kind.lower() / kind
+
+
+def opts(**kw: Any) -> BuildOptions:
+    kw.setdefault("enable_alpha_plugins", True)
+    kw.setdefault("plugin_timeout", 20)
+    return BuildOptions(**kw)
+
+
+def cm(name: str, **data: str) -> Dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": dict(data)}
+
+
+GEN_CONFIG = {"apiVersion": "someteam.example.com/v1", "kind": "ChartInflator",
+              "metadata": {"name": "notImportantHere"}, "argsOneLiner": "one 'two three'",
+              "value": "hello"}
+
+LEGACY_GENERATOR = """\
+#!/bin/sh
+# records how it was called, then prints two ConfigMaps
+{ echo "argv=$*"; echo "cwd=$(pwd)"; echo "mode=$KUSTOMIZE_PLUGIN_MODE";
+  echo "root=$KUSTOMIZE_PLUGIN_CONFIG_ROOT"; } > "$KUSTOMIZE_PLUGIN_CONFIG_ROOT/calls.txt"
+cat "$1" > "$KUSTOMIZE_PLUGIN_CONFIG_ROOT/config-copy.yaml"
+printf '%s' "$KUSTOMIZE_PLUGIN_CONFIG_STRING" > "$KUSTOMIZE_PLUGIN_CONFIG_ROOT/config-env.yaml"
+cat <<EOF
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: generated
+  annotations:
+    kustomize.config.k8s.io/needs-hash: "true"
+    kustomize.config.k8s.io/behavior: merge
+    keep: me
+data:
+  a: b
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: plain
+  annotations:
+    kustomize.config.k8s.io/needs-hash: "false"
+EOF
+"""
+
+
+def test_legacy_generator_invocation_and_annotations(home: Path, root: Path) -> None:
+    write_exe(plugin_path(home, "someteam.example.com/v1", "ChartInflator"), LEGACY_GENERATOR)
+    out = external.generate(GEN_CONFIG, "gen.yaml", Loader(str(root)), opts())
+    assert [r.name for r in out] == ["generated", "plain"]
+    gen, plain = out
+    assert gen.needs_hash and gen.behavior == "merge"
+    assert gen.obj["metadata"]["annotations"] == {"keep": "me"}
+    assert not plain.needs_hash and plain.behavior == ""
+    assert "annotations" not in plain.obj["metadata"]  # emptied map removed, as kyaml does
+    calls = dict(line.split("=", 1) for line in (root / "calls.txt").read_text().splitlines())
+    argv = calls["argv"].split(" ")
+    assert os.path.basename(argv[0]).startswith("kust-plugin-config-")
+    assert not os.path.exists(argv[0]), "the temp config file is removed"
+    assert argv[1:] == ["one", "two", "three"]  # shlex: 'two three' is one arg; $* joins
+    assert calls["cwd"] == str(root) and calls["root"] == str(root)
+    assert calls["mode"] == "generate"
+    cfg = load_documents((root / "config-copy.yaml").read_bytes())[0]
+    assert cfg == GEN_CONFIG
+    assert load_documents((root / "config-env.yaml").read_bytes())[0] == GEN_CONFIG
+
+
+def test_args_from_file(home: Path, root: Path) -> None:
+    write_exe(plugin_path(home, "x.example.com/v1", "Args"), """\
+        #!/bin/sh
+        printf 'apiVersion: v1\\nkind: ConfigMap\\nmetadata:\\n  name: args\\ndata:\\n'
+        i=0
+        for a in "$@"; do i=$((i+1)); printf '  a%s: "%s"\\n' "$i" "$a"; done
+        """)
+    (root / "args.txt").write_text("  first arg\n\nsecond\n")
+    cfg = {"apiVersion": "x.example.com/v1", "kind": "Args", "metadata": {"name": "a"},
+           "argsOneLiner": "zero", "argsFromFile": "args.txt"}
+    [r] = external.generate(cfg, "g.yaml", Loader(str(root)), opts())
+    data = r.obj["data"]
+    assert os.path.basename(data.pop("a1")).startswith("kust-plugin-config-")
+    assert data == {"a2": "zero", "a3": "first arg", "a4": "second"}
+
+
+LEGACY_TRANSFORMER = f"""\
+#!{PY}
+import os, sys, yaml
+docs = [d for d in yaml.safe_load_all(sys.stdin) if d]
+with open(os.path.join(os.environ["KUSTOMIZE_PLUGIN_CONFIG_ROOT"], "seen.yaml"), "w") as f:
+    yaml.safe_dump_all(docs, f)
+    f.write("# mode=" + os.environ.get("KUSTOMIZE_PLUGIN_MODE", "") + "\\n")
+out = []
+for d in docs:
+    if d["metadata"]["name"] == "drop":
+        continue
+    d["metadata"].setdefault("labels", {{}})["touched"] = "yes"
+    out.append(d)
+out.append({{"apiVersion": "v1", "kind": "Service", "metadata": {{"name": "new"}}}})
+yaml.safe_dump_all(out, sys.stdout)
+"""
+
+
+def test_legacy_transformer_updates_resmap(home: Path, root: Path) -> None:
+    write_exe(plugin_path(home, "x.example.com/v1", "Toucher"), LEGACY_TRANSFORMER)
+    keep = Resource(cm("keep", k="v"))
+    keep.prev_ids.append(keep.cur_id()._replace(name="older"))
+    rm = ResMap([keep, Resource(cm("drop"))])
+    cfg = {"apiVersion": "x.example.com/v1", "kind": "Toucher", "metadata": {"name": "t"}}
+    external.transform(cfg, "t.yaml", Loader(str(root)), rm, opts())
+    assert [(r.kind, r.name) for r in rm] == [("ConfigMap", "keep"), ("Service", "new")]
+    kept = rm.resources()[0]
+    assert kept is keep and kept.prev_ids, "updated in place: build state is kept"
+    assert kept.obj["metadata"] == {"name": "keep", "labels": {"touched": "yes"}}
+    seen_text = (root / "seen.yaml").read_text()
+    seen = load_documents(seen_text.encode())
+    assert seen[0]["metadata"]["annotations"]["kustomize.config.k8s.io/id"] == (
+        "kind: ConfigMap\nname: keep\nversion: v1\n")
+    assert "# mode=transform" in seen_text
+
+
+def test_transformer_duplicate_output(home: Path, root: Path) -> None:
+    write_exe(plugin_path(home, "x.example.com/v1", "Dup"), """\
+        #!/bin/sh
+        cat; echo '---'; printf 'apiVersion: v1\\nkind: ConfigMap\\nmetadata:\\n  name: a\\n'
+        """)
+    rm = ResMap([Resource(cm("a"))])
+    cfg = {"apiVersion": "x.example.com/v1", "kind": "Dup", "metadata": {"name": "d"}}
+    with pytest.raises(PluginError, match="generated duplicate resource"):
+        external.transform(cfg, "t.yaml", Loader(str(root)), rm, opts())
+
+
+def test_disabled_without_flag(home: Path, root: Path) -> None:
+    write_exe(plugin_path(home, "x.example.com/v1", "Never"), "#!/bin/sh\ntouch ran\n")
+    cfg = {"apiVersion": "x.example.com/v1", "kind": "Never", "metadata": {"name": "n"}}
+    with pytest.raises(PluginError) as e:
+        external.generate(cfg, "gens/never.yaml", Loader(str(root)), opts(enable_alpha_plugins=False))
+    msg = str(e.value)
+    assert "external plugins disabled; unable to load external plugin 'Never'" in msg
+    assert "gens/never.yaml" in msg and "--enable-alpha-plugins" in msg and "TIP:" in msg
+    assert not (root / "ran").exists()
+    fn = {"apiVersion": "x/v1", "kind": "Fn", "metadata": {"name": "f", "annotations": {
+        "config.kubernetes.io/function": "exec:\n  path: ./fn.sh\n"}}}
+    with pytest.raises(PluginError, match="external plugins disabled"):
+        external.transform(fn, "k", Loader(str(root)), ResMap(), opts(enable_alpha_plugins=False))
+
+
+def test_go_plugin_refused(home: Path, root: Path) -> None:
+    so = Path(str(plugin_path(home, "x.example.com/v1", "GoThing")) + ".so")
+    so.parent.mkdir(parents=True)
+    so.write_bytes(b"\x7fELF")
+    cfg = {"apiVersion": "x.example.com/v1", "kind": "GoThing", "metadata": {"name": "g"}}
+    with pytest.raises(PluginError) as e:
+        external.generate(cfg, "g.yaml", Loader(str(root)), opts())
+    assert str(so) in str(e.value) and "not supported" in str(e.value)
+    assert "exec plugin" in str(e.value) and "KRM function" in str(e.value)
+
+
+def test_missing_and_unexecutable_plugin(home: Path, root: Path) -> None:
+    cfg = {"apiVersion": "x.example.com/v1", "kind": "Nope", "metadata": {"name": "g"}}
+    with pytest.raises(PluginError, match="not found: no executable at .*/x.example.com/v1/nope/Nope"):
+        external.generate(cfg, "g.yaml", Loader(str(root)), opts())
+    p = plugin_path(home, "x.example.com/v1", "Nope")
+    p.parent.mkdir(parents=True)
+    p.write_text("#!/bin/sh\n")
+    with pytest.raises(PluginError, match="unexecutable plugin at: "):
+        external.generate(cfg, "g.yaml", Loader(str(root)), opts())
+
+
+def test_plugin_home_resolution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "h"))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("KUSTOMIZE_PLUGIN_HOME", raising=False)
+    with pytest.raises(PluginError, match=r"unable to find plugin root - tried: \('<no value>'; "
+                                          r"homed in \$KUSTOMIZE_PLUGIN_HOME\)"):
+        external.plugin_home()
+    (tmp_path / "h" / "kustomize" / "plugin").mkdir(parents=True)
+    assert external.plugin_home() == str(tmp_path / "h" / "kustomize" / "plugin")
+    (tmp_path / "h" / ".config" / "kustomize" / "plugin").mkdir(parents=True)
+    assert external.plugin_home() == str(tmp_path / "h" / ".config" / "kustomize" / "plugin")
+    monkeypatch.setenv("KUSTOMIZE_PLUGIN_HOME", str(tmp_path))
+    assert external.plugin_home() == str(tmp_path)
+    assert external.legacy_plugin_path({"apiVersion": "v1", "kind": "Foo"}) == str(
+        tmp_path / "v1" / "foo" / "Foo")
+
+
+def test_failing_plugin_shows_exit_code_and_stderr(home: Path, root: Path) -> None:
+    p = write_exe(plugin_path(home, "x.example.com/v1", "Fails"), """\
+        #!/bin/sh
+        for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25; do
+          echo "noise $i" >&2
+        done
+        echo "the real problem" >&2
+        exit 3
+        """)
+    cfg = {"apiVersion": "x.example.com/v1", "kind": "Fails", "metadata": {"name": "f"}}
+    with pytest.raises(PluginError) as e:
+        external.generate(cfg, "g.yaml", Loader(str(root)), opts())
+    msg = str(e.value)
+    assert str(p) in msg and "exited with code 3" in msg and "the real problem" in msg
+    assert "noise 1\n" not in msg, "only the last lines of stderr"
+
+
+def test_invalid_output_is_clear(home: Path, root: Path) -> None:
+    write_exe(plugin_path(home, "x.example.com/v1", "Bad"), "#!/bin/sh\necho 'kind: ConfigMap'\n")
+    cfg = {"apiVersion": "x.example.com/v1", "kind": "Bad", "metadata": {"name": "b"}}
+    with pytest.raises(PluginError, match="without metadata.name"):
+        external.generate(cfg, "g.yaml", Loader(str(root)), opts())
+
+
+def test_list_output_is_inlined(home: Path, root: Path) -> None:
+    write_exe(plugin_path(home, "x.example.com/v1", "Lister"), """\
+        #!/bin/sh
+        cat <<EOF
+        apiVersion: v1
+        kind: ConfigMapList
+        items:
+        - {apiVersion: v1, kind: ConfigMap, metadata: {name: one}}
+        - {apiVersion: v1, kind: ConfigMap, metadata: {name: two}}
+        EOF
+        """)
+    cfg = {"apiVersion": "x.example.com/v1", "kind": "Lister", "metadata": {"name": "l"}}
+    assert [r.name for r in external.generate(cfg, "g", Loader(str(root)), opts())] == ["one", "two"]
+
+
+# ---------------------------------------------------------------- KRM functions
+
+KRM_FN = f"""\
+#!{PY}
+# A KRM function: adds an annotation to every item, reports results from functionConfig.spec
+import json, os, sys, yaml
+rl = yaml.safe_load(sys.stdin)
+with open("fn-input.yaml", "w") as f:
+    yaml.safe_dump(rl, f)
+fc = rl["functionConfig"]
+for item in rl["items"]:
+    item["metadata"].setdefault("annotations", {{}})["fn"] = fc["metadata"]["name"]
+if fc.get("spec", {{}}).get("generate"):
+    rl["items"].append({{"apiVersion": "v1", "kind": "ConfigMap",
+                         "metadata": {{"name": "from-fn", "annotations": {{
+                             "kustomize.config.k8s.io/needs-hash": "true"}}}}}})
+rl["results"] = fc.get("spec", {{}}).get("results", [])
+yaml.safe_dump(rl, sys.stdout)
+sys.exit(fc.get("spec", {{}}).get("exit", 0))
+"""
+
+
+def fn_config(name: str = "myfn", path: str = "./fn.py", **spec: Any) -> Dict[str, Any]:
+    return {"apiVersion": "examples.config.kubernetes.io/v1beta1", "kind": "MyPlugin",
+            "metadata": {"name": name, "annotations": {
+                "config.kubernetes.io/function": f"exec:\n  path: {path}\n"}},
+            "spec": spec}
+
+
+def test_krm_exec_transformer(root: Path) -> None:
+    write_exe(root / "fn.py", KRM_FN)
+    rm = ResMap([Resource(cm("a")), Resource(cm("b"))])
+    cfg = fn_config(results=[{"message": "just saying", "severity": "warning"}])
+    external.transform(cfg, "kustomization.yaml", Loader(str(root)), rm, opts())
+    assert [r.obj["metadata"] for r in rm] == [
+        {"name": "a", "annotations": {"fn": "myfn"}}, {"name": "b", "annotations": {"fn": "myfn"}}]
+    seen = load_documents((root / "fn-input.yaml").read_bytes())[0]
+    assert seen["apiVersion"] == "config.kubernetes.io/v1" and seen["kind"] == "ResourceList"
+    assert seen["functionConfig"]["metadata"]["annotations"][
+        "config.kubernetes.io/local-config"] == "true"
+    ann = seen["items"][1]["metadata"]["annotations"]
+    assert ann["config.kubernetes.io/index"] == "1" and ann["internal.config.kubernetes.io/id"] == "2"
+    assert ann["kustomize.config.k8s.io/id"] == "kind: ConfigMap\nname: b\nversion: v1\n"
+
+
+def test_krm_exec_generator(root: Path) -> None:
+    write_exe(root / "fn.py", KRM_FN)
+    out = external.generate(fn_config(generate=True), "k", Loader(str(root)), opts())
+    # As fnplugin: the function config itself is the input item, echoed back by this function.
+    assert [(r.kind, r.name) for r in out] == [("MyPlugin", "myfn"), ("ConfigMap", "from-fn")]
+    assert out[1].needs_hash and out[1].obj["metadata"] == {"name": "from-fn"}
+
+
+def test_krm_error_results_fail(root: Path) -> None:
+    write_exe(root / "fn.py", KRM_FN)
+    cfg = fn_config(results=[{"message": "replicas too low", "severity": "error",
+                              "resourceRef": {"kind": "ConfigMap", "name": "a"},
+                              "field": {"path": "data.x"}}])
+    with pytest.raises(PluginError) as e:
+        external.transform(cfg, "k", Loader(str(root)), ResMap([Resource(cm("a"))]), opts())
+    assert "replicas too low" in str(e.value) and "ConfigMap/a field data.x" in str(e.value)
+    cfg = fn_config(exit=1, results=[{"message": "boom", "severity": "error"}])
+    with pytest.raises(PluginError, match="boom"):
+        external.transform(cfg, "k", Loader(str(root)), ResMap([Resource(cm("a"))]), opts())
+
+
+def test_krm_exec_missing(root: Path) -> None:
+    with pytest.raises(PluginError, match="exec function './nothere.sh' .* not found"):
+        external.transform(fn_config(path="./nothere.sh"), "k", Loader(str(root)), ResMap(), opts())
+
+
+def test_container_function_without_docker(root: Path, monkeypatch: pytest.MonkeyPatch,
+                                           tmp_path: Path) -> None:
+    empty = tmp_path / "emptybin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    cfg = {"apiVersion": "x/v1", "kind": "C", "metadata": {"name": "c", "annotations": {
+        "config.kubernetes.io/function": "container:\n  image: example.com/fn:v1\n"}}}
+    with pytest.raises(PluginError) as e:
+        external.transform(cfg, "k", Loader(str(root)), ResMap(), opts())
+    assert "needs docker, which is not on PATH" in str(e.value)
+    assert "example.com/fn:v1" in str(e.value)
+
+
+def test_container_function_runs_docker_like_kustomize(root: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       tmp_path: Path) -> None:
+    bindir = tmp_path / "bin"
+    write_exe(bindir / "docker", f"""\
+        #!/bin/sh
+        printf '%s\\n' "$@" > {tmp_path}/docker-argv
+        cat
+        """)
+    monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
+    cfg = {"apiVersion": "x/v1", "kind": "C", "metadata": {"name": "c", "annotations": {
+        "config.kubernetes.io/function":
+            "container:\n  image: example.com/fn:v1\n  envs: [FOO=bar, EXPORTED]\n"
+            "  mounts:\n  - {type: bind, src: data, dst: /data}\n"}}}
+    rm = ResMap([Resource(cm("a"))])
+    external.transform(cfg, "k", Loader(str(root)), rm, opts())
+    assert [r.obj["metadata"] for r in rm] == [{"name": "a"}]
+    argv = (tmp_path / "docker-argv").read_text().splitlines()
+    assert argv == ["run", "--rm", "-i", "-a", "STDIN", "-a", "STDOUT", "-a", "STDERR",
+                    "--network", "none", "--user", "nobody", "--security-opt=no-new-privileges",
+                    "--mount", f"type=bind,source={root}/data,target=/data,readonly",
+                    "-e", "FOO=bar", "-e", "LOG_TO_STDERR=true", "-e", "STRUCTURED_RESULTS=true",
+                    "-e", "EXPORTED", "example.com/fn:v1"]
+    net = {"apiVersion": "x/v1", "kind": "C", "metadata": {"name": "c", "annotations": {
+        "config.kubernetes.io/function": "container:\n  image: i\n  network: true\n"}}}
+    with pytest.raises(PluginError, match="network required but not enabled with --network"):
+        external.transform(net, "k", Loader(str(root)), rm, opts())
+
+
+@pytest.mark.parametrize("src,why", [("/etc", "relative to"), ("../x", "under the current")])
+def test_container_mount_restrictions(root: Path, src: str, why: str) -> None:
+    cfg = {"apiVersion": "x/v1", "kind": "C", "metadata": {"name": "c", "annotations": {
+        "config.kubernetes.io/function":
+            f"container:\n  image: i\n  mounts:\n  - {{type: bind, src: '{src}', dst: /d}}\n"}}}
+    with pytest.raises(PluginError, match=f"mount path '{src}' is not permitted.*{why}"):
+        external.transform(cfg, "k", Loader(str(root)), ResMap(), opts())
+
+
+def test_starlark_is_unsupported(root: Path) -> None:
+    cfg = {"apiVersion": "x/v1", "kind": "S", "metadata": {"name": "s", "annotations": {
+        "config.kubernetes.io/function": "starlark:\n  path: script.star\n"}}}
+    with pytest.raises(PluginError, match="Starlark functions are not supported"):
+        external.transform(cfg, "k", Loader(str(root)), ResMap(), opts())
+    cfg["metadata"]["annotations"]["config.kubernetes.io/function"] = "exec: {path: x}\nbogus: 1\n"
+    with pytest.raises(PluginError, match='unknown field "bogus"'):
+        external.transform(cfg, "k", Loader(str(root)), ResMap(), opts())
+
+
+# ---------------------------------------------------------------- validators
+
+VALIDATOR = f"""\
+#!{PY}
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(sys.stdin) if d]
+for d in docs:
+    d["metadata"].setdefault("labels", {{}})["validated-by"] = "me"
+    if "{{mode}}" == "mutate":
+        d["data"] = {{"changed": "yes"}}
+yaml.safe_dump_all(docs, sys.stdout)
+"""
+
+
+def test_validator_may_only_add_validated_by(home: Path, root: Path) -> None:
+    write_exe(plugin_path(home, "x.example.com/v1", "Good"), VALIDATOR.replace("{mode}", "ok"))
+    write_exe(plugin_path(home, "x.example.com/v1", "Evil"), VALIDATOR.replace("{mode}", "mutate"))
+    rm = ResMap([Resource(cm("a", k="v"))])
+    good = {"apiVersion": "x.example.com/v1", "kind": "Good", "metadata": {"name": "g"}}
+    external.validate(good, "v.yaml", Loader(str(root)), rm, opts())
+    assert rm.resources()[0].obj["metadata"]["labels"] == {"validated-by": "me"}
+    evil = {"apiVersion": "x.example.com/v1", "kind": "Evil", "metadata": {"name": "e"}}
+    with pytest.raises(PluginError, match=r"validator Evil 'e' \(from v.yaml\) shouldn't modify"):
+        external.validate(evil, "v.yaml", Loader(str(root)), rm, opts())
+
+
+def test_builtin_detection() -> None:
+    assert external.is_builtin({"apiVersion": "builtin", "kind": "PrefixTransformer"})
+    assert not external.is_builtin({"apiVersion": "x.example.com/builtin", "kind": "P"})
+    assert not external.is_builtin({"apiVersion": "v1", "kind": "P"})
+
+
+def _ids(rm: ResMap) -> List[str]:
+    return [r.name for r in rm]

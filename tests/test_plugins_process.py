@@ -1,0 +1,161 @@
+"""kzgit.plugins.process: timeouts, process groups, output caps, interrupts — no process outlives kzgit."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from kzgit.errors import PluginError
+from kzgit.plugins.process import run_process
+
+
+def group_alive(pgid: int) -> bool:
+    """True while a non-zombie process of group ``pgid`` exists.
+
+    ``os.killpg(pgid, 0)`` also succeeds for zombies waiting to be reaped by PID 1 (slow in
+    containers), so on Linux /proc is consulted to ignore them.
+    """
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover
+        return True
+    if not os.path.isdir("/proc/self"):
+        return True  # pragma: no cover
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
+
+
+def wait_gone(pgid: int, seconds: float = 3.0) -> bool:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if not group_alive(pgid):
+            return True
+        time.sleep(0.02)
+    return not group_alive(pgid)
+
+
+def script(tmp_path: Path, name: str, body: str) -> Path:
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(body).lstrip())
+    p.chmod(0o755)
+    return p
+
+
+def test_output_and_stdin(tmp_path: Path) -> None:
+    res = run_process(["sh", "-c", "cat; echo err >&2"], label="t", input=b"hello\n")
+    assert res.stdout == b"hello\n" and res.stderr == b"err\n" and res.returncode == 0
+    # stdin is /dev/null unless fed: a reader sees EOF at once instead of the terminal
+    res = run_process(["sh", "-c", "cat; echo done"], label="t")
+    assert res.stdout == b"done\n"
+
+
+def test_large_input_and_output(tmp_path: Path) -> None:
+    data = b"x" * (3 * 1024 * 1024)
+    res = run_process(["cat"], label="t", input=data)
+    assert res.stdout == data
+
+
+def test_hanging_plugin_is_killed_within_timeout(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pid"
+    p = script(tmp_path, "hang.sh", f"""\
+        #!/bin/sh
+        echo $$ > {pidfile}
+        sleep 300 &
+        echo started >&2
+        sleep 300
+        """)
+    start = time.monotonic()
+    with pytest.raises(PluginError) as e:
+        run_process([str(p)], label=f"plugin {p}", timeout=1.0)
+    elapsed = time.monotonic() - start
+    assert elapsed < 3.0
+    msg = str(e.value)
+    assert "timed out" in msg and str(p) in msg and "--plugin-timeout" in msg and "started" in msg
+    pgid = int(pidfile.read_text())
+    assert wait_gone(pgid), "the plugin's whole process group is killed"
+
+
+def test_children_left_behind_are_killed(tmp_path: Path) -> None:
+    """A plugin that exits but leaves a child holding its stdout open does not stall kzgit."""
+    pidfile = tmp_path / "pid"
+    p = script(tmp_path, "fork.sh", f"""\
+        #!/bin/sh
+        echo $$ > {pidfile}
+        sleep 300 &
+        echo out
+        """)
+    start = time.monotonic()
+    res = run_process([str(p)], label="t", timeout=30)
+    assert res.stdout == b"out\n" and time.monotonic() - start < 5
+    assert wait_gone(int(pidfile.read_text()))
+
+
+def test_output_cap(tmp_path: Path) -> None:
+    with pytest.raises(PluginError, match="wrote more than 1000 bytes"):
+        run_process(["sh", "-c", "yes"], label="plugin yes", max_output=1000, timeout=10)
+
+
+def test_failure_message(tmp_path: Path) -> None:
+    with pytest.raises(PluginError) as e:
+        run_process(["sh", "-c", "echo bad thing >&2; exit 7"], label="plugin /x/Y")
+    assert str(e.value).startswith("plugin /x/Y exited with code 7") and "bad thing" in str(e.value)
+    with pytest.raises(PluginError, match="killed by signal SIGTERM"):
+        run_process(["sh", "-c", "kill -TERM $$"], label="plugin /x/Y")
+    with pytest.raises(PluginError, match="cannot run '/no/such/prog': no such file"):
+        run_process(["/no/such/prog"], label="plugin /no/such/prog")
+    res = run_process(["sh", "-c", "exit 2"], label="t", check=False)
+    assert res.returncode == 2
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_kills_plugin_group(tmp_path: Path, sig: signal.Signals) -> None:
+    """SIGINT/SIGTERM to kzgit while a plugin runs: the plugin and its children die too."""
+    pidfile = tmp_path / "pid"
+    p = script(tmp_path, "hang.sh", f"""\
+        #!/bin/sh
+        sleep 300 &
+        echo $$ > {pidfile}.tmp && mv {pidfile}.tmp {pidfile}
+        sleep 300
+        """)
+    driver = textwrap.dedent(f"""
+        import signal, sys
+        from kzgit.plugins.process import run_process
+        # as kzgit.cli.main: SIGTERM behaves like Ctrl-C
+        signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+        try:
+            run_process([{str(p)!r}], label="plugin", timeout=60)
+        except KeyboardInterrupt:
+            sys.exit(130)
+    """)
+    child = subprocess.Popen([sys.executable, "-c", driver])
+    try:
+        end = time.monotonic() + 10
+        while not pidfile.exists() and time.monotonic() < end:
+            time.sleep(0.02)
+        assert pidfile.exists(), "plugin did not start"
+        pgid = int(pidfile.read_text())
+        assert group_alive(pgid)
+        child.send_signal(sig)
+        assert child.wait(timeout=10) == 130
+        assert wait_gone(pgid), "no plugin process outlives kzgit"
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
