@@ -1,1 +1,153 @@
+"""configMapGenerator / secretGenerator (api/internal/generators, api/kv/kv.go, kyaml/yaml/datamap.go)."""
+from __future__ import annotations
 
+import base64
+import os
+from typing import Any, Dict, List, Optional, Tuple
+
+from kzgit.errors import BuildError
+from kzgit.loader import Loader
+from kzgit.resource import Resource
+
+
+def _literal(src: str) -> Tuple[str, str]:
+    # kv.go parseLiteralSource: split on the first '='; strip one pair of matching quotes
+    if "=" not in src:
+        raise BuildError(f"invalid literal source {src}, expected key=value")
+    k, v = src.split("=", 1)
+    if len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"":
+        v = v[1:-1]
+    return k, v
+
+
+def _env_file(data: bytes, path: str) -> List[Tuple[str, str]]:
+    # kv.go keyValuesFromLines: BOM stripped on line 1, leading space trimmed,
+    # blank and '#' lines skipped, split on the first '='.
+    text = data.decode("utf-8", errors="replace")
+    out = []
+    for i, line in enumerate(text.replace("\r\n", "\n").split("\n")):
+        if i == 0:
+            line = line.lstrip("\ufeff")
+        line = line.lstrip()
+        if not line or line.startswith("#"):
+            continue
+        if "=" in line:
+            k, v = line.split("=", 1)
+        else:
+            k, v = line, ""
+        if not k or any(c.isspace() for c in k):
+            raise BuildError(f"env source files: [{path}]: invalid env: key '{k}' in line {i + 1}")
+        out.append((k, v))
+    return out
+
+
+def _file_source(src: str) -> Tuple[str, str]:
+    # kv.go parseFileSource: [key=]path; more than one '=' is an error
+    if "=" not in src:
+        return os.path.basename(src), src
+    parts = src.split("=")
+    if len(parts) != 2:
+        raise BuildError(f"key names or file paths cannot contain '=': {src}")
+    k, p = parts
+    if not k:
+        raise BuildError(f"key name for file path {p} missing")
+    if not p:
+        raise BuildError(f"file path for key name {k} missing")
+    return k, p
+
+
+def load_pairs(args: Dict[str, Any], loader: Loader) -> List[Tuple[str, bytes | str]]:
+    pairs: List[Tuple[str, Any]] = []
+    for env in args.get("envs") or []:
+        pairs.extend(_env_file(loader.load(env), env))
+    for lit in args.get("literals") or []:
+        pairs.append(_literal(lit))
+    for fs in args.get("files") or []:
+        k, p = _file_source(fs)
+        try:
+            data = loader.load(p)
+        except BuildError as e:
+            raise BuildError(f"file sources: [{fs}]: {e}") from None
+        pairs.append((k, data))
+    seen = set()
+    for k, _ in pairs:
+        if k in seen:
+            raise BuildError(f"cannot add key {k}, another key by that name already exists")
+        seen.add(k)
+    return pairs
+
+
+def encode_base64(b: bytes) -> str:
+    """kyaml datamap.go encodeBase64: wrapped at 70 chars, each line ending in \\n when wrapped."""
+    enc = base64.b64encode(b).decode("ascii")
+    if len(enc) < 70:
+        return enc
+    return "".join(enc[i:i + 70] + "\n" for i in range(0, len(enc), 70))
+
+
+def _as_bytes(v: Any) -> bytes:
+    return v if isinstance(v, bytes) else v.encode("utf-8")
+
+
+def merge_options(local: Optional[Dict[str, Any]], glob: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    """types.MergeGlobalOptionsIntoLocal: local keys win; booleans OR-ed."""
+    local, glob = local or {}, glob or {}
+    labels = dict(glob.get("labels") or {})
+    labels.update(local.get("labels") or {})
+    ann = dict(glob.get("annotations") or {})
+    ann.update(local.get("annotations") or {})
+    return {"labels": labels, "annotations": ann,
+            "disableNameSuffixHash": bool(local.get("disableNameSuffixHash") or glob.get("disableNameSuffixHash")),
+            "immutable": bool(local.get("immutable") or glob.get("immutable"))}
+
+
+def _base(kind: str, args: Dict[str, Any], opts: Dict[str, Any]) -> Dict[str, Any]:
+    md: Dict[str, Any] = {"name": args.get("name") or ""}
+    if args.get("namespace"):
+        md["namespace"] = args["namespace"]
+    if opts["labels"]:
+        md["labels"] = {k: opts["labels"][k] for k in sorted(opts["labels"])}
+    if opts["annotations"]:
+        md["annotations"] = {k: opts["annotations"][k] for k in sorted(opts["annotations"])}
+    return {"apiVersion": "v1", "kind": kind, "metadata": md}
+
+
+def _finish(obj: Dict[str, Any], args: Dict[str, Any], opts: Dict[str, Any], source: str) -> Resource:
+    if opts["immutable"]:
+        obj["immutable"] = True
+    r = Resource(obj, source)
+    r.needs_hash = not opts["disableNameSuffixHash"]
+    behavior = args.get("behavior") or "create"
+    if behavior not in ("create", "merge", "replace"):
+        raise BuildError(f"invalid behavior '{behavior}' in generator '{args.get('name')}' ({source})")
+    r.behavior = behavior
+    r.is_generated = True
+    return r
+
+
+def make_configmap(args: Dict[str, Any], loader: Loader, global_opts: Optional[Dict[str, Any]], source: str) -> Resource:
+    opts = merge_options(args.get("options"), global_opts)
+    obj = _base("ConfigMap", args, opts)
+    data: Dict[str, str] = {}
+    binary: Dict[str, str] = {}
+    for k, v in load_pairs(args, loader):
+        if isinstance(v, bytes):
+            try:
+                data[k] = v.decode("utf-8")
+            except UnicodeDecodeError:
+                binary[k] = base64.b64encode(v).decode("ascii")
+        else:
+            data[k] = v
+    if data:
+        obj["data"] = data
+    if binary:
+        obj["binaryData"] = binary
+    return _finish(obj, args, opts, source)
+
+
+def make_secret(args: Dict[str, Any], loader: Loader, global_opts: Optional[Dict[str, Any]], source: str) -> Resource:
+    opts = merge_options(args.get("options"), global_opts)
+    obj = _base("Secret", args, opts)
+    obj["type"] = args.get("type") or "Opaque"
+    obj["data"] = {k: encode_base64(_as_bytes(v)) for k, v in load_pairs(args, loader)}
+    return _finish(obj, args, opts, source)

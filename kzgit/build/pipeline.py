@@ -1,0 +1,446 @@
+"""kustomize v5.5.0's build pipeline (api/krusty/kustomizer.go, api/internal/target/kusttarget.go).
+
+``run`` is Kustomizer.Run; ``Target`` is one kustomization level (KustTarget)
+and ``Accumulator`` is ResAccumulator.  The order of steps is kustomize's
+exactly; see notes/kustomize-build.md §2.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Dict, List, Optional, Union
+
+from kzgit.build import BuildOptions, BuildResult
+from kzgit.errors import BuildError, KzgitError, UnsupportedError
+from kzgit.kustomization import Kustomization, parse_kustomization
+from kzgit.loader import Loader, new_root_loader
+from kzgit.resource import Gvk, ResId, ResMap, Resource
+from kzgit.resource.factory import resources_from_bytes
+from kzgit.resource.fieldspec import FieldSpec
+from kzgit.transformers.config import TransformerConfig, default_config, parse_config_file
+from kzgit.yamlio import load_documents
+
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+# kubectl embeds kustomize without a stamped version: api/provenance/provenance.go
+MANAGED_BY_VALUE = "kustomize-(devel)"
+LOCAL_CONFIG = "config.kubernetes.io/local-config"
+
+
+class Accumulator:
+    """ResAccumulator: resources, the transformer config and the vars of a level."""
+
+    def __init__(self) -> None:
+        self.resmap = ResMap()
+        self.config: TransformerConfig = default_config()
+        self.vars: List[Dict[str, Any]] = []
+        self.varset: Any = None
+
+    def merge_config(self, other: TransformerConfig) -> None:
+        self.config.merge(other)
+
+    def absorb(self, res: Resource, where: str) -> None:
+        """resWrangler.appendReplaceOrMerge for generated resources."""
+        rid = res.cur_id()
+        k = rid.key()
+        matches = [r for r in self.resmap.resources() if any(i.key() == k for i in r.all_ids())]
+        if not matches:
+            if res.behavior in ("merge", "replace"):
+                raise BuildError(f"merging from generator {where}: id {_go_id(rid)} does not exist; cannot merge or replace")
+            self.resmap.append(res)
+            return
+        if len(matches) > 1:
+            raise BuildError(f"merging from generator {where}: found multiple objects {[str(m.cur_id()) for m in matches]} that could accept merge of {rid}")
+        old = matches[0]
+        if res.behavior not in ("merge", "replace"):
+            raise BuildError(f"merging from generator {where}: id {_go_id(rid)} exists; behavior must be merge or replace")
+        _copy_merge_metadata(res, old)
+        if res.behavior == "merge":
+            for field in ("data", "binaryData"):
+                merged = dict(old.obj.get(field) or {})
+                merged.update(res.obj.get(field) or {})
+                if merged:
+                    res.obj[field] = merged
+            if old.origin is not None:
+                res.origin = old.origin
+        items = self.resmap.resources()
+        items[items.index(old)] = res
+        self.resmap.replace_items(items)
+
+
+def _go_id(rid: ResId) -> str:
+    return str(rid)
+
+
+def _copy_merge_metadata(res: Resource, old: Resource) -> None:
+    """Resource.CopyMergeMetaDataFieldsFrom: labels/annotations merged (new wins), old name/namespace,
+    and the old resource's build state (previous ids, affixes); the hash only if both want it."""
+    labels = dict(old.labels())
+    labels.update(res.labels())
+    ann = dict(old.annotations())
+    ann.update(res.annotations())
+    md = res.metadata
+    if labels:
+        md["labels"] = labels
+    else:
+        md.pop("labels", None)
+    if ann:
+        md["annotations"] = ann
+    else:
+        md.pop("annotations", None)
+    md["name"] = old.name
+    if old.namespace:
+        md["namespace"] = old.namespace
+    else:
+        md.pop("namespace", None)
+    res.needs_hash = res.needs_hash and old.needs_hash
+    res.prev_ids = list(old.prev_ids)
+    res.prefixes = list(old.prefixes)
+    res.suffixes = list(old.suffixes)
+    res.refby = list(old.refby)
+
+
+class Target:
+    """One kustomization (or component) root."""
+
+    def __init__(self, loader: Loader, options: BuildOptions, ctx: "BuildContext") -> None:
+        self.loader = loader
+        self.options = options
+        self.ctx = ctx
+        path, _ = loader.find_kustomization_file()
+        self.kfile = path
+        self.k: Kustomization = parse_kustomization(loader.fs.read_bytes(path), path)
+        ctx.warnings.extend(self.k.warnings)
+
+    # -- the recursion ----------------------------------------------------------------------
+    def accumulate(self, ra: Optional[Accumulator] = None) -> Accumulator:
+        ra = ra if ra is not None else Accumulator()
+        k = self.k
+        self.accumulate_resources(ra, k.get("resources", []))
+        cfg = TransformerConfig()
+        for p in k.get("configurations", []):
+            data = load_documents(self.loader.load(p), p)
+            cfg.merge(parse_config_file(data[0] if data else None, p))
+        ra.merge_config(cfg)
+        for p in k.get("crds", []):
+            self.ctx.merge_crds(ra, self.loader, p)
+        self.run_generators(ra)
+        for c in k.get("components", []):
+            self.accumulate_directory(ra, c, component=True)
+        self.run_transformers(ra)
+        self.run_validators(ra)
+        self.ctx.merge_vars(ra, self, k.get("vars", []))
+        return ra
+
+    def accumulate_resources(self, ra: Accumulator, paths: List[str]) -> None:
+        for path in paths:
+            if self.ctx.looks_remote(path):
+                got = self.ctx.open_remote(self.loader, path, self.options)
+                if isinstance(got, bytes):
+                    self._append_file_resources(ra, got, path)
+                else:
+                    self._accumulate_loader(ra, got, path, component=False)
+                continue
+            try:
+                data = self.loader.load(path)
+            except KzgitError as file_err:
+                try:
+                    sub = self.loader.new_dir_loader(path)
+                except KzgitError as dir_err:
+                    if "is not in or below" in str(file_err):
+                        raise BuildError(f"accumulation err='accumulating resources from '{path}': {file_err}': {dir_err}") from None
+                    raise BuildError(f"accumulating resources from '{path}': {file_err}: {dir_err}") from None
+                self._accumulate_loader(ra, sub, path, component=False)
+                continue
+            self._append_file_resources(ra, data, path)
+
+    def _append_file_resources(self, ra: Accumulator, data: bytes, path: str) -> None:
+        try:
+            res = resources_from_bytes(data, os.path.join(self.loader.root, path))
+            for r in res:
+                ra.resmap.append(r)
+        except KzgitError as e:
+            raise BuildError(f"accumulating resources from '{path}': {e}") from None
+
+    def accumulate_directory(self, ra: Accumulator, path: str, component: bool) -> None:
+        if self.ctx.looks_remote(path):
+            got = self.ctx.open_remote(self.loader, path, self.options)
+            if isinstance(got, bytes):
+                raise BuildError(f"component '{path}' must be a directory, not a file")
+            self._accumulate_loader(ra, got, path, component)
+            return
+        try:
+            sub = self.loader.new_dir_loader(path)
+        except KzgitError as e:
+            what = "accumulating components" if component else "accumulating resources"
+            raise BuildError(f"{what}: {e}") from None
+        self._accumulate_loader(ra, sub, path, component)
+
+    def _accumulate_loader(self, ra: Accumulator, loader: Loader, path: str, component: bool) -> None:
+        try:
+            sub = Target(loader, self.options, self.ctx)
+        except KzgitError as e:
+            raise BuildError(f"couldn't make target for path '{loader.root}': {e}") from None
+        sub.k.data["buildMetadata"] = self.k.get("buildMetadata")
+        self.ctx.set_openapi(sub, reset=False)
+        if component and not sub.k.is_component():
+            raise BuildError(f"expected kind 'Component' for path '{loader.root}' but got '{sub.k.kind}'")
+        if not component and sub.k.is_component():
+            raise BuildError(f"expected kind != 'Component' for path '{loader.root}'")
+        try:
+            if component:
+                sub.accumulate(ra)
+                return
+            sub_ra = sub.accumulate()
+        except KzgitError as e:
+            raise type(e)(f"recursed accumulation of path '{loader.root}': {e}") from None
+        try:
+            ra.resmap.append_all(sub_ra.resmap.resources())
+        except KzgitError as e:
+            raise BuildError(f"recursed merging from path '{loader.root}': {e}") from None
+        self.ctx.merge_sub_vars(ra, sub_ra)
+        ra.merge_config(sub_ra.config)
+
+    # -- generators, transformers, validators ---------------------------------------------------
+    def run_generators(self, ra: Accumulator) -> None:
+        from kzgit.generators import make_configmap, make_secret
+        k = self.k
+        gopts = k.get("generatorOptions")
+        for args in k.get("configMapGenerator", []):
+            ra.absorb(make_configmap(args or {}, self.loader, gopts, self.kfile), "ConfigMapGenerator")
+        for args in k.get("secretGenerator", []):
+            ra.absorb(make_secret(args or {}, self.loader, gopts, self.kfile), "SecretGenerator")
+        if k.get("helmCharts") or k.get("helmChartInflationGenerator"):
+            self.ctx.helm(self, ra)
+        for entry in k.get("generators", []):
+            for res in self.ctx.plugins.generate(self, entry, ra):
+                ra.absorb(res, entry)
+
+    def builtin_transformers(self, cfg: TransformerConfig) -> List[Callable[[ResMap], None]]:
+        """configureBuiltinTransformers, in kustomize's order."""
+        from kzgit.transformers import images, metadata, namespace, prefix_suffix, replicas
+        from kzgit.transformers import patches as patch_tf
+        k, out = self.k, []
+        t = cfg.tables
+        if k.get("patchesStrategicMerge"):
+            out.append(lambda m: patch_tf.patch_strategic_merge(m, k.get("patchesStrategicMerge"), self.loader, self.kfile))
+        for p in k.get("patches", []):
+            out.append(lambda m, p=p: patch_tf.patch(m, p or {}, self.loader, self.kfile))
+        if k.get("namespace"):
+            cfg_ns = {"metadata": {"namespace": k.get("namespace")}, "fieldSpecs": t["namespace"]}
+            out.append(lambda m: namespace.transform(m, cfg_ns))
+        if k.get("namePrefix"):
+            out.append(lambda m: prefix_suffix.prefix(m, {"prefix": k.get("namePrefix"), "fieldSpecs": t["namePrefix"]}))
+        if k.get("nameSuffix"):
+            out.append(lambda m: prefix_suffix.suffix(m, {"suffix": k.get("nameSuffix"), "fieldSpecs": t["nameSuffix"]}))
+        if k.get("labels") or k.get("commonLabels"):
+            from kzgit.resource.fieldspec import merge_specs
+            for lab in k.get("labels", []):
+                lab = lab or {}
+                fss = [FieldSpec.from_dict(f, self.kfile) for f in lab.get("fields") or []]
+                fss = merge_specs(fss, t["labels"])
+                if lab.get("includeSelectors"):
+                    fss = merge_specs(fss, t["commonLabels"])
+                else:
+                    if lab.get("includeTemplates"):
+                        fss = merge_specs(fss, t["templateLabels"])
+                    fss = merge_specs(fss, [FieldSpec("", "", "", "metadata/labels", True)])
+                out.append(lambda m, lab=lab, fss=fss: metadata.labels(m, {"labels": lab.get("pairs"), "fieldSpecs": fss}))
+            out.append(lambda m: metadata.labels(m, {"labels": k.get("commonLabels"), "fieldSpecs": t["commonLabels"]}))
+        if k.get("commonAnnotations"):
+            out.append(lambda m: metadata.annotations(m, {"annotations": k.get("commonAnnotations"), "fieldSpecs": t["commonAnnotations"]}))
+        for p in k.get("patchesJson6902", []):
+            out.append(lambda m, p=p: patch_tf.patch_json6902(m, p or {}, self.loader, self.kfile))
+        for rep in k.get("replicas", []):
+            out.append(lambda m, rep=rep: replicas.transform(m, {"replica": rep or {}, "fieldSpecs": t["replicas"]}))
+        for img in k.get("images", []):
+            out.append(lambda m, img=img: images.transform(m, {"imageTag": img or {}, "fieldSpecs": t["images"]}))
+        if k.get("replacements"):
+            out.append(lambda m: self.ctx.replacements(self, m, k.get("replacements")))
+        return out
+
+    def run_transformers(self, ra: Accumulator) -> None:
+        steps = self.builtin_transformers(ra.config)
+        for entry in self.k.get("transformers", []):
+            steps.append(lambda m, entry=entry: self.ctx.plugins.transform(self, entry, m, ra))
+        for step in steps:
+            step(ra.resmap)
+            # multitransformer.go: resources emptied by a transformer are dropped after each one
+            if any(not r.obj for r in ra.resmap.resources()):
+                ra.resmap.replace_items([r for r in ra.resmap.resources() if r.obj])
+
+    def run_validators(self, ra: Accumulator) -> None:
+        for entry in self.k.get("validators", []):
+            self.ctx.plugins.validate(self, entry, ra.resmap, ra)
+
+
+class _NoPlugins:
+    """Stands in until external plugin configs are supported."""
+
+    def _refuse(self, t: Target, field: str) -> None:
+        raise UnsupportedError(f"{t.kfile}: field '{field}' is not supported yet by kzgit")
+
+    def generate(self, t: Target, entry: str, ra: Accumulator) -> List[Resource]:
+        self._refuse(t, "generators")
+        return []
+
+    def transform(self, t: Target, entry: str, m: ResMap, ra: Accumulator) -> None:
+        self._refuse(t, "transformers")
+
+    def validate(self, t: Target, entry: str, m: ResMap, ra: Accumulator) -> None:
+        self._refuse(t, "validators")
+
+
+class BuildContext:
+    """State shared by every level of one build: warnings, plugin runner, remote access."""
+
+    def __init__(self, options: BuildOptions) -> None:
+        self.options = options
+        self.warnings: List[str] = []
+        self.plugins: Any = _plugin_runner(options)
+
+    # remote references ---------------------------------------------------------------------
+    def looks_remote(self, path: str) -> bool:
+        try:
+            from kzgit.remote import looks_remote
+        except ImportError:
+            return "://" in path or path.startswith("github.com/") or path.startswith("git@")
+        return looks_remote(path)
+
+    def open_remote(self, parent: Loader, path: str, options: BuildOptions) -> Union[Loader, bytes]:
+        try:
+            from kzgit.remote import open_remote
+        except ImportError:
+            raise UnsupportedError(f"remote reference '{path}' in {parent.root}: remote references are not supported yet") from None
+        return open_remote(parent, path, options)
+
+    # optional features ----------------------------------------------------------------------
+    def helm(self, t: Target, ra: Accumulator) -> None:
+        try:
+            from kzgit.plugins.helm import generate as helm_generate
+        except ImportError:
+            raise UnsupportedError(f"{t.kfile}: field 'helmCharts' is not supported yet by kzgit") from None
+        for res in helm_generate(t, self.options):
+            ra.absorb(res, "HelmChartInflationGenerator")
+
+    def replacements(self, t: Target, m: ResMap, entries: List[Any]) -> None:
+        try:
+            from kzgit.transformers.replacements import apply_replacements
+        except ImportError:
+            raise UnsupportedError(f"{t.kfile}: field 'replacements' is not supported yet by kzgit") from None
+        resolved: List[Dict[str, Any]] = []
+        for e in entries:
+            if isinstance(e, dict) and "path" in e and len(e) == 1:
+                docs = load_documents(t.loader.load(e["path"]), e["path"])
+                for d in docs:
+                    resolved.extend(d if isinstance(d, list) else [d])
+            else:
+                resolved.append(e)
+        apply_replacements(m, resolved, t.kfile)
+
+    def merge_vars(self, ra: Accumulator, t: Target, vars_: List[Any]) -> None:
+        if not vars_:
+            return
+        try:
+            from kzgit.transformers.vars import VarSet
+        except ImportError:
+            raise UnsupportedError(f"{t.kfile}: field 'vars' is not supported yet by kzgit") from None
+        if ra.varset is None:
+            ra.varset = VarSet()
+        ra.varset.merge(vars_, ra.resmap, t.kfile)
+
+    def merge_sub_vars(self, ra: Accumulator, sub: Accumulator) -> None:
+        if sub.varset is None:
+            return
+        if ra.varset is None:
+            ra.varset = sub.varset
+        else:
+            ra.varset.absorb(sub.varset)
+
+    def resolve_vars(self, ra: Accumulator) -> None:
+        if ra.varset is None:
+            return
+        from kzgit.transformers.vars import resolve_vars
+        rows = [[fs.group, fs.version, fs.kind, fs.path, fs.create] for fs in ra.config.tables["varReference"]]
+        self.warnings.extend(resolve_vars(ra.resmap, ra.varset, rows))
+
+    def merge_crds(self, ra: Accumulator, loader: Loader, path: str) -> None:
+        try:
+            from kzgit.openapi import crd_fieldspecs
+        except ImportError:
+            raise UnsupportedError(f"field 'crds' is not supported yet by kzgit ({path})") from None
+        docs = load_documents(loader.load(path), path)
+        cfg = TransformerConfig()
+        for d in docs:
+            if isinstance(d, dict):
+                cfg.add_rows(crd_fieldspecs(d))
+        ra.merge_config(cfg)
+
+    def set_openapi(self, t: Target, reset: bool) -> None:
+        spec = t.k.get("openapi")
+        if not spec:
+            if reset:
+                self._openapi(lambda oa: oa.reset_schema())
+            return
+        if "path" in spec:
+            data = t.loader.load(spec["path"])
+            docs = load_documents(data, spec["path"])
+            doc = docs[0] if docs else {}
+            self._openapi(lambda oa: oa.set_custom_schema(doc, spec["path"], reset=reset))
+        elif "version" in spec:
+            if spec["version"] not in ("v1.21.2",):
+                raise BuildError(f"{t.kfile}: the specified OpenAPI version is not built in: {spec['version']}")
+            if reset:
+                self._openapi(lambda oa: oa.reset_schema())
+        else:
+            raise BuildError(f"{t.kfile}: openapi must name a 'path' or a 'version'")
+
+    def _openapi(self, fn: Callable[[Any], None]) -> None:
+        try:
+            import kzgit.openapi as oa
+            fn(oa)
+        except (ImportError, AttributeError):
+            raise UnsupportedError("field 'openapi' is not supported yet by kzgit") from None
+
+
+def _plugin_runner(options: BuildOptions) -> Any:
+    try:
+        from kzgit.plugins.builtin import PluginRunner
+    except ImportError:
+        return _NoPlugins()
+    return PluginRunner(options)
+
+
+def run(path: str, options: BuildOptions) -> BuildResult:
+    """Kustomizer.Run."""
+    from kzgit.transformers.hashing import add_hashes
+    from kzgit.transformers.nameref import fix_back_references
+    from kzgit.transformers.sorting import apply_sort
+
+    ctx = BuildContext(options)
+    loader = new_root_loader(path, options.fs, options.load_restrictor)
+    top = Target(loader, options, ctx)
+    ctx.set_openapi(top, reset=True)
+    ra = top.accumulate()
+    # makeCustomizedResMap: these run once, on the final content, at the top only
+    add_hashes(ra.resmap)
+    fix_back_references(ra.resmap, ra.config.name_reference)
+    ctx.resolve_vars(ra)
+    kept = []
+    for r in ra.resmap.resources():
+        v = r.annotations().get(LOCAL_CONFIG)
+        if v is not None and v != "false":
+            continue
+        kept.append(r)
+    resources = apply_sort(kept, top.k.get("sortOptions"), options.reorder)
+    build_md = top.k.get("buildMetadata", [])
+    if options.enable_managedby_label or "managedByLabel" in build_md:
+        for r in resources:
+            labels = r.metadata.get("labels")
+            if not isinstance(labels, dict):
+                labels = r.metadata["labels"] = {}
+            labels[MANAGED_BY_LABEL] = MANAGED_BY_VALUE
+    for bm in build_md:
+        if bm not in ("originAnnotations", "transformerAnnotations", "managedByLabel"):
+            raise BuildError(f"{top.kfile}: unknown buildMetadata option '{bm}'")
+    if "originAnnotations" in build_md or "transformerAnnotations" in build_md:
+        raise UnsupportedError(f"{top.kfile}: buildMetadata originAnnotations/transformerAnnotations are not supported yet by kzgit")
+    return BuildResult(resources=resources, warnings=ctx.warnings)

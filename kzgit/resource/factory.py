@@ -1,0 +1,49 @@
+"""Turning file bytes into resources (api/resource/factory.go, kyaml/kio/byteio_reader.go)."""
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+from kzgit.errors import BuildError
+from kzgit.resource import Resource
+from kzgit.yamlio import load_documents
+
+
+def _flatten(doc: Any, source: str, out: List[Dict[str, Any]]) -> None:
+    if not isinstance(doc, dict):
+        raise BuildError(f"{source}: expected a YAML mapping for a resource, got {type(doc).__name__}")
+    kind = doc.get("kind")
+    if isinstance(kind, str) and kind.endswith("List") and "items" in doc:
+        items = doc.get("items")
+        if items is None:
+            return
+        if not isinstance(items, list):
+            raise BuildError(f"{source}: items of {kind} must be a list")
+        for it in items:
+            _flatten(it, source, out)
+        return
+    out.append(doc)
+
+
+def objects_from_bytes(data: bytes, source: str) -> List[Dict[str, Any]]:
+    docs: List[Dict[str, Any]] = []
+    for d in load_documents(data, source):
+        _flatten(d, source, docs)
+    return docs
+
+
+def resources_from_bytes(data: bytes, source: str) -> List[Resource]:
+    out = []
+    for obj in objects_from_bytes(data, source):
+        validate_object(obj, source)
+        out.append(Resource(obj, source))
+    return out
+
+
+def validate_object(obj: Dict[str, Any], source: str) -> None:
+    """kyaml GetValidatedMetadata: kind and metadata.name are required."""
+    kind = obj.get("kind")
+    md = obj.get("metadata")
+    if not kind:
+        raise BuildError(f"missing Resource metadata: kind is required (in {source})")
+    if not isinstance(md, dict) or not md.get("name"):
+        raise BuildError(f"missing metadata.name in object {{{obj.get('apiVersion', '')} {kind}}} (in {source})")

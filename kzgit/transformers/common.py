@@ -1,0 +1,30 @@
+"""Helpers shared by the builtin transformers."""
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+from kzgit.errors import BuildError
+from kzgit.resource.fieldspec import FieldSpec
+
+
+def fieldspecs_from_config(config: Dict[str, Any], key: str = "fieldSpecs", where: str = "") -> List[FieldSpec]:
+    specs = config.get(key)
+    if specs is None:
+        return []
+    if not isinstance(specs, list):
+        raise BuildError(f"{where}: '{key}' must be a list of field specs")
+    return [s if isinstance(s, FieldSpec) else FieldSpec.from_dict(s, where) for s in specs]
+
+
+def str_map(v: Any, field: str, where: str) -> Dict[str, str]:
+    if v is None:
+        return {}
+    if not isinstance(v, dict):
+        raise BuildError(f"{where}: '{field}' must be a map of strings")
+    return {str(k): ("" if x is None else x if isinstance(x, str) else _scalar_text(x)) for k, x in v.items()}
+
+
+def _scalar_text(x: Any) -> str:
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    return str(x)

@@ -1,0 +1,54 @@
+"""Name hash suffixes (api/hasher/hasher.go, api/internal/builtins/HashTransformer.go)."""
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Dict
+
+from kzgit.errors import UnsupportedError
+from kzgit.resource import ResMap, Resource
+try:
+    from kzgit.yamlio import go_json_dumps
+except ImportError:  # until yamlio provides it
+    import json as _json
+
+    def go_json_dumps(obj: Any) -> str:
+        s = _json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return (s.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+                .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+# hasher.go encode(): sha256 hex, first 10 chars, then these substitutions so the
+# suffix never looks like a number or a bad word.
+_SUBST = str.maketrans({"0": "g", "1": "h", "3": "k", "a": "m", "e": "t"})
+
+
+def _hash_obj(r: Resource) -> Dict[str, Any]:
+    obj = r.obj
+    # The name is always "" -- hasher.go looks up the single key "metadata/name",
+    # which never exists (a quirk kzgit keeps so the suffixes match).
+    if r.kind == "ConfigMap":
+        m: Dict[str, Any] = {"kind": "ConfigMap", "name": "", "data": obj.get("data") or ""}
+        if isinstance(obj.get("binaryData"), dict):
+            m["binaryData"] = obj["binaryData"]
+        return m
+    if r.kind == "Secret":
+        m = {"kind": "Secret", "type": obj.get("type") or "", "name": "", "data": obj.get("data") or ""}
+        if isinstance(obj.get("stringData"), dict):
+            m["stringData"] = obj["stringData"]
+        return m
+    raise UnsupportedError(
+        f"kzgit cannot compute kustomize's name hash for kind {r.kind} ({r.cur_id()}): kustomize hashes "
+        "the raw YAML node of such resources, which is not reproducible")
+
+
+def hash_suffix(r: Resource) -> str:
+    text = go_json_dumps(_hash_obj(r))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:10].translate(_SUBST)
+
+
+def add_hashes(resmap: ResMap) -> None:
+    for r in resmap.resources():
+        if r.needs_hash:
+            h = hash_suffix(r)
+            r.store_prev_id()
+            r.name = f"{r.name}-{h}"
+    resmap.invalidate()

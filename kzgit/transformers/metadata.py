@@ -1,0 +1,38 @@
+"""commonLabels / labels / commonAnnotations: LabelTransformer, AnnotationsTransformer
+(api/filters/labels, api/filters/annotations): set each key, as a string, in the map at every
+field the specs select, creating the map where the spec says ``create``."""
+from __future__ import annotations
+
+from typing import Any, Dict
+
+from kzgit.resource import ResMap
+from kzgit.resource.fieldspec import MAP, apply_fieldspec
+from kzgit.transformers.common import fieldspecs_from_config, str_map
+
+from kzgit.errors import BuildError
+
+
+def _set_map(resmap: ResMap, pairs: Dict[str, str], config: Dict[str, Any], where: str) -> None:
+    if not pairs:
+        return
+    specs = fieldspecs_from_config(config, where=where)
+
+    def setter(m: Any) -> Any:
+        if not isinstance(m, dict):
+            raise BuildError(f"wrong node kind: expected MappingNode but got {type(m).__name__}: node contents:\n{m}")
+        for k, v in pairs.items():
+            m[k] = v
+        return m
+
+    for r in resmap.resources():
+        desc = None
+        for fs in specs:
+            apply_fieldspec(r.obj, fs, setter, MAP, desc or str(r.cur_id()))
+
+
+def labels(resmap: ResMap, config: Dict[str, Any], where: str = "LabelTransformer") -> None:
+    _set_map(resmap, str_map(config.get("labels"), "labels", where), config, where)
+
+
+def annotations(resmap: ResMap, config: Dict[str, Any], where: str = "AnnotationsTransformer") -> None:
+    _set_map(resmap, str_map(config.get("annotations"), "annotations", where), config, where)
