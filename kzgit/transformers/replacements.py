@@ -204,9 +204,16 @@ def _select_by_anno_and_label(res: Resource, select: Mapping[str, Any],
     return True
 
 
+def _metadata_map(res: Resource, field: str) -> Mapping[str, Any]:
+    # Read without Resource.labels(), which would add an empty metadata.
+    md = res.obj.get("metadata")
+    v = md.get(field) if isinstance(md, dict) else None
+    return v if isinstance(v, dict) else {}
+
+
 def _matches_anno_and_label(res: Resource, sel: Mapping[str, Any]) -> bool:
-    return (label_selector_matches(str(sel.get("annotationSelector") or ""), res.annotations())
-            and label_selector_matches(str(sel.get("labelSelector") or ""), res.labels()))
+    return (label_selector_matches(str(sel.get("annotationSelector") or ""), _metadata_map(res, "annotations"))
+            and label_selector_matches(str(sel.get("labelSelector") or ""), _metadata_map(res, "labels")))
 
 
 def _contains_reject_id(reject_ids: List[ResId], ids: List[ResId]) -> bool:
