@@ -154,6 +154,15 @@ class VarSet:
             except BuildError as e:
                 raise BuildError(f"{prefix}{e}") from None
 
+    # Names the pipeline (kzgit/build/pipeline.py) calls.
+    def merge(self, incoming: Iterable[Mapping[str, Any]], resmap: ResMap, source: str = "") -> None:
+        """Alias of :meth:`merge_vars` with the pipeline's argument order."""
+        self.merge_vars(resmap, incoming, source)
+
+    def absorb(self, other: "VarSet") -> None:
+        """Alias of :meth:`merge_set` (MergeAccumulator: duplicates are errors)."""
+        self.merge_set(other)
+
     def bound_resource(self, resmap: ResMap, name: str) -> Optional[Resource]:
         b = self._bound.get(name)
         if b is None:
