@@ -1,0 +1,237 @@
+"""Repository configuration: ``[tool.kzgit]`` in ``pyproject.toml`` or a ``.kzgit.toml``.
+
+Both files hold the same keys (``.kzgit.toml`` at its top level); when both
+exist ``.kzgit.toml`` wins and ``pyproject.toml`` is not read for kzgit.  Every
+unknown key and every bad value is a :class:`~kzgit.errors.UsageError` naming
+the key and the file, so a typo never silently turns a check off.
+
+Keys (all optional)::
+
+    roots = ["clusters/*"]          # globs of root dirs; default: unreferenced kustomizations
+    exclude = ["tests/fixtures/**"] # globs of dirs the hooks ignore
+    engine = "builtin"              # or "kustomize" / "kubectl"
+    engine-path = "/opt/kustomize"  # the binary for an external engine (default: on PATH)
+    timeout = 120                   # seconds per root for an external engine
+    jobs = 0                        # parallel builds; 0 = one per CPU
+    load-restrictor = "LoadRestrictionsRootOnly"
+    enable-alpha-plugins = false
+    enable-exec = false
+    enable-helm = false
+    localized = ["vendor/**"]       # where localized copies live; default: anywhere
+
+    [tool.kzgit.refs]               # `[refs]` in .kzgit.toml
+    allowed = ['v?\\d+(\\.\\d+)+']  # regexes a ref must fully match (replaces the default)
+    require-sha = false
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import sys
+from typing import Any, Dict, Optional, Sequence, Tuple
+
+from kzgit.errors import UsageError
+from kzgit.loader import NO_RESTRICTIONS, ROOT_ONLY
+
+if sys.version_info >= (3, 11):
+    import tomllib as _toml
+else:  # pragma: no cover - exercised on old Pythons only
+    import tomli as _toml
+
+PYPROJECT = "pyproject.toml"
+KZGIT_TOML = ".kzgit.toml"
+ENGINES = ("builtin", "kustomize", "kubectl")
+
+# A ref "looks like a version" when it fully matches one of these.  Offline, a
+# tag cannot be told from a branch by name, so this is a convention, not a proof
+# (issue 9); teams can replace it with `refs.allowed`.
+DEFAULT_REF_PATTERNS: Tuple[str, ...] = (
+    r"v?\d+(\.\d+)+([-+][0-9A-Za-z.+-]*)?",           # 1.2, v1.2.3, v1.2.3-rc.1+b5
+    r"v\d+([-+][0-9A-Za-z.+-]*)?",                   # v1, v2-beta
+    r"[A-Za-z][\w.-]*[/-]v?\d+([.-]\d+)+([-+][0-9A-Za-z.+-]*)?",  # api/v0.18.0, release-2024-01-01
+)
+
+
+@dataclasses.dataclass
+class RefPolicy:
+    """What a remote reference's ref must look like (``kzgit-pinned-refs``)."""
+
+    allowed: Tuple[str, ...] = DEFAULT_REF_PATTERNS
+    require_sha: bool = False
+
+
+@dataclasses.dataclass
+class Config:
+    """The validated kzgit configuration of one repository."""
+
+    roots: Tuple[str, ...] = ()
+    exclude: Tuple[str, ...] = ()
+    engine: str = "builtin"
+    engine_path: Optional[str] = None
+    timeout: float = 120.0
+    jobs: int = 0
+    load_restrictor: str = ROOT_ONLY
+    enable_alpha_plugins: bool = False
+    enable_exec: bool = False
+    enable_helm: bool = False
+    localized: Tuple[str, ...] = ()
+    refs: RefPolicy = dataclasses.field(default_factory=RefPolicy)
+    source: Optional[str] = None     # the file it came from, for messages
+
+
+def _str_list(v: Any) -> Optional[Tuple[str, ...]]:
+    if isinstance(v, list) and all(isinstance(x, str) for x in v):
+        return tuple(v)
+    return None
+
+
+def _bool(v: Any) -> Optional[bool]:
+    return v if isinstance(v, bool) else None
+
+
+def _one_of(choices: Tuple[str, ...]) -> Any:
+    return lambda v: v if isinstance(v, str) and v in choices else None
+
+
+def _nonempty_str(v: Any) -> Optional[str]:
+    return v if isinstance(v, str) and v else None
+
+
+def _positive_number(v: Any) -> Optional[float]:
+    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
+    return float(v) if ok else None
+
+
+def _jobs(v: Any) -> Optional[int]:
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
+
+
+# key -> (attribute, converter returning None for a bad value, what a good value is)
+_KEYS: Dict[str, Tuple[str, Any, str]] = {
+    "roots": ("roots", _str_list, "a list of glob strings"),
+    "exclude": ("exclude", _str_list, "a list of glob strings"),
+    "engine": ("engine", _one_of(ENGINES), "one of " + ", ".join(repr(e) for e in ENGINES)),
+    "engine-path": ("engine_path", _nonempty_str, "a path to a binary"),
+    "timeout": ("timeout", _positive_number, "a positive number of seconds"),
+    "jobs": ("jobs", _jobs, "an integer >= 0 (0 = one per CPU)"),
+    "load-restrictor": ("load_restrictor", _one_of((ROOT_ONLY, NO_RESTRICTIONS)),
+                        f"{ROOT_ONLY!r} or {NO_RESTRICTIONS!r}"),
+    "enable-alpha-plugins": ("enable_alpha_plugins", _bool, "true or false"),
+    "enable-exec": ("enable_exec", _bool, "true or false"),
+    "enable-helm": ("enable_helm", _bool, "true or false"),
+    "localized": ("localized", _str_list, "a list of glob strings"),
+}
+
+
+def _regexes(v: Any) -> Optional[Tuple[str, ...]]:
+    pats = _str_list(v)
+    if pats is None:
+        return None
+    for p in pats:
+        try:
+            re.compile(p)
+        except re.error:
+            return None
+    return pats
+
+
+_REF_KEYS: Dict[str, Tuple[str, Any, str]] = {
+    "allowed": ("allowed", _regexes, "a list of valid regular expressions"),
+    "require-sha": ("require_sha", _bool, "true or false"),
+}
+
+
+def _apply(target: Any, table: Dict[str, Any], keys: Dict[str, Tuple[str, Any, str]],
+           prefix: str, source: str) -> None:
+    for key, value in table.items():
+        name = f"{prefix}{key}"
+        if key not in keys:
+            known = ", ".join(sorted(keys))
+            raise UsageError(f"{source}: unknown key '{name}'", tip=f"known keys: {known}")
+        attr, convert, expected = keys[key]
+        converted = convert(value)
+        if converted is None:
+            raise UsageError(f"{source}: bad value for '{name}': {value!r} (expected {expected})")
+        setattr(target, attr, converted)
+
+
+def parse_config(table: Dict[str, Any], source: str, prefix: str = "") -> Config:
+    """Validate one kzgit table (``prefix`` is how its keys are named in messages)."""
+    cfg = Config(source=source)
+    table = dict(table)
+    refs = table.pop("refs", None)
+    _apply(cfg, table, _KEYS, prefix, source)
+    if refs is not None:
+        if not isinstance(refs, dict):
+            raise UsageError(f"{source}: bad value for '{prefix}refs': expected a table")
+        _apply(cfg.refs, refs, _REF_KEYS, f"{prefix}refs.", source)
+    return cfg
+
+
+def _load_toml(path: str) -> Dict[str, Any]:
+    try:
+        with open(path, "rb") as f:
+            return _toml.load(f)
+    except _toml.TOMLDecodeError as e:
+        raise UsageError(f"{path}: not valid TOML: {e}") from None
+    except OSError as e:
+        raise UsageError(f"{path}: cannot read: {e.strerror or e}") from None
+
+
+def load_config(repo_root: str) -> Config:
+    """Read the configuration of the repository at ``repo_root`` (defaults when none)."""
+    own = os.path.join(repo_root, KZGIT_TOML)
+    if os.path.isfile(own):
+        return parse_config(_load_toml(own), own)
+    pyproject = os.path.join(repo_root, PYPROJECT)
+    if os.path.isfile(pyproject):
+        data = _load_toml(pyproject)
+        tool = data.get("tool", {})
+        table = tool.get("kzgit") if isinstance(tool, dict) else None
+        if table is None:
+            return Config()
+        if not isinstance(table, dict):
+            raise UsageError(f"{pyproject}: bad value for 'tool.kzgit': expected a table")
+        return parse_config(table, pyproject, prefix="tool.kzgit.")
+    return Config()
+
+
+def glob_match(path: str, patterns: Sequence[str]) -> bool:
+    """Whether a repo-relative '/'-separated ``path``, or a dir above it, matches a glob.
+
+    ``*`` and ``?`` stay within one path segment, ``**`` spans segments, so
+    ``vendor/*`` covers ``vendor/a/b/kustomization.yaml`` through ``vendor/a``.
+    """
+    if not patterns:
+        return False
+    regexes = [_glob_re(p) for p in patterns]
+    parts = path.strip("/").split("/")
+    for n in range(len(parts), 0, -1):
+        prefix = "/".join(parts[:n])
+        if any(r.fullmatch(prefix) for r in regexes):
+            return True
+    return False
+
+
+def _glob_re(pattern: str) -> "re.Pattern[str]":
+    out, i = [], 0
+    pattern = pattern.strip("/")
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return re.compile("".join(out))

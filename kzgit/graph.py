@@ -1,0 +1,396 @@
+"""The dependency graph of the kustomizations in a repository.
+
+Every kustomization is parsed once; for each, the graph records what it names:
+kustomization directories it builds on (resources, bases, components, and
+generator/transformer/validator entries that are directories) and the files
+and file trees it reads (resource files, patches, generator files and env
+files, replacements, configurations, crds, openapi, plugin configs and KRM
+exec paths, helm chart homes and values files).  A *root* is a kustomization
+no other kustomization references (or one matching the configured ``roots``
+globs).  :meth:`Graph.affected_roots` maps changed files to the roots that
+reach them, which is what the render hook and ``kzgit diff`` build.
+
+The graph never opens a file itself: it takes the list of repo-relative
+paths and a ``read`` function, so it works on the disk, the git index or any
+git tree.  A kustomization that does not parse is kept with its ``error`` and
+reaches its own file, so the render hook still builds (and reports) it.
+Remote references are collected with their line for the pinned-refs policy.
+"""
+from __future__ import annotations
+
+import dataclasses
+import posixpath
+import re
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+from kzgit.loader import KUSTOMIZATION_FILE_NAMES
+
+ReadFn = Callable[[str], Optional[bytes]]
+"""Repo-relative '/'-separated path -> the file's bytes, or None when it cannot be read."""
+
+ROOT_DIR = "."
+
+# Fields whose string entries may name a kustomization directory or a remote target.
+_TARGET_FIELDS = ("resources", "bases", "components")
+# Plugin fields: entries are paths/URLs (strings) or inline plugin configs (maps).
+_PLUGIN_FIELDS = ("generators", "transformers", "validators")
+# Fields whose string entries are plain files.
+_FILE_LIST_FIELDS = ("crds", "configurations")
+_GENERATOR_FIELDS = ("configMapGenerator", "secretGenerator")
+_FUNCTION_ANNOTATION = "config.kubernetes.io/function"
+
+
+@dataclasses.dataclass
+class RemoteRef:
+    """A remote reference as written in a kustomization (or a plugin config)."""
+
+    file: str            # repo-relative file it is written in
+    field: str           # e.g. "resources", "transformers", "helmCharts"
+    value: str           # the URL or image as written
+    line: Optional[int]  # 1-based, when it could be found
+    kind: str = "git"    # "git" (kustomize remote target), "image", "helm"
+
+
+@dataclasses.dataclass
+class Kustomization:
+    """One kustomization file and what it names directly."""
+
+    dir: str
+    file: str
+    children: Set[str] = dataclasses.field(default_factory=set)   # kustomization dirs
+    files: Set[str] = dataclasses.field(default_factory=set)      # files (may be missing)
+    trees: Set[str] = dataclasses.field(default_factory=set)      # dirs read as a whole
+    remotes: List[RemoteRef] = dataclasses.field(default_factory=list)
+    error: Optional[str] = None
+
+
+@dataclasses.dataclass
+class Reach:
+    """Everything a kustomization reaches, transitively."""
+
+    files: Set[str]
+    trees: Set[str]
+    kustomization_dirs: Set[str]
+
+    def touches(self, path: str) -> bool:
+        """Whether a change of ``path`` can change the rendering."""
+        if path in self.files:
+            return True
+        if any(path == t or path.startswith(t + "/") or t == ROOT_DIR for t in self.trees):
+            return True
+        d, base = posixpath.split(path)
+        return base in KUSTOMIZATION_FILE_NAMES and (d or ROOT_DIR) in self.kustomization_dirs
+
+
+def default_looks_remote(ref: str) -> bool:
+    """Whether a resources entry is a remote target (kzgit.remote's rule when present)."""
+    try:
+        from kzgit.remote import looks_remote  # type: ignore[attr-defined]
+    except ImportError:
+        looks_remote = None
+    if looks_remote is not None:
+        return bool(looks_remote(ref))
+    if "://" in ref or ref.startswith(("git@", "git::")):
+        return True
+    if re.match(r"^(github\.com|gitlab\.com|bitbucket\.org|dev\.azure\.com)[/:]", ref):
+        return True
+    return "?ref=" in ref or "?version=" in ref or "&ref=" in ref
+
+
+class Graph:
+    """Kustomizations by directory, their roots, and what each reaches."""
+
+    def __init__(self, nodes: Dict[str, Kustomization], roots: List[str]) -> None:
+        self.nodes = nodes
+        self.roots = roots
+        self._reach: Dict[str, Reach] = {}
+
+    def reach(self, kdir: str) -> Reach:
+        """Files, trees and kustomization dirs ``kdir`` reaches (cycles are cut)."""
+        if kdir in self._reach:
+            return self._reach[kdir]
+        out = Reach(set(), set(), set())
+        stack, seen = [kdir], set()
+        while stack:
+            d = stack.pop()
+            if d in seen:
+                continue
+            seen.add(d)
+            out.kustomization_dirs.add(d)
+            node = self.nodes.get(d)
+            if node is None:
+                continue
+            out.files.add(node.file)
+            out.files |= node.files
+            out.trees |= node.trees
+            stack.extend(node.children)
+        self._reach[kdir] = out
+        return out
+
+    def affected_roots(self, changed: Iterable[str]) -> List[str]:
+        """Roots (sorted) whose rendering a change of any of ``changed`` can alter."""
+        paths = [_norm(p) for p in changed]
+        paths = [p for p in paths if p is not None]
+        return [r for r in self.roots if any(self.reach(r).touches(p) for p in paths)]
+
+    def kustomization_files(self) -> List[str]:
+        """Every kustomization file, sorted."""
+        return sorted(n.file for n in self.nodes.values())
+
+
+def _norm(path: str) -> Optional[str]:
+    p = posixpath.normpath(path.replace("\\", "/"))
+    if p.startswith("../") or p == ".." or p.startswith("/"):
+        return None
+    return p
+
+
+def _join(kdir: str, ref: str) -> Optional[str]:
+    if posixpath.isabs(ref):
+        return None
+    return _norm(posixpath.join("" if kdir == ROOT_DIR else kdir, ref))
+
+
+def _line_of(text: str, needle: str) -> Optional[int]:
+    for i, line in enumerate(text.splitlines(), 1):
+        if needle in line:
+            return i
+    return None
+
+
+def scan(paths: Iterable[str], read: ReadFn, *, roots: Sequence[str] = (),
+         exclude: Sequence[str] = (),
+         looks_remote: Callable[[str], bool] = default_looks_remote) -> Graph:
+    """Parse every kustomization among ``paths`` (repo-relative) into a :class:`Graph`.
+
+    ``roots``/``exclude`` are the configuration's globs (see :mod:`kzgit.config`).
+    """
+    from kzgit.config import glob_match
+
+    all_files: Set[str] = set()
+    for p in paths:
+        n = _norm(p)
+        if n is not None:
+            all_files.add(n)
+    dirs: Set[str] = {ROOT_DIR}
+    for f in all_files:
+        d = posixpath.dirname(f)
+        while d and d not in dirs:
+            dirs.add(d)
+            d = posixpath.dirname(d)
+    kfiles: Dict[str, str] = {}
+    for f in sorted(all_files):
+        d, base = posixpath.split(f)
+        d = d or ROOT_DIR
+        if base in KUSTOMIZATION_FILE_NAMES and not (exclude and glob_match(d, exclude)):
+            # With several names in one dir the build fails ("Found multiple kustomization
+            # files"); the graph keeps the first in kustomize's order and render reports it.
+            prev = kfiles.get(d)
+            if prev is None or (KUSTOMIZATION_FILE_NAMES.index(base)
+                                < KUSTOMIZATION_FILE_NAMES.index(posixpath.basename(prev))):
+                kfiles[d] = f
+
+    ctx = _Ctx(all_files, dirs, set(kfiles), read, looks_remote)
+    nodes = {d: ctx.parse(d, f) for d, f in kfiles.items()}
+    if roots:
+        root_dirs = sorted(d for d in nodes if glob_match(d, roots) or (d == ROOT_DIR and "." in roots))
+    else:
+        referenced: Set[str] = set()
+        for n in nodes.values():
+            referenced |= {c for c in n.children if c != n.dir}
+        root_dirs = sorted(d for d in nodes if d not in referenced)
+    return Graph(nodes, root_dirs)
+
+
+class _Ctx:
+    def __init__(self, files: Set[str], dirs: Set[str], kdirs: Set[str], read: ReadFn,
+                 looks_remote: Callable[[str], bool]) -> None:
+        self.files, self.dirs, self.kdirs = files, dirs, kdirs
+        self.read = read
+        self.looks_remote = looks_remote
+
+    def parse(self, kdir: str, kfile: str) -> Kustomization:
+        node = Kustomization(kdir, kfile)
+        data = self.read(kfile)
+        if data is None:
+            node.error = "cannot be read"
+            return node
+        text = data.decode("utf-8", "replace")
+        try:
+            import yaml
+            doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        except Exception as e:  # noqa: BLE001 - any parse failure is the user's, reported by render
+            node.error = f"not valid YAML: {e}"
+            return node
+        if doc is None:
+            return node
+        if not isinstance(doc, dict):
+            node.error = "not a YAML map"
+            return node
+        _Fields(self, node, text).walk(doc)
+        return node
+
+
+class _Fields:
+    """Collects what one kustomization names."""
+
+    def __init__(self, ctx: _Ctx, node: Kustomization, text: str) -> None:
+        self.ctx, self.node, self.text = ctx, node, text
+
+    # -- helpers -------------------------------------------------------------------------
+    def remote(self, field: str, value: str, kind: str = "git") -> None:
+        self.node.remotes.append(RemoteRef(self.node.file, field, value,
+                                           _line_of(self.text, value), kind))
+
+    def file(self, ref: Any) -> None:
+        if isinstance(ref, str) and ref:
+            p = _join(self.node.dir, ref)
+            if p is not None:
+                if p in self.ctx.dirs:
+                    self.node.trees.add(p)
+                else:
+                    self.node.files.add(p)
+
+    def tree(self, ref: Any) -> None:
+        if isinstance(ref, str) and ref:
+            p = _join(self.node.dir, ref)
+            if p is not None:
+                self.node.trees.add(p)
+
+    def target(self, field: str, ref: Any) -> None:
+        """A resources/bases/components entry: a kustomization dir, a file, or remote."""
+        if not isinstance(ref, str) or not ref:
+            return
+        p = _join(self.node.dir, ref)
+        if p is not None and p in self.ctx.kdirs:
+            self.node.children.add(p)
+        elif p is not None and (p in self.ctx.files or p in self.ctx.dirs):
+            (self.node.trees if p in self.ctx.dirs else self.node.files).add(p)
+        elif self.ctx.looks_remote(ref):
+            self.remote(field, ref)
+        elif p is not None:
+            self.node.files.add(p)  # missing: a change that creates it affects this root
+
+    def plugin_config(self, field: str, obj: Any) -> None:
+        """An inline or file plugin config: KRM exec paths and container images it names."""
+        if not isinstance(obj, dict):
+            return
+        meta = obj.get("metadata") or {}
+        ann = meta.get("annotations") if isinstance(meta, dict) else None
+        spec: Any = None
+        if isinstance(ann, dict) and isinstance(ann.get(_FUNCTION_ANNOTATION), str):
+            try:
+                import yaml
+                spec = yaml.safe_load(ann[_FUNCTION_ANNOTATION])
+            except Exception:  # noqa: BLE001 - the build reports a bad annotation
+                spec = None
+        if isinstance(spec, dict):
+            ex = spec.get("exec")
+            if isinstance(ex, dict) and isinstance(ex.get("path"), str):
+                path = ex["path"]
+                if self.ctx.looks_remote(path):
+                    self.remote(field, path)
+                else:
+                    self.file(path)
+            ct = spec.get("container")
+            if isinstance(ct, dict) and isinstance(ct.get("image"), str):
+                self.remote(field, ct["image"], kind="image")
+
+    # -- the walk ------------------------------------------------------------------------
+    def walk(self, k: Dict[str, Any]) -> None:
+        for field in _TARGET_FIELDS:
+            for ref in _as_list(k.get(field)):
+                self.target(field, ref)
+        for field in _PLUGIN_FIELDS:
+            for ref in _as_list(k.get(field)):
+                if isinstance(ref, str):
+                    self.target(field, ref)
+                    self._plugin_file(field, ref)
+                else:
+                    self.plugin_config(field, ref)
+        for field in _FILE_LIST_FIELDS:
+            for ref in _as_list(k.get(field)):
+                self.file(ref)
+        for ref in _as_list(k.get("patchesStrategicMerge")):
+            if isinstance(ref, str) and "\n" not in ref and not ref.lstrip().startswith(("{", "apiVersion")):
+                self.file(ref)
+        for field in ("patches", "patchesJson6902", "replacements"):
+            for entry in _as_list(k.get(field)):
+                if isinstance(entry, dict):
+                    self.file(entry.get("path"))
+        for field in _GENERATOR_FIELDS:
+            for gen in _as_list(k.get(field)):
+                if not isinstance(gen, dict):
+                    continue
+                for f in _as_list(gen.get("files")):
+                    if isinstance(f, str):
+                        self.file(f.split("=", 1)[1] if "=" in f else f)
+                for f in _as_list(gen.get("envs")):
+                    self.file(f)
+                self.file(gen.get("env"))
+        openapi = k.get("openapi")
+        if isinstance(openapi, dict):
+            self.file(openapi.get("path"))
+        self._helm(k)
+
+    def _plugin_file(self, field: str, ref: str) -> None:
+        p = _join(self.node.dir, ref)
+        if p is None or p not in self.ctx.files:
+            return
+        data = self.ctx.read(p)
+        if data is None:
+            return
+        try:
+            import yaml
+            docs = list(yaml.load_all(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
+        except Exception:  # noqa: BLE001
+            return
+        for doc in docs:
+            self.plugin_config(field, doc)
+
+    def _helm(self, k: Dict[str, Any]) -> None:
+        charts = _as_list(k.get("helmCharts"))
+        globals_ = k.get("helmGlobals") if isinstance(k.get("helmGlobals"), dict) else {}
+        if charts or globals_:
+            self.tree(globals_.get("chartHome") or "charts")
+            if globals_.get("configHome"):
+                self.tree(globals_["configHome"])
+        for chart in charts:
+            if not isinstance(chart, dict):
+                continue
+            self.file(chart.get("valuesFile"))
+            for f in _as_list(chart.get("additionalValuesFiles")):
+                self.file(f)
+            if isinstance(chart.get("repo"), str):
+                name = chart.get("name", "")
+                value = f"{chart['repo']} {name}@{chart.get('version', '')}".strip()
+                self.node.remotes.append(RemoteRef(self.node.file, "helmCharts", value,
+                                                   _line_of(self.text, chart["repo"]), "helm"))
+
+
+def _as_list(v: Any) -> List[Any]:
+    return v if isinstance(v, list) else []
+
+
+def disk_reader(repo_root: str) -> ReadFn:
+    """A :data:`ReadFn` over the working tree at ``repo_root`` (regular files only)."""
+    import os
+    import stat
+
+    def read(path: str) -> Optional[bytes]:
+        full = os.path.join(repo_root, *path.split("/"))
+        try:
+            st = os.stat(full)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > 64 * 1024 * 1024:
+                return None
+            with open(full, "rb") as f:
+                return f.read()
+        except OSError:
+            return None
+    return read
+
+
+def helm_ref_parts(ref: RemoteRef) -> Tuple[str, str]:
+    """(repo, version) of a helm chart reference recorded by the graph."""
+    repo, _, rest = ref.value.partition(" ")
+    return repo, rest.rpartition("@")[2]
