@@ -1,20 +1,164 @@
-"""patches / patchesStrategicMerge / patchesJson6902 (placeholder until the patch engine lands)."""
+"""patches, patchesStrategicMerge, patchesJson6902.
+
+PatchTransformer, PatchStrategicMergeTransformer, PatchJson6902Transformer
+(api/internal/builtins/*.go, kustomize api/v0.18.0).  A ``patches`` entry is
+strategic-merge (YAML documents) or JSON6902 (a list of operations), never
+both; without a target each strategic-merge document patches the resource
+whose id (current or any previous) equals the patch's id.
+"""
 from __future__ import annotations
 
-from typing import Any, Dict, List
+import json
+from typing import Any, Dict, List, Optional
 
-from kzgit.errors import UnsupportedError
+from kzgit.errors import BuildError, KzgitError
 from kzgit.loader import Loader
-from kzgit.resource import ResMap
+from kzgit.resource import ResId, ResMap, Resource, split_api_version
+from kzgit.resource.factory import objects_from_bytes
+from kzgit.resource.selector import Selector
+from kzgit.yamlio import load_yaml11
 
 
-def patch_strategic_merge(m: ResMap, entries: List[str], loader: Loader, kfile: str) -> None:
-    raise UnsupportedError(f"{kfile}: field 'patchesStrategicMerge' is not supported yet by kzgit")
+def _patch_id(p: Dict[str, Any]) -> ResId:
+    av = p.get("apiVersion")
+    g, v = split_api_version(av if isinstance(av, str) else "")
+    md = p.get("metadata") if isinstance(p.get("metadata"), dict) else {}
+    return ResId(g, v, str(p.get("kind") or ""), str(md.get("name") or ""), str(md.get("namespace") or ""))
+
+
+def _get_by_id(m: ResMap, rid: ResId) -> Resource:
+    matches = m.get_by_id_any(rid)
+    if len(matches) == 1:
+        return matches[0]
+    what = "no matches" if not matches else "multiple matches"
+    raise BuildError(f"{what} for Id {rid}; failed to find unique target for patch {rid}")
+
+
+def _apply_sm(res: Resource, patch: Dict[str, Any], allow_name: bool, allow_kind: bool) -> None:
+    """Resource.ApplySmPatch: merge, then restore name/kind (unless allowed) and namespace."""
+    from kzgit import openapi
+    from kzgit.patch.smp import merge
+    n, ns, k = res.name, res.namespace, res.kind
+    if allow_name or allow_kind:
+        res.store_prev_id()
+    schema = openapi.schema_for(res.api_version, res.kind)
+    out = merge(res.obj, patch, schema)
+    if not out:
+        res.obj = {}
+        return
+    res.obj = out
+    if not allow_kind:
+        res.obj["kind"] = k
+    if not allow_name:
+        res.metadata["name"] = n
+    if ns:
+        res.metadata["namespace"] = ns
+    elif isinstance(res.obj.get("metadata"), dict):
+        res.obj["metadata"].pop("namespace", None)
+
+
+def _apply_sm_to(m: ResMap, targets: List[Resource], patch: Dict[str, Any], allow_name: bool, allow_kind: bool) -> None:
+    """resWrangler.ApplySmPatch: the patch takes each target's apiVersion, keeps its own kind."""
+    for res in targets:
+        p = dict(patch)
+        p["apiVersion"] = res.api_version
+        _apply_sm(res, p, allow_name, allow_kind)
+    m.replace_items([r for r in m.resources() if r.obj])
+
+
+def _sm_docs(text: str, source: str) -> Optional[List[Dict[str, Any]]]:
+    try:
+        docs = objects_from_bytes(text.encode("utf-8"), source)
+    except KzgitError:
+        return None
+    return docs or None
+
+
+def _json_ops(text: str, source: str) -> Optional[List[Any]]:
+    if not text:
+        return None
+    try:
+        ops = json.loads(text) if text[0] == "[" else load_yaml11(text.encode("utf-8"), source)
+    except (ValueError, KzgitError):
+        return None
+    return ops if isinstance(ops, list) else None
 
 
 def patch(m: ResMap, entry: Dict[str, Any], loader: Loader, kfile: str) -> None:
-    raise UnsupportedError(f"{kfile}: field 'patches' is not supported yet by kzgit")
+    """One ``patches`` entry (PatchTransformer)."""
+    text = (entry.get("patch") or "").strip()
+    path = entry.get("path") or ""
+    if not text and not path:
+        raise BuildError(f"{kfile}: must specify one of patch and path in patches entry {entry}")
+    if text and path:
+        raise BuildError(f"{kfile}: patch and path can't be set at the same time in patches entry {entry}")
+    source = path or f"inline patch in {kfile}"
+    if path:
+        text = loader.load(path).decode("utf-8")
+    sm = _sm_docs(text, source)
+    ops = _json_ops(text, source)
+    if sm is not None and ops is not None:
+        raise BuildError(f"{source}: illegally qualifies as both an SM and JSON patch")
+    if sm is None and ops is None:
+        raise BuildError(f"{kfile}: unable to parse SM or JSON patch from {source}")
+    options = entry.get("options") or {}
+    target = entry.get("target")
+    if sm is not None:
+        allow_name, allow_kind = bool(options.get("allowNameChange")), bool(options.get("allowKindChange"))
+        if target is not None:
+            if len(sm) > 1:
+                raise BuildError(f"Multiple Strategic-Merge Patches in one `patches` entry is not allowed to set `patches.target` field: {source}")
+            sel = Selector(target, kfile)
+            _apply_sm_to(m, sel.select(m), sm[0], allow_name, allow_kind)
+            return
+        for p in sm:
+            rid = _patch_id(p)
+            try:
+                res = _get_by_id(m, rid)
+            except BuildError as e:
+                raise BuildError(f"no resource matches strategic merge patch \"{rid}\": {e}") from None
+            _apply_sm(res, p, allow_name, allow_kind)
+        m.replace_items([r for r in m.resources() if r.obj])
+        return
+    if target is None:
+        raise BuildError(f"must specify a target for JSON patch {source}")
+    _json6902(m, Selector(target, kfile), ops, source)
+
+
+def _json6902(m: ResMap, sel: Selector, ops: List[Any], source: str) -> None:
+    from kzgit.patch.json6902 import apply
+    for res in sel.select(m):
+        res.store_prev_id()
+        res.obj = apply(res.obj, ops, source)
+    m.invalidate()
+
+
+def patch_strategic_merge(m: ResMap, entries: List[str], loader: Loader, kfile: str) -> None:
+    """The deprecated ``patchesStrategicMerge`` field: file paths or inline YAML strings."""
+    patches: List[Dict[str, Any]] = []
+    for e in entries:
+        docs = _sm_docs(e, f"inline patch in {kfile}")
+        if docs is None:
+            docs = objects_from_bytes(loader.load(e), e)
+        patches.extend(docs)
+    if not patches:
+        raise BuildError(f"{kfile}: patch appears to be empty; files={entries}")
+    for p in patches:
+        res = _get_by_id(m, _patch_id(p))
+        _apply_sm_to(m, [res], p, False, False)
 
 
 def patch_json6902(m: ResMap, entry: Dict[str, Any], loader: Loader, kfile: str) -> None:
-    raise UnsupportedError(f"{kfile}: field 'patchesJson6902' is not supported yet by kzgit")
+    """One deprecated ``patchesJson6902`` entry."""
+    target = entry.get("target")
+    path = entry.get("path") or ""
+    text = entry.get("patch") or ""
+    if target is None:
+        raise BuildError(f"{kfile}: must specify a target for patch {text or path}")
+    source = path or f"inline patch in {kfile}"
+    if path:
+        text = loader.load(path).decode("utf-8")
+    ops = _json_ops(text.strip(), source)
+    if ops is None:
+        raise BuildError(f"{source}: unable to parse JSON patch operations")
+    _json6902(m, Selector(target, kfile), ops, source)
