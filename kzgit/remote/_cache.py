@@ -1,0 +1,267 @@
+"""The checkout cache: one directory per repository, one checkout per resolved commit.
+
+Layout under :func:`cache_root` (``$KZGIT_CACHE_DIR``, else ``$XDG_CACHE_HOME/kzgit``,
+else ``~/.cache/kzgit``)::
+
+    git/<sha256(clone URL)[:32]>/
+        url            the clone URL, redacted (for people browsing the cache)
+        .lock          flock()ed while a fetch of this repository runs
+        refs.json      {"tags": {ref: commit}, "branches": {ref: commit}}
+        trees/<commit>-<s|n>/   a complete checkout (s: with submodules, n: without)
+        tmp/           work directories, renamed into trees/ when complete
+
+A checkout appears in ``trees/`` only by an atomic ``rename``, so a reader that
+sees it sees all of it; writers take the lock and re-check after locking
+(pre-commit store.py).  Tags and full commit ids resolve from the cache with no
+network; branches (and HEAD) are re-resolved with ``git ls-remote`` on every
+online build, and their last resolution serves ``--offline`` builds.
+kustomize itself has no cache: it clones into a temp dir on every build
+(api/internal/git/cloner.go; issues #1132, #1431, #2460).
+"""
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+from typing import Dict, Iterator, Optional, Tuple
+
+from kzgit.errors import RemoteError
+from kzgit.remote._gitcli import ALLOWED_PROTOCOLS, run_git
+from kzgit.remote._redact import redact, userinfo
+from kzgit.remote._repospec import RepoSpec
+
+_FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+#: Longest wait for another kzgit process holding a repository's lock, in seconds.
+LOCK_WAIT = 600.0
+
+
+def cache_root() -> str:
+    """Where kzgit caches remote repositories."""
+    explicit = os.environ.get("KZGIT_CACHE_DIR")
+    if explicit:
+        return os.path.abspath(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = xdg if xdg and os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "kzgit")
+
+
+def validate_spec(spec: RepoSpec) -> None:
+    """Refuse, before anything runs, refs and URL parts that git could read as options.
+
+    kustomize 5.5 passes ``?ref=`` to ``git fetch`` unchecked, so
+    ``?ref=--upload-pack=<cmd>`` runs ``<cmd>`` (notes/security.md §3.1).
+    """
+    label = spec.redacted()
+    ref = spec.ref
+    if ref:
+        why = None
+        if ref.startswith("-"):
+            why = "it starts with '-' and would be read as a git option"
+        elif ref.startswith("+") or ":" in ref or "*" in ref:
+            why = "a ref may not contain ':' or '*' or start with '+' (it would be a refspec)"
+        elif any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in ref):
+            why = "it contains whitespace or control characters"
+        elif ".." in ref or ref.endswith((".lock", "/", ".")) or "@{" in ref or "\\" in ref:
+            why = "it is not a valid git ref name"
+        if why:
+            raise RemoteError(f"refusing ref '{redact(ref)}' of '{label}': {why}")
+    url = spec.clone_url()
+    if any(ord(c) < 32 or ord(c) == 127 for c in url):
+        raise RemoteError(f"refusing '{label}': the URL contains control characters")
+    after_scheme = url.split("://", 1)[1] if "://" in url else url
+    host_part = after_scheme.split("@", 1)[1] if "@" in after_scheme.split("/", 1)[0] else after_scheme
+    for part in (after_scheme, host_part, spec.org_repo, spec.path):
+        if part.startswith("-"):
+            raise RemoteError(f"refusing '{label}': a URL part starts with '-' "
+                              "and would be read as an option")
+
+
+class RepoCache:
+    """The cache directory of one repository (see the module docstring)."""
+
+    def __init__(self, spec: RepoSpec, root: Optional[str] = None) -> None:
+        self.spec = spec
+        self.label = spec.redacted()
+        self.root = root or cache_root()
+        key = hashlib.sha256(spec.clone_url().encode("utf-8", "surrogateescape")).hexdigest()[:32]
+        self.dir = os.path.join(self.root, "git", key)
+        self.trees = os.path.join(self.dir, "trees")
+        self.flavour = "s" if spec.submodules else "n"
+        self.secrets = [userinfo(spec.clone_url())]
+
+    # -- reading ---------------------------------------------------------------------------
+    def tree(self, commit: str) -> str:
+        return os.path.join(self.trees, f"{commit}-{self.flavour}")
+
+    def cached_tree(self, commit: Optional[str]) -> Optional[str]:
+        if commit and os.path.isdir(self.tree(commit)):
+            return self.tree(commit)
+        return None
+
+    def refs(self) -> Dict[str, Dict[str, str]]:
+        try:
+            with open(os.path.join(self.dir, "refs.json"), encoding="utf-8") as f:
+                data = json.load(f)
+        except (OSError, ValueError):
+            data = {}
+        return {"tags": dict(data.get("tags", {})), "branches": dict(data.get("branches", {}))}
+
+    def lookup_immutable(self, ref: str) -> Optional[str]:
+        """A checkout for a full commit id or a tag already cached, else None (no network)."""
+        if _FULL_SHA.fullmatch(ref):
+            return self.cached_tree(ref)
+        if ref:
+            return self.cached_tree(self.refs()["tags"].get(ref))
+        return None
+
+    def lookup_offline(self, ref: str) -> Optional[str]:
+        hit = self.lookup_immutable(ref)
+        if hit:
+            return hit
+        return self.cached_tree(self.refs()["branches"].get(ref or "HEAD"))
+
+    # -- writing (under the lock) ------------------------------------------------------------
+    @contextlib.contextmanager
+    def locked(self, wait: float = LOCK_WAIT) -> Iterator[None]:
+        os.makedirs(self.dir, exist_ok=True)
+        with open(os.path.join(self.dir, "url"), "w", encoding="utf-8") as f:
+            f.write(redact(self.spec.clone_url()) + "\n")
+        fd = os.open(os.path.join(self.dir, ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            deadline = time.monotonic() + wait
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except OSError as e:
+                    if e.errno not in (errno.EAGAIN, errno.EACCES):
+                        raise
+                    if time.monotonic() > deadline:
+                        raise RemoteError(f"timed out after {wait:g}s waiting for another kzgit "
+                                          f"process fetching '{self.label}' (lock {self.dir}/.lock)")
+                    time.sleep(0.05)
+            yield
+        finally:
+            os.close(fd)  # closing releases the flock
+
+    def record(self, kind: str, ref: str, commit: str) -> None:
+        """Remember ``ref`` -> ``commit`` (call with the lock held); atomic replace."""
+        data = self.refs()
+        data[kind][ref] = commit
+        fd, tmp = tempfile.mkstemp(dir=self.dir, prefix=".refs-")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=1, sort_keys=True)
+        os.replace(tmp, os.path.join(self.dir, "refs.json"))
+
+    # -- network -----------------------------------------------------------------------------
+    def ls_remote(self, ref: str) -> Tuple[Optional[str], str]:
+        """Resolve ``ref`` on the remote as git fetch would: (commit or None, 'tags'|'branches')."""
+        tmp = self._tmpdir()
+        try:
+            out = run_git(["ls-remote", "--", self.spec.clone_url(), ref or "HEAD"], cwd=tmp,
+                          timeout=self.spec.timeout, label=self.label,
+                          secrets=self.secrets)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        found: Dict[str, str] = {}
+        for line in out.splitlines():
+            sha, _, name = line.partition("\t")
+            found[name.strip()] = sha.strip()
+        if not ref:
+            return found.get("HEAD"), "branches"
+        # git's rev-parse rules for a short name: refs/<n>, refs/tags/<n>, refs/heads/<n>
+        for name, kind in ((ref, "branches"), (f"refs/{ref}", "branches"),
+                           (f"refs/tags/{ref}", "tags"), (f"refs/heads/{ref}", "branches")):
+            if name in found:
+                if kind == "tags" or name.startswith("refs/tags/"):
+                    return found.get(name + "^{}", found[name]), "tags"
+                return found[name], kind
+        return None, "branches"
+
+    def fetch(self, ref: str) -> str:
+        """Fetch ``ref`` (kustomize's init/remote add/fetch --depth=1/checkout/submodule update)
+        into the cache; return the checkout directory.  Takes the lock."""
+        spec = self.spec
+        url = spec.clone_url()
+        with self.locked():
+            hit = self.lookup_immutable(ref)
+            if hit:
+                return hit
+            work = self._tmpdir()
+            try:
+                run = lambda *a: run_git(list(a), cwd=work, timeout=spec.timeout,  # noqa: E731
+                                         label=self.label, secrets=self.secrets)
+                run("init", "--quiet")
+                # relative submodule URLs need an origin (kustomize #5131)
+                run("remote", "add", "origin", "--", url)
+                run("fetch", "--depth=1", "--no-tags", "--", url, ref or "HEAD")
+                commit = run("rev-parse", "--verify", "--end-of-options", "FETCH_HEAD^{commit}").strip()
+                with open(os.path.join(work, ".git", "FETCH_HEAD"), encoding="utf-8",
+                          errors="replace") as f:
+                    is_tag = "\ttag '" in f.read()
+                final = self.tree(commit)
+                if not os.path.isdir(final):
+                    run("checkout", "--quiet", "FETCH_HEAD")
+                    if spec.submodules and os.path.exists(os.path.join(work, ".gitmodules")):
+                        self._submodules(work)
+                    os.makedirs(self.trees, exist_ok=True)
+                    os.rename(work, final)
+                if ref and not _FULL_SHA.fullmatch(ref):
+                    self.record("tags" if is_tag else "branches", ref, commit)
+                elif not ref:
+                    self.record("branches", "HEAD", commit)
+                return final
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+
+    def _submodules(self, work: str) -> None:
+        """``git submodule update --init --recursive`` (kustomize's default), with file://
+        and ext:: submodule transports refused unless the parent itself is file://."""
+        spec = self.spec
+        if spec.is_file:
+            protocols: Tuple[str, ...] = ALLOWED_PROTOCOLS
+            config: Tuple[str, ...] = ("protocol.file.allow=always",)
+        else:
+            protocols = tuple(p for p in ALLOWED_PROTOCOLS if p != "file")
+            config = ("protocol.file.allow=never",)
+        run_git(["submodule", "--quiet", "update", "--init", "--recursive", "--depth=1"],
+                cwd=work, timeout=spec.timeout, label=self.label, config=config,
+                protocols=protocols, secrets=self.secrets)
+
+    def _tmpdir(self) -> str:
+        tmp = os.path.join(self.dir, "tmp")
+        os.makedirs(tmp, exist_ok=True)
+        return tempfile.mkdtemp(dir=tmp)
+
+
+def checkout(spec: RepoSpec, *, offline: bool, root: Optional[str] = None) -> str:
+    """The cached checkout directory for ``spec`` (fetching it unless ``offline``)."""
+    validate_spec(spec)
+    cache = RepoCache(spec, root)
+    ref = spec.ref
+    hit = cache.lookup_immutable(ref)
+    if hit:
+        return hit
+    if offline:
+        hit = cache.lookup_offline(ref)
+        if hit:
+            return hit
+        raise RemoteError(
+            f"offline: '{spec.redacted()}' at ref '{ref or 'HEAD'}' is not in the kzgit cache "
+            f"({cache.root})", tip="run the build once without --offline to fill the cache")
+    if not _FULL_SHA.fullmatch(ref):
+        commit, kind = cache.ls_remote(ref)
+        hit = cache.cached_tree(commit)
+        if hit and commit:
+            if kind == "tags" or cache.refs()[kind].get(ref or "HEAD") != commit:
+                with cache.locked():
+                    cache.record(kind, ref or "HEAD", commit)
+            return hit
+    return cache.fetch(ref)

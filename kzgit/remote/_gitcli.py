@@ -1,0 +1,119 @@
+"""Running the ``git`` CLI safely: scrubbed environment, pinned protocol
+policy, timeouts that kill the whole process group, and redacted errors.
+
+kustomize execs ``git`` with the inherited environment, no ``--`` and a
+27 s timeout per command (api/internal/git/gitrunner.go, cloner.go); its
+``git fetch --depth=1 <url> <ref>`` runs ``?ref=--upload-pack=...`` as a
+command (notes/security.md §3.1 item 1).  kzgit validates refs before
+anything runs and passes ``--`` before every positional.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from typing import Dict, List, Mapping, Optional, Sequence
+
+from kzgit.errors import RemoteError
+from kzgit.remote._redact import redact
+
+#: Transports git may use for a top-level fetch (after insteadOf rewriting).
+ALLOWED_PROTOCOLS = ("https", "http", "ssh", "git", "file")
+
+# Configuration pinned on every git command.  ext:: runs a shell command, hooks
+# could run code planted by a crafted submodule (CVE-2024-32002), fsmonitor is
+# a configured command.
+_PINNED_CONFIG = (
+    "protocol.ext.allow=never",
+    "core.hooksPath=/dev/null",
+    "core.fsmonitor=false",
+    "advice.detachedHead=false",
+    "init.defaultBranch=kzgit",
+)
+
+
+def no_git_env(env: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
+    """The environment without ``GIT_*`` variables that redirect git (pre-commit git.py).
+
+    git exports GIT_DIR, GIT_INDEX_FILE, GIT_WORK_TREE... to hooks; inherited
+    by our git commands they would fetch into the user's repository instead of
+    the cache.  Variables that only carry the user's transport settings
+    (ssh command, CA file, proxy auth, askpass, ``GIT_CONFIG_*`` key/values
+    that implement ``git -c``) are kept, so credentials and insteadOf work.
+    """
+    src = os.environ if env is None else env
+    keep = {"GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSH_VARIANT", "GIT_SSL_CAINFO",
+            "GIT_SSL_CAPATH", "GIT_SSL_NO_VERIFY", "GIT_CONFIG_COUNT", "GIT_HTTP_PROXY_AUTHMETHOD",
+            "GIT_ASKPASS"}
+    return {k: v for k, v in src.items()
+            if not k.startswith("GIT_") or k in keep
+            or k.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))}
+
+
+def git_env(protocols: Sequence[str] = ALLOWED_PROTOCOLS) -> Dict[str, str]:
+    """Environment for a kzgit git command: scrubbed, no prompts, transports pinned."""
+    env = no_git_env()
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    env["GIT_ALLOW_PROTOCOL"] = ":".join(protocols)  # overrides protocol.*.allow config
+    env["LC_ALL"] = "C"
+    env["GCM_INTERACTIVE"] = "never"
+    return env
+
+
+def _set_pdeathsig() -> None:  # pragma: no cover - runs in the child
+    """Linux: the child gets SIGKILL if kzgit dies, so no git outlives us."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+
+
+def _kill_group(proc: "subprocess.Popen[bytes]") -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:  # pragma: no cover
+        pass
+
+
+def run_git(args: Sequence[str], *, cwd: str, timeout: float, label: str,
+            config: Sequence[str] = (), protocols: Sequence[str] = ALLOWED_PROTOCOLS,
+            git: str = "git", secrets: Sequence[Optional[str]] = ()) -> str:
+    """Run ``git <pinned -c> <config> <args>`` in ``cwd``; return stdout.
+
+    The child runs in its own session (so ssh cannot prompt on the terminal and
+    the whole group can be killed); on timeout or KeyboardInterrupt the group
+    is killed.  Errors are :class:`RemoteError` naming ``label`` (a redacted URL)
+    and redacted git output.
+    """
+    argv: List[str] = [git]
+    for c in (*_PINNED_CONFIG, *config):
+        argv += ["-c", c]
+    argv += list(args)
+    shown_cmd = redact(" ".join(["git", *args]), secrets)
+    try:
+        proc = subprocess.Popen(
+            argv, cwd=cwd, env=git_env(protocols), stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+            preexec_fn=_set_pdeathsig if sys.platform.startswith("linux") else None)
+    except FileNotFoundError:
+        raise RemoteError(f"no 'git' program on PATH; needed to fetch '{label}'") from None
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        raise RemoteError(f"'{shown_cmd}' timed out after {timeout:g}s fetching '{label}'",
+                          tip="raise the limit with ?timeout=<seconds> on the URL") from None
+    except BaseException:
+        _kill_group(proc)
+        raise
+    if proc.returncode != 0:
+        text = (err or out).decode("utf-8", "replace").strip()
+        raise RemoteError(f"failed to run '{shown_cmd}' for '{label}': {redact(text, secrets)}")
+    return out.decode("utf-8", "replace")

@@ -1,0 +1,311 @@
+"""kzgit.remote against real git repositories served over file:// and loopback smart HTTP.
+
+No test reaches the internet: servers bind 127.0.0.1 and are started and
+stopped here; https://github.com/... URLs are rewritten with insteadOf.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import subprocess
+from typing import Iterator, List
+
+import pytest
+
+from gitserver import (GitHTTPServer, GitRepo, configmap, forbid_network, git, insteadof_env,
+                       isolate, kustomization)
+from kzgit.build import BuildOptions
+from kzgit.errors import RemoteError
+from kzgit.loader import ROOT_ONLY, Loader
+from kzgit.remote import _http, open_remote
+
+ONLINE = BuildOptions()
+OFFLINE = BuildOptions(offline=True)
+
+
+@pytest.fixture(autouse=True)
+def cache(monkeypatch: pytest.MonkeyPatch, tmp_path: "os.PathLike[str]") -> str:
+    forbid_network(monkeypatch)
+    return isolate(monkeypatch, tmp_path)
+
+
+@pytest.fixture
+def parent(tmp_path: "os.PathLike[str]") -> Loader:
+    local = os.path.join(os.fspath(tmp_path), "local")
+    os.makedirs(local)
+    return Loader(os.path.realpath(local))
+
+
+@pytest.fixture
+def srv_root(tmp_path: "os.PathLike[str]") -> str:
+    return os.path.realpath(os.path.join(os.fspath(tmp_path), "srv"))
+
+
+@pytest.fixture
+def repo(srv_root: str) -> GitRepo:
+    r = GitRepo.create(os.path.join(srv_root, "org", "repo"), {
+        "base/kustomization.yaml": kustomization(("cm.yaml",)),
+        "base/cm.yaml": configmap("cm", v="1"),
+        "README.md": "hello\n",
+    })
+    r.tag("v1")
+    r.tag("v1a", annotated=True)
+    r.commit({"base/cm.yaml": configmap("cm", v="2")}, "v2")
+    return r
+
+
+@pytest.fixture
+def server(srv_root: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[GitHTTPServer]:
+    with GitHTTPServer(srv_root) as s:
+        for k, v in insteadof_env({"https://github.com/": s.url + "/git/"}).items():
+            monkeypatch.setenv(k, v)
+        yield s
+
+
+def _read(loader: Loader, name: str) -> str:
+    return loader.load(name).decode()
+
+
+def _trees(cache: str) -> List[str]:
+    out = []
+    for dirpath, dirnames, _ in os.walk(os.path.join(cache, "git")):
+        if os.path.basename(dirpath) == "trees":
+            out += dirnames
+            dirnames[:] = []
+    return out
+
+
+# --- file:// --------------------------------------------------------------------------------
+
+def test_file_url_tag(repo: GitRepo, parent: Loader, cache: str) -> None:
+    ldr = open_remote(parent, repo.file_url("base", "v1"), ONLINE)
+    assert isinstance(ldr, Loader)
+    assert "v: 1" in _read(ldr, "cm.yaml")
+    assert ldr.restrictor == ROOT_ONLY and ldr.parent is parent
+    assert ldr.repo_root is not None and ldr.root == os.path.join(ldr.repo_root, "base")
+    assert ldr.repo_root.startswith(cache)
+    assert ldr.remote_label == repo.file_url("base", "v1")
+    # the remote root is confined to the checkout
+    with pytest.raises(Exception, match="security"):
+        ldr.load("../README.md")
+
+
+def test_file_url_head_annotated_tag_and_sha(repo: GitRepo, parent: Loader) -> None:
+    head = open_remote(parent, repo.file_url("base"), ONLINE)
+    assert isinstance(head, Loader) and "v: 2" in _read(head, "cm.yaml")
+    ann = open_remote(parent, repo.file_url("base", "v1a"), ONLINE)
+    assert isinstance(ann, Loader) and "v: 1" in _read(ann, "cm.yaml")
+    sha = git("rev-parse", "v1", cwd=repo.path).strip()
+    by_sha = open_remote(parent, repo.file_url("base", sha), ONLINE)
+    assert isinstance(by_sha, Loader) and by_sha.repo_root == ann.repo_root
+
+
+def test_missing_subdir_and_symlink_escape(repo: GitRepo, parent: Loader, tmp_path: "os.PathLike[str]") -> None:
+    with pytest.raises(RemoteError, match="does not exist"):
+        open_remote(parent, repo.file_url("nope", "v1"), ONLINE)
+    os.symlink(os.fspath(tmp_path), os.path.join(repo.path, "out"))
+    repo.commit({}, "symlink out")
+    repo.tag("escape")
+    with pytest.raises(RemoteError, match="outside of the repository"):
+        open_remote(parent, repo.file_url("out", "escape"), ONLINE)
+    with pytest.raises(RemoteError, match="expecting a directory"):
+        open_remote(parent, repo.file_url("README.md", "escape"), ONLINE)
+
+
+# --- smart HTTP via insteadOf, cache ---------------------------------------------------------
+
+def test_github_url_over_smart_http_then_cache_without_network(
+        repo: GitRepo, parent: Loader, server: GitHTTPServer, cache: str) -> None:
+    url = "https://github.com/org/repo//base?ref=v1"
+    ldr = open_remote(parent, url, ONLINE)
+    assert isinstance(ldr, Loader) and "v: 1" in _read(ldr, "cm.yaml")
+    assert any("/git/org/repo" in p for _, p in server.requests)
+    assert ldr.remote_label == url
+    server.stop()
+    n = len(server.requests)
+    again = open_remote(parent, url, ONLINE)          # tag cached: no network at all
+    assert isinstance(again, Loader) and again.root == ldr.root
+    assert len(server.requests) == n
+    off = open_remote(parent, url, OFFLINE)
+    assert isinstance(off, Loader) and off.root == ldr.root
+    assert len(_trees(cache)) == 1
+
+
+def test_branch_re_resolves(repo: GitRepo, parent: Loader, server: GitHTTPServer) -> None:
+    url = "https://github.com/org/repo//base?ref=main"
+    first = open_remote(parent, url, ONLINE)
+    assert isinstance(first, Loader) and "v: 2" in _read(first, "cm.yaml")
+    repo.commit({"base/cm.yaml": configmap("cm", v="3")}, "v3")
+    second = open_remote(parent, url, ONLINE)
+    assert isinstance(second, Loader) and "v: 3" in _read(second, "cm.yaml")
+    assert second.repo_root != first.repo_root
+    # unchanged branch: ls-remote only, same checkout
+    before = sum(1 for m, _ in server.requests if m == "POST")
+    third = open_remote(parent, url, ONLINE)
+    assert isinstance(third, Loader) and third.repo_root == second.repo_root
+    assert sum(1 for m, _ in server.requests if m == "POST") - before <= 1
+    server.stop()
+    off = open_remote(parent, url, OFFLINE)            # offline: the last resolution
+    assert isinstance(off, Loader) and off.repo_root == second.repo_root
+
+
+def test_offline_miss_names_url_and_ref(repo: GitRepo, parent: Loader, monkeypatch: pytest.MonkeyPatch) -> None:
+    def boom(*a: object, **k: object) -> None:
+        raise AssertionError("no process may run offline")
+    monkeypatch.setattr(subprocess, "Popen", boom)
+    url = "https://tok:s3cret@github.com/org/repo//base?ref=v9"
+    with pytest.raises(RemoteError) as e:
+        open_remote(parent, url, OFFLINE)
+    msg = str(e.value)
+    assert "offline" in msg and "https://***@github.com/org/repo//base?ref=v9" in msg
+    assert "'v9'" in msg and "s3cret" not in msg
+
+
+# --- safety ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("ref", [
+    "--upload-pack=touch%20{marker}%20%26%26%20git-upload-pack",
+    "-oProxyCommand=touch%20{marker}",
+    "%2Bmain:refs/heads/x",
+])
+def test_option_smuggling_refused_before_anything_runs(
+        repo: GitRepo, parent: Loader, monkeypatch: pytest.MonkeyPatch,
+        tmp_path: "os.PathLike[str]", ref: str) -> None:
+    marker = os.path.join(os.fspath(tmp_path), "pwned")
+    calls: List[object] = []
+    real = subprocess.Popen
+
+    def spy(*a: object, **k: object) -> object:
+        calls.append(a)
+        return real(*a, **k)  # type: ignore[call-overload]
+    monkeypatch.setattr(subprocess, "Popen", spy)
+    with pytest.raises(RemoteError, match="refusing ref"):
+        open_remote(parent, repo.file_url("base") + "?ref=" + ref.format(marker=marker), ONLINE)
+    assert calls == [] and not os.path.exists(marker)
+
+
+@pytest.mark.parametrize("url", [
+    "ext::sh -c touch% /tmp/kzgit-pwned",
+    "git::ext::sh -c id",
+    "fd::3",
+    "ftp://example.invalid/org/repo",
+    "git://example.invalid/org/repo",
+])
+def test_unsupported_transports_refused(parent: Loader, url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: pytest.fail("ran a process"))
+    with pytest.raises(RemoteError, match="refusing|not a git repository"):
+        open_remote(parent, url, ONLINE)
+
+
+def test_ext_via_insteadof_blocked_by_git(repo: GitRepo, parent: Loader, monkeypatch: pytest.MonkeyPatch,
+                                          tmp_path: "os.PathLike[str]") -> None:
+    marker = os.path.join(os.fspath(tmp_path), "pwned")
+    for k, v in insteadof_env({"https://evil.example/": f"ext::sh -c touch% {marker}% #"}).items():
+        monkeypatch.setenv(k, v)
+    with pytest.raises(RemoteError):
+        open_remote(parent, "https://evil.example/org/repo?ref=v1", ONLINE)
+    assert not os.path.exists(marker)
+
+
+def test_credentials_redacted_in_git_errors(parent: Loader, server: GitHTTPServer) -> None:
+    url = f"http://alice:s3cret@127.0.0.1:{server.port}/git/org/missing//x?ref=v1"
+    with pytest.raises(RemoteError) as e:
+        open_remote(parent, url, ONLINE)
+    assert "s3cret" not in str(e.value) and "alice" not in str(e.value)
+    assert "***@127.0.0.1" in str(e.value)
+
+
+def test_git_timeout_names_url(parent: Loader, server: GitHTTPServer,
+                               monkeypatch: pytest.MonkeyPatch) -> None:
+    for k, v in insteadof_env({"https://slow.example/": server.url + "/hang/"}).items():
+        monkeypatch.setenv(k, v)
+    url = "https://slow.example/org/repo//base?ref=v1&timeout=1"
+    with pytest.raises(RemoteError, match=r"timed out after 1s.*https://slow.example/org/repo//base"):
+        open_remote(parent, url, ONLINE)
+
+
+def test_repo_url_cycle(repo: GitRepo, parent: Loader) -> None:
+    outer = open_remote(parent, repo.file_url("base", "v1"), ONLINE)
+    assert isinstance(outer, Loader)
+    with pytest.raises(RemoteError, match="cycle detected"):
+        open_remote(outer, repo.file_url("base"), ONLINE)   # a prefix of the enclosing URL
+    other = open_remote(outer, repo.file_url("", "v1"), ONLINE)  # nested remote, not a prefix
+    assert isinstance(other, Loader) and other.parent is outer
+
+
+def test_submodules(repo: GitRepo, srv_root: str, parent: Loader) -> None:
+    sub = GitRepo.create(os.path.join(srv_root, "org", "sub"), {"cm.yaml": configmap("sub")})
+    repo.add_submodule("file://" + sub.path, "vendor/sub")
+    repo.tag("withsub")
+    with_sub = open_remote(parent, repo.file_url("vendor/sub", "withsub"), ONLINE)
+    assert isinstance(with_sub, Loader) and "name: sub" in _read(with_sub, "cm.yaml")
+    no_sub = open_remote(parent, repo.file_url("vendor/sub", "withsub") + "&submodules=false", ONLINE)
+    assert isinstance(no_sub, Loader) and os.listdir(no_sub.root) == []
+
+
+def test_file_submodule_refused_for_non_file_parent(repo: GitRepo, srv_root: str, parent: Loader,
+                                                    server: GitHTTPServer) -> None:
+    sub = GitRepo.create(os.path.join(srv_root, "org", "sub"), {"cm.yaml": configmap("sub")})
+    repo.add_submodule("file://" + sub.path, "vendor/sub")
+    repo.tag("withsub")
+    with pytest.raises(RemoteError, match="submodule"):
+        open_remote(parent, "https://github.com/org/repo//base?ref=withsub", ONLINE)
+
+
+def _fetch_in_child(args: "tuple[str, str, str]") -> str:
+    url, cache_home, local = args
+    os.environ["XDG_CACHE_HOME"] = cache_home
+    ldr = open_remote(Loader(local), url, ONLINE)
+    assert isinstance(ldr, Loader)
+    return ldr.root
+
+
+def test_concurrent_fetches_share_one_cache(repo: GitRepo, parent: Loader, cache: str) -> None:
+    import multiprocessing
+    url = repo.file_url("base", "v1")
+    ctx = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(4, mp_context=ctx) as ex:
+        roots = list(ex.map(_fetch_in_child, [(url, os.path.dirname(cache), parent.root)] * 6))
+    assert len(set(roots)) == 1
+    assert len(_trees(cache)) == 1
+    assert not any(os.listdir(os.path.join(d, "tmp"))
+                   for d in (os.path.join(cache, "git", k) for k in os.listdir(os.path.join(cache, "git")))
+                   if os.path.isdir(os.path.join(d, "tmp")))
+
+
+# --- http(s) files ---------------------------------------------------------------------------
+
+def test_http_file(parent: Loader, server: GitHTTPServer, srv_root: str) -> None:
+    os.makedirs(os.path.join(srv_root, "files"), exist_ok=True)
+    with open(os.path.join(srv_root, "files", "cm.yaml"), "w") as f:
+        f.write(configmap("web"))
+    assert open_remote(parent, server.url + "/raw/files/cm.yaml", ONLINE) == configmap("web").encode()
+
+
+def test_http_errors(parent: Loader, server: GitHTTPServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(RemoteError, match="status code 404"):
+        open_remote(parent, server.url + "/status404", ONLINE)
+    # two path segments parse as a repo spec: a 404 falls back to git, as kustomize does
+    n_git = sum("/info/refs" in p for _, p in server.requests)
+    with pytest.raises(RemoteError, match="git"):
+        open_remote(parent, server.url + "/status/404", ONLINE)
+    assert sum("/info/refs" in p for _, p in server.requests) > n_git
+    monkeypatch.setattr(_http, "HTTP_MAX_BYTES", 1000)
+    with pytest.raises(RemoteError, match="larger than the limit of 1000 bytes"):
+        open_remote(parent, server.url + "/big/5000", ONLINE)
+    monkeypatch.setattr(_http, "HTTP_TIMEOUT", 0.5)
+    with pytest.raises(RemoteError, match="timed out after 0.5s"):
+        open_remote(parent, server.url + "/slow/100?delay=0.1", ONLINE)
+    with pytest.raises(RemoteError, match="timed out after 0.5s"):
+        open_remote(parent, server.url + "/hang/x.yaml", ONLINE)
+    with pytest.raises(RemoteError, match="refusing redirect"):
+        open_remote(parent, server.url + "/redirect?to=file:///etc/passwd", ONLINE)
+    with pytest.raises(RemoteError) as e:
+        open_remote(parent, f"http://bob:pw123@127.0.0.1:{server.port}/status500", ONLINE)
+    assert "pw123" not in str(e.value)
+
+
+def test_http_non_2xx_falls_back_to_git(repo: GitRepo, parent: Loader, server: GitHTTPServer) -> None:
+    # GET http://127.0.0.1/git/org/repo//base answers 404; it parses as a repo, so git fetches it
+    ldr = open_remote(parent, server.url + "/git/org/repo//base?ref=v1", ONLINE)
+    assert isinstance(ldr, Loader) and "v: 1" in _read(ldr, "cm.yaml")
