@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import yaml
 
-from kzgit.resource import ResMap, Resource
+from kzgit.resource import ResId, ResMap, Resource, split_api_version
 
 Level = Callable[[ResMap, Dict[str, Any], str], None]
 
@@ -35,7 +35,7 @@ def load_level(path: str, on_level: Optional[Level] = None) -> ResMap:
         with open(p, encoding="utf-8") as f:
             for doc in yaml.safe_load_all(f):
                 if doc:
-                    rm.append(Resource(doc, p))
+                    rm.append(_with_previous_ids(Resource(doc, p)))
     prefix = kust.get("namePrefix")
     if prefix:
         for r in rm.resources():
@@ -47,6 +47,27 @@ def load_level(path: str, on_level: Optional[Level] = None) -> ResMap:
     return rm
 
 
+_PREV = "internal.config.kubernetes.io/previous"
+
+
+def _with_previous_ids(r: Resource) -> Resource:
+    """Input may carry kustomize's rename history as build annotations
+    (api/resource/resource.go PrevIds); kustomize honours them."""
+    ann = r.obj.get("metadata", {}).get("annotations") or {}
+    names = str(ann.get(_PREV + "Names", "")).split(",") if ann.get(_PREV + "Names") else []
+    kinds = str(ann.get(_PREV + "Kinds", "")).split(",")
+    nss = str(ann.get(_PREV + "Namespaces", "")).split(",")
+    g, v = split_api_version(r.api_version)
+    for i, n in enumerate(names):
+        r.prev_ids.append(ResId(g, v, kinds[i] if i < len(kinds) else "", n,
+                                nss[i] if i < len(nss) else ""))
+    for k in [k for k in ann if str(k).startswith(_PREV)]:
+        del ann[k]
+    if "annotations" in r.obj.get("metadata", {}) and not ann:
+        del r.obj["metadata"]["annotations"]
+    return r
+
+
 def finish(rm: ResMap) -> List[Any]:
     """What kustomize does to every resource after the transformers and
     before output that matters here: ``RemoveBuildAnnotations`` rewrites a
@@ -54,6 +75,9 @@ def finish(rm: ResMap) -> List[Any]:
     out = []
     for r in rm.resources():
         md = r.obj.get("metadata")
+        if isinstance(md, dict) and _go_str((md.get("annotations") or {}).get(
+                "config.kubernetes.io/local-config")) == "true":
+            continue  # IgnoreLocal (kusttarget.go)
         if isinstance(md, dict) and isinstance(md.get("annotations"), dict) and md["annotations"]:
             md["annotations"] = {k: _go_str(v) for k, v in md["annotations"].items()}
         out.append(r.obj)
