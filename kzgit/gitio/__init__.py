@@ -1,1 +1,132 @@
+"""Git access for the hooks: the repository's files, the staged content, index modes.
 
+Reading what is *being committed* honours git's own environment (a hook runs
+with ``GIT_INDEX_FILE`` set when ``git commit -a`` or ``git commit FILE`` uses a
+temporary index), so these helpers keep ``GIT_*`` variables, unlike the
+engines, which strip them before kustomize clones anything
+(:func:`kzgit.engine.no_git_env`).  pygit2 is imported lazily: only the index
+edits need it.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from typing import Dict, Iterable, List, Optional
+
+from kzgit.errors import KzgitError, UsageError
+
+GIT_TIMEOUT = 120.0
+MODE_EXECUTABLE = 0o100755
+MODE_BLOB = 0o100644
+ZERO_SHA = "0" * 40
+
+
+def git(args: List[str], cwd: str, env: Optional[Dict[str, str]] = None,
+        timeout: float = GIT_TIMEOUT) -> bytes:
+    """Run ``git ARGS`` in ``cwd`` and return its stdout; a failure is a :class:`KzgitError`."""
+    try:
+        proc = subprocess.run(["git", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+    except FileNotFoundError:
+        raise UsageError("git is not installed (not found on PATH)") from None
+    except subprocess.TimeoutExpired:
+        raise KzgitError(f"git {' '.join(args[:2])} timed out after {timeout:g}s") from None
+    if proc.returncode != 0:
+        msg = proc.stderr.decode("utf-8", "replace").strip()
+        raise KzgitError(f"git {' '.join(args[:2])} failed: {msg}")
+    return proc.stdout
+
+
+def _z(out: bytes) -> List[str]:
+    return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+def repo_root(cwd: str = ".") -> str:
+    """The top of the work tree containing ``cwd``."""
+    try:
+        return git(["rev-parse", "--show-toplevel"], cwd).decode().strip()
+    except KzgitError:
+        raise UsageError(f"'{os.path.abspath(cwd)}' is not inside a git work tree") from None
+
+
+def worktree_files(root: str) -> List[str]:
+    """Tracked and untracked-but-not-ignored files of the work tree, repo-relative."""
+    return _z(git(["ls-files", "-z", "--cached", "--others", "--exclude-standard"], root))
+
+
+def index_files(root: str) -> List[str]:
+    """Files in the index (the staged state), repo-relative."""
+    return _z(git(["ls-files", "-z", "--cached"], root))
+
+
+def staged_changes(root: str) -> List[str]:
+    """Paths whose staged content differs from HEAD (added, modified, deleted, renamed both ends)."""
+    return _z(git(["diff", "--cached", "--name-only", "-z", "--no-renames", "--no-ext-diff"], root))
+
+
+def changed_between(root: str, old: Optional[str], new: str) -> Optional[List[str]]:
+    """Paths changed from ``old`` to ``new``; None when there is no ``old`` (everything is new)."""
+    if not old or old == ZERO_SHA:
+        return None
+    return _z(git(["diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", old, new], root))
+
+
+def export_index(root: str, dest: str) -> None:
+    """Write the staged content (modes and symlinks included) into the directory ``dest``."""
+    git(["checkout-index", "--all", "--quiet", f"--prefix={dest.rstrip('/')}/"], root)
+
+
+def export_rev(root: str, rev: str, dest: str) -> None:
+    """Write the tree of commit ``rev`` into ``dest`` through a throw-away index."""
+    with tempfile.TemporaryDirectory(prefix="kzgit-index-") as tmp:
+        env = dict(os.environ, GIT_INDEX_FILE=os.path.join(tmp, "index"))
+        git(["read-tree", rev], root, env=env)
+        git(["checkout-index", "--all", "--quiet", f"--prefix={dest.rstrip('/')}/"], root, env=env)
+
+
+def rev_files(root: str, rev: str) -> List[str]:
+    """Files in the tree of ``rev``."""
+    return _z(git(["ls-tree", "-r", "-z", "--name-only", rev], root))
+
+
+def _open_index(root: str) -> "object":
+    import pygit2
+    repo = pygit2.Repository(root)
+    env_index = os.environ.get("GIT_INDEX_FILE")
+    if env_index:
+        # git commit -a / git commit FILE: the hook must see and edit git's temporary index.
+        return pygit2.Index(os.path.abspath(env_index)), repo
+    return repo.index, repo
+
+
+def index_modes(root: str, paths: Optional[Iterable[str]] = None) -> Dict[str, int]:
+    """Mode of each index entry (all of them when ``paths`` is None)."""
+    index, _ = _open_index(root)
+    want = None if paths is None else set(paths)
+    out: Dict[str, int] = {}
+    for entry in index:  # type: ignore[attr-defined]
+        if want is None or entry.path in want:
+            out[entry.path] = entry.mode
+    return out
+
+
+def clear_exec_bits_in_index(root: str, paths: Iterable[str]) -> List[str]:
+    """Set mode 100644 on the index entries of ``paths`` that are 100755; return those changed.
+
+    Only the mode changes: the entry keeps its blob id, so the staged content is untouched.
+    """
+    import pygit2
+    index, _ = _open_index(root)
+    changed: List[str] = []
+    for path in paths:
+        try:
+            entry = index[path]  # type: ignore[index]
+        except KeyError:
+            continue
+        if entry.mode == MODE_EXECUTABLE:
+            index.add(pygit2.IndexEntry(path, entry.id, pygit2.GIT_FILEMODE_BLOB))  # type: ignore[attr-defined]
+            changed.append(path)
+    if changed:
+        index.write()  # type: ignore[attr-defined]
+    return changed

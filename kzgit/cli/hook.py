@@ -1,0 +1,151 @@
+"""``kzgit hook NAME [FILES...]``: the checks behind ``.pre-commit-hooks.yaml`` and ``hooks/``.
+
+Under the pre-commit framework a hook gets the file names pre-commit passes
+(the work tree then holds exactly the staged content); ``--all`` checks
+everything.  The plain git hooks use ``--staged`` (the index, exported to a
+temporary directory) and ``--rev REV [--from OLD]`` (a commit being pushed).
+Silent on success; findings go to stdout and make the exit code 1.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+from typing import List, Optional
+
+from kzgit.config import Config, load_config
+from kzgit.errors import KzgitError
+from kzgit.hooks import Finding, Workspace
+
+HOOKS = {
+    "render": "every kustomization root the change affects renders",
+    "localized-sync": "localized copies are what `kzgit localize` makes now",
+    "pinned-refs": "remote references in changed kustomizations carry a version",
+    "exec-bits": "downloaded files of localized copies are not executable (fixer)",
+}
+
+
+def register(sub: "argparse._SubParsersAction") -> None:
+    p = sub.add_parser("hook", help="run one git hook check (pre-commit framework or plain git)")
+    hooks = p.add_subparsers(dest="hook", metavar="HOOK", parser_class=type(p))
+    hooks.required = True
+    for name, help_ in HOOKS.items():
+        h = hooks.add_parser(name, help=help_, description=help_)
+        h.add_argument("files", nargs="*", metavar="FILE",
+                       help="changed files, as pre-commit passes them")
+        h.add_argument("--all", action="store_true", help="check everything, not only what FILEs reach")
+        src = h.add_mutually_exclusive_group()
+        src.add_argument("--staged", action="store_true", help="check the git index (plain git hook)")
+        src.add_argument("--rev", metavar="REV", help="check the tree of commit REV (pre-push)")
+        h.add_argument("--from", dest="from_rev", metavar="OLD", help="with --rev: the changes since OLD")
+        if name in ("render", "localized-sync"):
+            h.add_argument("--offline", action="store_true", help="use only cached remote references")
+        if name == "render":
+            h.add_argument("-j", "--jobs", type=int, default=0,
+                           help="parallel builds (default: the `jobs` setting, else one per CPU)")
+            h.add_argument("--engine", choices=["builtin", "kustomize", "kubectl"],
+                           help="override the configured engine")
+        if name == "pinned-refs":
+            h.add_argument("--require-sha", action="store_true", help="accept full commit SHAs only")
+        if name == "exec-bits":
+            h.add_argument("--check", action="store_true", help="report only, change nothing")
+        h.set_defaults(func=run)
+
+
+def _rel(repo: str, path: str) -> Optional[str]:
+    rel = os.path.relpath(os.path.realpath(os.path.abspath(path)), repo)
+    if rel == ".." or rel.startswith(".." + os.sep):
+        return None
+    return rel.replace(os.sep, "/")
+
+
+def _plain_files(root: str) -> List[str]:
+    out: List[str] = []
+    for d, dirs, files in os.walk(root):
+        dirs[:] = sorted(x for x in dirs if x != ".git")
+        out += [os.path.relpath(os.path.join(d, f), root).replace(os.sep, "/") for f in files]
+    return sorted(out)
+
+
+class _Source:
+    """The workspace a hook checks; removes a temporary export on exit."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.tmp: Optional[str] = None
+
+    def __enter__(self) -> Workspace:
+        from kzgit import gitio
+        a = self.args
+        try:
+            repo, in_git = gitio.repo_root("."), True
+        except KzgitError:
+            if a.staged or a.rev:
+                raise
+            repo, in_git = os.getcwd(), False
+        repo = os.path.realpath(repo)
+        config: Config = load_config(repo)
+        changed: Optional[List[str]]
+        if a.staged or a.rev:
+            self.tmp = tempfile.mkdtemp(prefix="kzgit-hook-")
+            if a.staged:
+                gitio.export_index(repo, self.tmp)
+                files = gitio.index_files(repo)
+                changed = None if a.all else gitio.staged_changes(repo)
+            else:
+                gitio.export_rev(repo, a.rev, self.tmp)
+                files = gitio.rev_files(repo, a.rev)
+                try:
+                    changed = None if a.all else gitio.changed_between(repo, a.from_rev, a.rev)
+                except KzgitError:  # the remote's commit is not here: check everything
+                    changed = None
+            return Workspace(self.tmp, files, changed, config, repo=repo, staged=bool(a.staged))
+        files = gitio.worktree_files(repo) if in_git else _plain_files(repo)
+        if a.all:
+            changed = None
+        else:
+            changed = [r for r in (_rel(repo, f) for f in a.files) if r is not None]
+        return Workspace(repo, files, changed, config, repo=repo)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.tmp:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the hook named by ``args.hook``; 1 when it has findings."""
+    if not (args.files or args.all or args.staged or args.rev):
+        return 0  # pre-commit passed nothing this hook looks at
+    with _Source(args) as ws:
+        return report(_dispatch(args, ws))
+
+
+def _dispatch(args: argparse.Namespace, ws: Workspace) -> List[Finding]:
+    if args.hook == "render":
+        from kzgit.engine import engine_from_config, get_engine
+        from kzgit.hooks import render
+        c = ws.config
+        if args.engine and args.engine != c.engine:
+            engine = get_engine(args.engine, None, c.timeout, source="--engine")
+        else:
+            engine = engine_from_config(c)
+        return render.run(ws, engine, jobs=args.jobs, offline=args.offline)
+    if args.hook == "localized-sync":
+        from kzgit.hooks import localized_sync
+        return localized_sync.run(ws)
+    if args.hook == "pinned-refs":
+        from kzgit.hooks import pinned_refs
+        return pinned_refs.run(ws, require_sha=args.require_sha)
+    from kzgit.hooks import exec_bits
+    # A pushed commit cannot be fixed in place: report only.
+    return exec_bits.run(ws, fix=not (args.check or args.rev))
+
+
+def report(findings: List[Finding]) -> int:
+    """Print the findings, one per line (continuations indented); 1 if there are any."""
+    for f in findings:
+        print(f)
+    sys.stdout.flush()
+    return 1 if findings else 0

@@ -1,0 +1,77 @@
+"""``kzgit-exec-bits``: no downloaded file of a localized copy is executable.
+
+Downloaded files are everything under a ``localized-files/`` directory and
+every file a localize lock records as downloaded.  The hook is a fixer, as
+pre-commit's fixers are: it clears the executable bits in the work tree and
+sets mode 100644 in the git index (the blob stays the same: content is never
+touched), and fails, listing each path, so the user re-runs the commit.
+"""
+from __future__ import annotations
+
+import os
+import posixpath
+import stat
+from typing import List, Set
+
+from kzgit.hooks import LOCALIZED_FILES_DIR, Finding, Workspace
+from kzgit.hooks import _localize_api
+
+
+def downloaded(ws: Workspace) -> Set[str]:
+    """Repo-relative downloaded files among the workspace's files."""
+    out = {f for f in ws.files if LOCALIZED_FILES_DIR in f.split("/")[:-1]}
+    lock_name = _localize_api.lock_file_name()
+    if lock_name:
+        files = set(ws.files)
+        for f in ws.files:
+            if posixpath.basename(f) == lock_name:
+                copy = posixpath.dirname(f)
+                for rel in _localize_api.downloaded_files(ws.path(f)):
+                    p = posixpath.normpath(posixpath.join(copy, rel))
+                    if p in files:
+                        out.add(p)
+    return out
+
+
+def run(ws: Workspace, fix: bool = True) -> List[Finding]:
+    """Findings (fixed ones included) for executable downloaded files that changed."""
+    targets = sorted(p for p in downloaded(ws) if ws.is_changed(p))
+    if not targets:
+        return []
+    bad_tree: List[str] = []
+    for p in targets:
+        full = ws.path(p)
+        try:
+            st = os.lstat(full)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode) and st.st_mode & 0o111:
+            bad_tree.append(p)
+    from kzgit.gitio import index_modes, MODE_EXECUTABLE
+    try:
+        modes = index_modes(ws.repo, targets)
+    except Exception:  # noqa: BLE001 - not a git repo (e.g. a plain directory): tree only
+        modes = {}
+    bad_index = sorted(p for p, m in modes.items() if m == MODE_EXECUTABLE)
+    findings: List[Finding] = []
+    where = {p: [] for p in sorted(set(bad_tree) | set(bad_index))}  # type: dict[str, List[str]]
+    for p in bad_tree:
+        where[p].append("work tree")
+    for p in bad_index:
+        where[p].append("index")
+    if fix:
+        for p in bad_tree:
+            full = ws.path(p)
+            mode = stat.S_IMODE(os.lstat(full).st_mode)
+            os.chmod(full, mode & ~0o111)
+            if ws.root != ws.repo:  # staged export: fix the real work tree too
+                real = os.path.join(ws.repo, *p.split("/"))
+                if os.path.isfile(real) and not os.path.islink(real):
+                    os.chmod(real, stat.S_IMODE(os.lstat(real).st_mode) & ~0o111)
+        if bad_index:
+            from kzgit.gitio import clear_exec_bits_in_index
+            clear_exec_bits_in_index(ws.repo, bad_index)
+    verb = "removed executable bit" if fix else "downloaded file is executable"
+    for p, places in where.items():
+        findings.append(Finding(p, f"{verb} ({', '.join(places)})"))
+    return findings
