@@ -1,0 +1,144 @@
+"""End to end: ``kzgit build`` over remote bases, compared with ``kubectl kustomize``
+on ``file://`` references when kubectl is on PATH (no test reaches the internet)."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from typing import Dict, Iterator
+
+import pytest
+
+from gitserver import (GitHTTPServer, GitRepo, configmap, forbid_network, insteadof_env, isolate,
+                       kustomization)
+from kzgit.build import BuildOptions, build
+from kzgit.errors import KzgitError
+
+KUBECTL = shutil.which("kubectl")
+
+SERVICE = "apiVersion: v1\nkind: Service\nmetadata:\n  name: svc\nspec:\n  ports:\n  - port: 80\n"
+
+
+@pytest.fixture(autouse=True)
+def cache(monkeypatch: pytest.MonkeyPatch, tmp_path: "os.PathLike[str]") -> str:
+    forbid_network(monkeypatch)
+    return isolate(monkeypatch, tmp_path)
+
+
+@pytest.fixture
+def tmp(tmp_path: "os.PathLike[str]") -> str:
+    return os.path.realpath(os.fspath(tmp_path))
+
+
+@pytest.fixture
+def repos(tmp: str) -> Dict[str, GitRepo]:
+    """``lib`` (a plain base) and ``app`` whose base reaches ``lib`` as a nested remote."""
+    lib = GitRepo.create(os.path.join(tmp, "srv", "org", "lib"), {
+        "svc/kustomization.yaml": kustomization(("svc.yaml",), namePrefix="lib-"),
+        "svc/svc.yaml": SERVICE,
+        "comp/kustomization.yaml": ("apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n"
+                                    "commonLabels:\n  from: component\n"),
+    })
+    lib.tag("v1.0.0")
+    app = GitRepo.create(os.path.join(tmp, "srv", "org", "app"), {
+        "base/kustomization.yaml": kustomization(
+            ("cm.yaml", "../shared", lib.file_url("svc", "v1.0.0")), namePrefix="base-"),
+        "base/cm.yaml": configmap("cm", k="v"),
+        "shared/kustomization.yaml": kustomization(("cm2.yaml",)),
+        "shared/cm2.yaml": configmap("shared", a="b"),
+        "escape/kustomization.yaml": kustomization(("out",)),
+        "fileescape/kustomization.yaml": kustomization(("../base/cm.yaml",)),
+    })
+    outside = os.path.join(tmp, "outside")
+    os.makedirs(outside)
+    with open(os.path.join(outside, "kustomization.yaml"), "w") as f:
+        f.write(kustomization())
+    os.symlink(outside, os.path.join(app.path, "escape", "out"))   # a base leaving the clone
+    app.commit({}, "symlinked base outside the repo")
+    app.tag("v2")
+    return {"lib": lib, "app": app}
+
+
+def _local(tmp: str, text: str) -> str:
+    d = os.path.join(tmp, "local")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "kustomization.yaml"), "w") as f:
+        f.write(text)
+    return d
+
+
+def _kubectl(path: str) -> str:
+    p = subprocess.run([KUBECTL or "kubectl", "kustomize", path], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def _compare(path: str) -> str:
+    got = build(path, BuildOptions()).to_yaml()
+    if KUBECTL:
+        assert got == _kubectl(path)
+    return got
+
+
+def test_kubectl_presence_is_reported() -> None:
+    if not KUBECTL:
+        pytest.skip("kubectl not on PATH: kzgit builds over remotes are not compared with "
+                    "kubectl kustomize in this run")
+
+
+def test_remote_base_with_nested_remote_and_local_sibling(repos: Dict[str, GitRepo], tmp: str) -> None:
+    app = repos["app"]
+    path = _local(tmp, kustomization((app.file_url("base", "v2"),), namespace="prod"))
+    out = _compare(path)
+    assert "name: base-cm" in out and "name: base-shared" in out and "name: base-lib-svc" in out
+
+
+def test_remote_component(repos: Dict[str, GitRepo], tmp: str) -> None:
+    lib = repos["lib"]
+    path = _local(tmp, kustomization(("cm.yaml",)) + f"components:\n- {lib.file_url('comp', 'v1.0.0')}\n")
+    with open(os.path.join(path, "cm.yaml"), "w") as f:
+        f.write(configmap("local"))
+    assert "from: component" in _compare(path)
+
+
+def test_remote_head_and_sha(repos: Dict[str, GitRepo], tmp: str) -> None:
+    lib = repos["lib"]
+    _compare(_local(tmp, kustomization((lib.file_url("svc"),))))
+    _compare(_local(tmp, kustomization((lib.file_url("svc", lib.head()),))))
+
+
+@pytest.mark.parametrize("sub,needle", [
+    ("escape", "within the repo"),
+    ("fileescape", "is not in or below"),
+])
+def test_remote_is_confined_to_its_repo(repos: Dict[str, GitRepo], tmp: str, sub: str, needle: str) -> None:
+    path = _local(tmp, kustomization((repos["app"].file_url(sub, "v2"),)))
+    with pytest.raises(KzgitError, match=needle):
+        build(path, BuildOptions())
+
+
+def test_offline_build(repos: Dict[str, GitRepo], tmp: str) -> None:
+    path = _local(tmp, kustomization((repos["app"].file_url("base", "v2"),)))
+    with pytest.raises(KzgitError, match=r"offline: .*app//base\?ref=v2.*'v2'"):
+        build(path, BuildOptions(offline=True))
+    online = build(path, BuildOptions()).to_yaml()
+    shutil.rmtree(os.path.join(tmp, "srv"))        # the remote is gone: only the cache is left
+    assert build(path, BuildOptions(offline=True)).to_yaml() == online
+    assert build(path, BuildOptions()).to_yaml() == online   # tags cost no network either
+
+
+@pytest.fixture
+def github(tmp: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[GitHTTPServer]:
+    with GitHTTPServer(os.path.join(tmp, "srv")) as s:
+        for k, v in insteadof_env({"https://github.com/": s.url + "/git/"}).items():
+            monkeypatch.setenv(k, v)
+        yield s
+
+
+def test_github_url_over_smart_http(repos: Dict[str, GitRepo], tmp: str, github: GitHTTPServer) -> None:
+    file_path = _local(tmp, kustomization((repos["lib"].file_url("svc", "v1.0.0"),)))
+    want = build(file_path, BuildOptions()).to_yaml()
+    path = _local(tmp, kustomization(("https://github.com/org/lib//svc?ref=v1.0.0",)))
+    assert build(path, BuildOptions()).to_yaml() == want
+    assert any("/git/org/lib" in p for _, p in github.requests)
