@@ -113,7 +113,9 @@ def _apply_one(resmap: ResMap, r: Mapping[str, Any]) -> None:
         raise BuildError("replacements must specify a source and at least one target")
     src = r.get("source")
     targets = r.get("targets")
-    if src is None or targets is None:
+    # kustomize re-marshals the field into the plugin's config with
+    # `omitempty`, so an empty targets list is the same as none.
+    if src is None or not targets:
         raise BuildError("replacements must specify a source and at least one target")
     if not isinstance(src, Mapping):
         raise BuildError("replacement source must be a mapping")
