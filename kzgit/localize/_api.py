@@ -1,0 +1,368 @@
+"""``localize()`` and ``rebuild()``: argument checks, atomic NEWDIR, lock, verification.
+
+The argument rules are those of ``api/internal/localizer/locloader.go``
+``NewLoader`` and ``util.go`` (``establishScope``, ``createNewDir``) at kustomize
+api/v0.18.0; the verification step is ``kustomize/commands/localize/localize.go``
+with the proposal's wording (``SUCCESS: <target>, <newDir> produce same
+kustomize build output``).  Unlike upstream (which creates NEWDIR first and
+removes it on failure), NEWDIR is built in a temporary directory beside it and
+renamed into place only when everything, verification included, succeeded.
+"""
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import os
+import shutil
+import tempfile
+from typing import Any, Callable, Dict, List, Optional, Protocol
+
+from kzgit.errors import KzgitError
+from kzgit.loader import ROOT_ONLY, Loader, new_root_loader
+from kzgit.localize import _paths, lock as _lock
+from kzgit.localize._core import Run, _Localizer
+from kzgit.localize._fetch import Cloner, parse_repo_spec
+from kzgit.localize.errors import LocalizeError, PinMovedError, VerificationError
+
+
+class Engine(Protocol):
+    """What verification needs of a build engine (``kzgit.engine.Engine``)."""
+
+    name: str
+
+    def render(self, path: str, options: Any) -> str: ...
+
+
+class _Builtin:
+    name = "builtin"
+
+    def render(self, path: str, options: Any) -> str:
+        from kzgit import build
+        return build(path, options).to_yaml()
+
+
+@dataclasses.dataclass
+class LocalizeResult:
+    """What a localization did; the CLI prints ``messages`` to stdout, ``warnings`` to stderr."""
+
+    target: str
+    new_dir: str
+    lock: Dict[str, Any]
+    warnings: List[str] = dataclasses.field(default_factory=list)
+    messages: List[str] = dataclasses.field(default_factory=list)
+    verified: bool = False
+
+
+@dataclasses.dataclass
+class _Target:
+    raw: str
+    root: str                      # real path of the kustomization root
+    scope: str                     # real path of the scope
+    remote: bool
+    spec: Any = None
+    clone: Any = None
+
+
+def _target_is_remote(target: str) -> bool:
+    return not os.path.exists(target) and parse_repo_spec(target) is not None
+
+
+def _default_new_dir(target: str) -> str:
+    spec = parse_repo_spec(target) if _target_is_remote(target) else None
+    if spec is not None:
+        path = os.path.normpath(spec.path) if spec.path else "."
+        if path == ".":
+            return _paths.default_new_dir("/r", "/r", spec.org_repo, spec.ref)
+        return _paths.default_new_dir("/r/" + path, "/r", spec.org_repo, spec.ref)
+    try:
+        root = os.path.realpath(target)
+    except OSError:  # pragma: no cover
+        root = os.path.abspath(target)
+    return _paths.default_new_dir(root)
+
+
+def _establish_target(target: str, scope: Optional[str], cloner: Cloner) -> _Target:
+    """locloader.go NewLoader + util.go establishScope."""
+    if _target_is_remote(target):
+        spec = parse_repo_spec(target)
+        assert spec is not None
+        if not spec.ref:
+            raise LocalizeError(
+                f"localize remote root '{spec.redacted()}' missing ref query string parameter: "
+                "a remote target needs a version",
+                tip="add ?ref=<tag or commit> to the URL")
+        if scope:
+            raise LocalizeError(f"scope '{scope}' specified for remote localize target "
+                                f"'{spec.redacted()}': the repository is the scope of a remote target")
+        clone = cloner.clone(spec)
+        root = os.path.realpath(os.path.join(clone.dir, spec.path))
+        if not _paths.is_within(root, clone.dir) or not os.path.isdir(root):
+            raise LocalizeError(f"unable to establish localize target '{spec.redacted()}': "
+                                f"'{spec.path}' is not a directory in the repository")
+        return _Target(target, root, clone.dir, True, spec, clone)
+    try:
+        ldr = new_root_loader(target, restrictor=ROOT_ONLY)
+    except KzgitError as e:
+        raise LocalizeError(f"unable to establish localize target '{target}': {e}") from None
+    if not scope:
+        return _Target(target, ldr.root, ldr.root, False)
+    s = os.path.abspath(scope)
+    if not os.path.isdir(s):
+        raise LocalizeError(f"invalid localize scope '{scope}': not a directory")
+    real_scope = os.path.realpath(s)
+    if not _paths.is_within(ldr.root, real_scope):
+        raise LocalizeError(f"invalid localize scope '{scope}': localize scope '{scope}' does not "
+                            f"contain target '{target}' at '{ldr.root}'",
+                            tip="--scope must be the target or a directory above it")
+    return _Target(target, ldr.root, real_scope, False)
+
+
+def _final_new_dir(new_dir: str, replace: bool) -> str:
+    """util.go createNewDir: NEWDIR must not exist; its parent must."""
+    abs_new = os.path.abspath(new_dir)
+    if os.path.lexists(abs_new) and not replace:
+        raise LocalizeError(f"invalid localize destination '{new_dir}': localize destination "
+                            f"'{new_dir}' already exists",
+                            tip="choose another NEWDIR, or use `kzgit rebuild` to refresh a copy")
+    parent = os.path.dirname(abs_new)
+    if not os.path.isdir(parent):
+        raise LocalizeError(f"invalid localize destination '{new_dir}': unable to create localize "
+                            f"destination directory: parent directory '{os.path.dirname(new_dir) or '.'}' "
+                            "does not exist")
+    return os.path.join(os.path.realpath(parent), os.path.basename(abs_new))
+
+
+def _rel_or_url(path: str, start: str) -> str:
+    return os.path.relpath(path, start).replace(os.sep, "/")
+
+
+def _make_lock(t: _Target, run: Run, target_in_copy: str, final: str) -> Dict[str, Any]:
+    files: Dict[str, Any] = {}
+    for rel, rec in sorted(run.files.items()):
+        entry: Dict[str, Any] = {"sha256": rec.sha256}
+        if rec.url:
+            entry["url"] = rec.url
+        elif rec.source:
+            if t.remote and t.clone is not None and _paths.is_within(rec.source, t.clone.dir):
+                entry["url"] = t.spec.redacted()
+            else:
+                entry["source"] = _rel_or_url(rec.source, final)
+                if rec.source_sha256:
+                    entry["source_sha256"] = rec.source_sha256
+        if rec.executable_stripped:
+            entry["executable_stripped"] = True
+        files[rel] = entry
+    remotes = sorted(({"url": r.url, "ref": r.ref, "commit": r.commit, "path": r.path}
+                      for r in run.remotes.values()), key=lambda r: (r["url"], r["path"]))
+    lock: Dict[str, Any] = {
+        "version": _lock.LOCK_VERSION,
+        "target": t.spec.redacted() if t.remote else _rel_or_url(t.root, final),
+        "scope": None if t.remote else _rel_or_url(t.scope, final),
+        "target_in_copy": target_in_copy,
+        "remotes": remotes,
+        "files": files,
+    }
+    if t.remote:
+        lock["target_commit"] = t.clone.commit
+        lock["target_ref"] = t.spec.ref
+    if run.chart_homes:
+        lock["chart_homes"] = {k: _rel_or_url(v, final) for k, v in sorted(run.chart_homes.items())}
+    return lock
+
+
+def _next_steps(run: Run, target: str, new_dir: str) -> List[str]:
+    flags = sorted(run.needs_flags)
+    why = "; ".join(f"{f} ({run.needs_flags[f]})" for f in flags)
+    lines = [f"Verification skipped: building {target} needs {why}, and localize never enables "
+             "plugins, exec functions or helm on its own. Next steps:"]
+    n = 1
+    if run.exec_binaries:
+        lines.append(f"  {n}. review the exec binaries in '{new_dir}' "
+                     f"({', '.join(sorted(set(run.exec_binaries)))}) and `chmod +x` only those you trust")
+        n += 1
+    fl = " ".join(flags)
+    lines.append(f"  {n}. run `kzgit build {fl} {target}` and `kzgit build {fl} {new_dir}` "
+                 "and compare the outputs")
+    return lines
+
+
+def _verify(engine: Engine, t: _Target, copy_target: str, shown_target: str, shown_new: str) -> None:
+    from kzgit.build import BuildOptions
+    opts = BuildOptions()   # no plugins, no exec, no helm: never enabled by localize
+    original = t.root if t.remote else t.raw
+    try:
+        a = engine.render(original, opts)
+    except KzgitError as e:
+        raise LocalizeError(f"verification failed: `kustomize build` of {shown_target} failed: {e}",
+                            tip="if the target needs flags to build, rerun with --no-verify and "
+                                "compare the builds yourself") from None
+    try:
+        b = engine.render(copy_target, opts)
+    except KzgitError as e:
+        raise VerificationError(f"verification failed: `kustomize build` of the localized copy "
+                                f"{shown_new} failed: {e}") from None
+    if a != b:
+        diff = list(difflib.unified_diff(a.splitlines(), b.splitlines(), shown_target, shown_new,
+                                         lineterm="", n=1))
+        shown = "\n".join(diff[:40]) + ("\n..." if len(diff) > 40 else "")
+        raise VerificationError(f"verification failed: `kustomize build` of {shown_target} and "
+                                f"{shown_new} differ after localization:\n{shown}")
+
+
+def localize(target: str, new_dir: Optional[str] = None, *, scope: Optional[str] = None,
+             verify: bool = True, engine: Optional[Engine] = None,
+             _replace: bool = False,
+             _before_commit: Optional[Callable[[Dict[str, Any]], None]] = None) -> LocalizeResult:
+    """Make a self-contained copy of ``target`` at ``new_dir`` (``kzgit localize``).
+
+    Raises :class:`~kzgit.localize.errors.LocalizeError` for every error case of the
+    proposal; on any failure (or Ctrl-C) nothing is left behind and the target is
+    untouched.
+    """
+    shown_new = new_dir or _default_new_dir(target)
+    work = tempfile.mkdtemp(prefix="kzgit-localize-")
+    tmp: Optional[str] = None
+    try:
+        if _target_is_remote(target):  # fail before cloning
+            _final_new_dir(shown_new, _replace)
+        cloner = Cloner(work)
+        t = _establish_target(target, scope, cloner)
+        final = _final_new_dir(shown_new, _replace)
+        tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(final)}.kzgit-tmp-",
+                               dir=os.path.dirname(final))
+        os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp's 0700 is not what a new directory gets
+        run = Run(scope=t.scope, new_dir=final, tmp_dir=tmp, cloner=cloner)
+        to_dst = os.path.relpath(t.root, t.scope)
+        dst = os.path.normpath(os.path.join(tmp, to_dst))
+        os.makedirs(dst, exist_ok=True)
+        if t.remote:
+            ldr = Loader(t.root, None, ROOT_ONLY, repo_root=t.clone.dir, remote_label=t.spec.redacted())
+        else:
+            ldr = new_root_loader(t.root, restrictor=ROOT_ONLY)
+        try:
+            _Localizer(run, ldr, dst, local=not t.remote, clone=t.clone).localize()
+        except KzgitError as e:
+            raise LocalizeError(f"unable to localize target '{target}': {e}") from None
+        target_in_copy = to_dst.replace(os.sep, "/")
+        lock = _make_lock(t, run, target_in_copy, final)
+        with open(os.path.join(tmp, _lock.LOCK_FILE_NAME), "w", encoding="utf-8") as f:
+            f.write(_lock.dumps(lock))
+        result = LocalizeResult(target=target, new_dir=final, lock=lock, warnings=list(run.warnings))
+        if verify:
+            if run.needs_flags:
+                result.messages.extend(_next_steps(run, target, shown_new))
+            else:
+                _verify(engine or _Builtin(), t, dst, target, shown_new)
+                result.verified = True
+                result.messages.append(f"SUCCESS: {target}, {shown_new} produce same kustomize build output")
+        if _before_commit is not None:
+            _before_commit(lock)
+        _commit(tmp, final, _replace)
+        tmp = None
+        return result
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _commit(tmp: str, final: str, replace: bool) -> None:
+    """Rename the finished copy into place; replacing an old copy keeps a backup until done."""
+    if not replace or not os.path.lexists(final):
+        os.rename(tmp, final)
+        return
+    backup = tempfile.mkdtemp(prefix=f".{os.path.basename(final)}.kzgit-old-", dir=os.path.dirname(final))
+    os.rmdir(backup)
+    os.rename(final, backup)
+    try:
+        os.rename(tmp, final)
+    except BaseException:
+        os.rename(backup, final)
+        raise
+    shutil.rmtree(backup, ignore_errors=True)
+
+
+# -- rebuild ------------------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class RebuildResult:
+    """What ``kzgit rebuild`` changed in one copy."""
+
+    copy_dir: str
+    added: List[str] = dataclasses.field(default_factory=list)
+    removed: List[str] = dataclasses.field(default_factory=list)
+    changed: List[str] = dataclasses.field(default_factory=list)
+    moved_pins: List[str] = dataclasses.field(default_factory=list)
+    warnings: List[str] = dataclasses.field(default_factory=list)
+    messages: List[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def unchanged(self) -> bool:
+        return not (self.added or self.removed or self.changed)
+
+
+def _pins(lock: Dict[str, Any]) -> Dict[tuple, str]:
+    pins = {(r["url"], r["ref"]): r["commit"] for r in lock.get("remotes") or []}
+    if lock.get("target_commit"):
+        pins[(lock["target"], lock.get("target_ref", ""))] = lock["target_commit"]
+    return pins
+
+
+def rebuild(copy_dir: str, *, update_pins: bool = False, verify: bool = True,
+            engine: Optional[Engine] = None) -> RebuildResult:
+    """Re-localize a copy from the original its lock file records, replacing it atomically.
+
+    A ref that now resolves to another commit than the lock records (a moved tag)
+    raises :class:`~kzgit.localize.errors.PinMovedError` unless ``update_pins``.
+    """
+    old = _lock.read_lock(copy_dir)
+    copy_abs = os.path.abspath(copy_dir)
+    target = old["target"]
+    if parse_repo_spec(target) is None or os.path.isabs(target) or os.path.exists(
+            os.path.join(copy_abs, target)):
+        target = os.path.normpath(os.path.join(copy_abs, target))
+        scope = os.path.normpath(os.path.join(copy_abs, old["scope"])) if old.get("scope") else None
+    else:
+        scope = None
+    result = RebuildResult(copy_dir=copy_dir)
+    old_pins = _pins(old)
+
+    def check_pins(new_lock: Dict[str, Any]) -> None:
+        for key, commit in sorted(_pins(new_lock).items()):
+            before = old_pins.get(key)
+            if before and before != commit:
+                result.moved_pins.append(f"{key[0]} (ref {key[1]}): locked at {before}, now {commit}")
+        if result.moved_pins and not update_pins:
+            raise PinMovedError(
+                f"{copy_dir}: MOVED REF — a ref now resolves to another commit than the lock records:\n  "
+                + "\n  ".join(result.moved_pins),
+                tip="if the change is expected, accept it with `kzgit rebuild --update-pins`")
+
+    res = localize(target, copy_abs, scope=scope, verify=verify, engine=engine, _replace=True,
+                   _before_commit=check_pins)
+    new_files = res.lock.get("files") or {}
+    old_files = old.get("files") or {}
+    result.added = sorted(set(new_files) - set(old_files))
+    result.removed = sorted(set(old_files) - set(new_files))
+    result.changed = sorted(k for k in set(new_files) & set(old_files)
+                            if new_files[k].get("sha256") != old_files[k].get("sha256"))
+    result.warnings = res.warnings
+    result.messages = res.messages
+    return result
+
+
+def find_copies(start: str) -> List[str]:
+    """Every localized copy (directory with a lock file) under ``start``, skipping ``.git``."""
+    out = []
+    for d, dirs, files in os.walk(start):
+        dirs[:] = sorted(x for x in dirs if x != ".git" and not os.path.islink(os.path.join(d, x)))
+        if _lock.LOCK_FILE_NAME in files:
+            out.append(os.path.relpath(d, start) if d != start else ".")
+            dirs[:] = []
+    return sorted(out)
