@@ -1,0 +1,15 @@
+"""crane-compatible transform plugins with priorities (``kzgit transform``).
+
+* :mod:`kzgit.transform.crane`: the binary plugin protocol (metadata, request, response);
+* :mod:`kzgit.transform.priority`: one operation per path, by plugin order and priorities;
+* :mod:`kzgit.transform.runner`: read SOURCE, run the plugins concurrently, write the overlay.
+"""
+from kzgit.transform.crane import CranePlugin, OptionalField, discover_plugins, load_plugin, run_plugin
+from kzgit.transform.priority import IgnoredOperation, PluginOperation, priority_map, resolve
+from kzgit.transform.runner import (TransformResult, parse_optional_flags, read_source,
+                                    run_transform, transform_resources, write_overlay)
+
+__all__ = ["CranePlugin", "OptionalField", "discover_plugins", "load_plugin", "run_plugin",
+           "IgnoredOperation", "PluginOperation", "priority_map", "resolve",
+           "TransformResult", "parse_optional_flags", "read_source", "run_transform",
+           "transform_resources", "write_overlay"]
