@@ -1,26 +1,27 @@
-"""YAML in and out with kustomize's rules (placeholder; see the yamlio helper brief)."""
+"""YAML in and out with kustomize's rules.
+
+* :func:`load_documents` — resource files (kio + go-yaml v3 typing).
+* :func:`load_yaml11` — kustomization files (sigs.k8s.io/yaml, go-yaml v2).
+* :func:`dump` / :func:`dump_documents` — output byte-identical to
+  ``kubectl kustomize`` (sigs.k8s.io/yaml.JSONToYAML, go-yaml v2 Marshal).
+* :func:`go_json_dumps` — Go ``encoding/json.Marshal`` text (hashes).
+
+See ``notes/kustomize-build.md`` §3.1 and §3.11 for the rules reproduced.
+"""
 from __future__ import annotations
 
-from typing import Any, List, Union
+from kzgit.yamlio.emit import dump, dump_documents, key_less, sorted_keys
+from kzgit.yamlio.gojson import go_json_dumps
+from kzgit.yamlio.load import MAX_ALIAS_EXPANSION, MAX_DEPTH, load_documents, load_yaml11
 
-import yaml
-
-from kzgit.errors import YamlError
-
-
-def load_documents(data: Union[bytes, str], source: str = "") -> List[Any]:
-    try:
-        return [d for d in yaml.load_all(data, Loader=yaml.CSafeLoader) if d is not None]
-    except yaml.YAMLError as e:
-        raise YamlError(f"{source}: {e}") from None
-
-
-def load_yaml11(data: Union[bytes, str], source: str = "") -> Any:
-    try:
-        return yaml.load(data, Loader=yaml.CSafeLoader)
-    except yaml.YAMLError as e:
-        raise YamlError(f"{source}: {e}") from None
-
-
-def dump_documents(objs: List[Any]) -> str:
-    return "---\n".join(yaml.dump(o, Dumper=yaml.CSafeDumper, default_flow_style=False) for o in objs)
+__all__ = [
+    "MAX_ALIAS_EXPANSION",
+    "MAX_DEPTH",
+    "dump",
+    "dump_documents",
+    "go_json_dumps",
+    "key_less",
+    "load_documents",
+    "load_yaml11",
+    "sorted_keys",
+]

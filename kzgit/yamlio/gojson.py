@@ -1,0 +1,68 @@
+"""Go ``encoding/json.Marshal`` text of a generic value (for the ConfigMap/Secret hash, notes §3.4).
+
+Keys sorted bytewise (Go sorts map keys as strings), no spaces, non-ASCII
+raw, ``<`` ``>`` ``&`` and U+2028/U+2029 escaped as ``\\u003c`` etc.,
+floats formatted as Go does (``1`` not ``1.0``, ``1e+21``, ``1e-7``).
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, List
+
+from kzgit.errors import YamlError
+from kzgit.yamlio._gonum import format_float_json
+
+_encode_str = json.encoder.encode_basestring  # type: ignore[attr-defined]
+
+
+def _go_string(s: str) -> str:
+    out = _encode_str(s)
+    if "<" in out or ">" in out or "&" in out or "\u2028" in out or "\u2029" in out:
+        out = (out.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+               .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+    return out
+
+
+def _write(v: Any, out: List[str]) -> None:
+    t = type(v)
+    if t is str:
+        out.append(_go_string(v))
+    elif t is dict:
+        out.append("{")
+        first = True
+        # Go's encoding/json sorts keys by their UTF-8 bytes; for str that is
+        # code point order, which Python's sort gives.
+        for k in sorted(v, key=str):
+            if not first:
+                out.append(",")
+            first = False
+            out.append(_go_string(str(k)))
+            out.append(":")
+            _write(v[k], out)
+        out.append("}")
+    elif t is list or t is tuple:
+        out.append("[")
+        for i, x in enumerate(v):
+            if i:
+                out.append(",")
+            _write(x, out)
+        out.append("]")
+    elif v is None:
+        out.append("null")
+    elif t is bool:
+        out.append("true" if v else "false")
+    elif t is int:
+        out.append(str(v))
+    elif t is float:
+        if v != v or v in (float("inf"), float("-inf")):
+            raise YamlError(f"json: unsupported value: {v!r}")
+        out.append(format_float_json(v))
+    else:
+        raise YamlError(f"json: unsupported type: {t.__name__}")
+
+
+def go_json_dumps(obj: Any) -> str:
+    """``json.Marshal(obj)`` as Go writes it."""
+    out: List[str] = []
+    _write(obj, out)
+    return "".join(out)

@@ -1,0 +1,439 @@
+"""Reading YAML the way kustomize does.
+
+Two readers:
+
+* :func:`load_documents` — resource files, as ``kyaml/kio/byteio_reader.go``
+  reads them: ``\\r\\n`` → ``\\n``, split on ``\\n---.*\\n`` lines, each part
+  parsed by go-yaml **v3** (YAML 1.2 core typing plus v3's legacy octal),
+  anchors expanded (``RNode.DeAnchor``), duplicate keys rejected the way v3's
+  decoder rejects them when kustomize later unmarshals into a map.
+* :func:`load_yaml11` — kustomization files, as ``sigs.k8s.io/yaml`` reads
+  them: go-yaml **v2** (YAML 1.1 booleans ``yes/on/y``), duplicate keys
+  silently last-wins.
+
+Parsing uses libyaml through PyYAML's ``CSafeLoader`` composer only (never an
+unsafe loader): the C code builds the node graph, and a small Python walk
+types the scalars with go-yaml's rules and expands aliases into copies under
+a node budget and a depth limit (security notes §8: a billion-laughs file must
+fail fast, a 3000-deep honest file must load).  libyaml's composer recurses
+on the C stack and crashes near 100 000 levels, so nesting is bounded
+*before* the text reaches it.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+import sys
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from kzgit.errors import YamlError
+from kzgit.yamlio._gonum import DOT_FLOAT, parse_timestamp, resolve_number
+
+# go-yaml v3's parser refuses deeper nesting ("exceeded max depth of 10000",
+# goyaml.v3 parserc.go / scannerc.go max_flow_level and max_indents).
+MAX_DEPTH = 10000
+# Expanded-node budget: aliases may add at most this many nodes, or ten
+# times the document's own node count when that is larger, so that honest
+# anchor reuse works and memory stays proportional to the input.
+MAX_ALIAS_EXPANSION = 1_000_000
+ALIAS_EXPANSION_FACTOR = 10
+
+_PLAIN = "kzgit:plain"  # resolver tag for an untagged plain scalar
+_STR = "tag:yaml.org,2002:str"
+_MAP = "tag:yaml.org,2002:map"
+_SEQ = "tag:yaml.org,2002:seq"
+_BINARY = "tag:yaml.org,2002:binary"
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_BOOL = "tag:yaml.org,2002:bool"
+_NULL = "tag:yaml.org,2002:null"
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
+_MERGE = "tag:yaml.org,2002:merge"
+
+
+class _Loader(yaml.CSafeLoader):  # type: ignore[misc]
+    """libyaml's parser and composer; every implicit tag decision is ours.
+
+    The C composer calls ``resolve`` for each untagged node: plain scalars get
+    a private tag typed later by go-yaml's rules, quoted and block scalars are
+    strings (YAML 1.2 and 1.1 agree on that).
+    """
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        if kind is ScalarNode:
+            return _PLAIN if implicit[0] else _STR
+        return _MAP if kind is MappingNode else _SEQ
+
+
+class _Inf:
+    """Marker for .inf / .nan: JSON cannot carry them, kustomize fails there."""
+
+
+_INF = _Inf()
+
+# resolveMap of goyaml.v3/resolve.go (YAML 1.2 core schema spellings).
+_V3_WORDS: Dict[str, Any] = {
+    "true": True, "True": True, "TRUE": True,
+    "false": False, "False": False, "FALSE": False,
+    "": None, "~": None, "null": None, "Null": None, "NULL": None,
+}
+# goyaml.v2/resolve.go adds the YAML 1.1 booleans.
+_V2_WORDS: Dict[str, Any] = dict(_V3_WORDS)
+for _w in ("y", "Y", "yes", "Yes", "YES", "on", "On", "ON"):
+    _V2_WORDS[_w] = True
+for _w in ("n", "N", "no", "No", "NO", "off", "Off", "OFF"):
+    _V2_WORDS[_w] = False
+for _w in (".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF",
+           "-.inf", "-.Inf", "-.INF"):
+    _V3_WORDS[_w] = _INF
+    _V2_WORDS[_w] = _INF
+
+_NUMERIC_START = frozenset("0123456789+-")
+
+
+def _resolve_plain(value: str, words: Dict[str, Any], timestamps: bool) -> Any:
+    """go-yaml's resolve("", value) for an untagged plain scalar (hint table first)."""
+    if value in words:
+        return words[value]
+    c = value[0]
+    if c in _NUMERIC_START:
+        if timestamps and len(value) >= 8 and value[4] == "-":
+            ts = parse_timestamp(value)
+            if ts is not None:
+                return ts
+        n = resolve_number(value)
+        return value if n is None else n
+    if c == "." and DOT_FLOAT.match(value):
+        return float(value)
+    return value
+
+
+class _Builder:
+    """Turns one composed node graph into plain Python values."""
+
+    def __init__(self, source: str, offset_line: int, v3: bool) -> None:
+        self.source = source
+        self.v3 = v3
+        self.words = _V3_WORDS if v3 else _V2_WORDS
+        self.count = 0
+        self.extra = 0  # nodes added by alias expansion
+        self.aliased = False
+        # id(node) -> (value, expanded size); None marks "being built".
+        self.memo: Dict[int, Optional[Tuple[Any, int]]] = {}
+        self.offset_line = offset_line
+
+    def fail(self, node: Node, msg: str) -> YamlError:
+        line = node.start_mark.line + 1 if node.start_mark is not None else 0
+        return YamlError(f"{self.source}: yaml: line {line}: {msg}")
+
+    def scalar(self, node: ScalarNode) -> Any:
+        tag = node.tag
+        value = node.value
+        if tag == _PLAIN:
+            if not value:
+                return None
+            v = _resolve_plain(value, self.words, self.v3)
+            if v is _INF:
+                # encoding/json refuses ±Inf and NaN when kustomize converts the
+                # resource (resource.go AsYAML → json.Marshal).
+                raise self.fail(node, f"json: unsupported value: {value!s} (.inf and .nan cannot be converted to JSON)")
+            return v
+        if tag == _STR:
+            return value
+        if tag == _BINARY:
+            # v3/v2 decode: base64.StdEncoding, which skips \r and \n; json then
+            # turns invalid UTF-8 into U+FFFD.
+            try:
+                raw = base64.b64decode(value.replace("\n", "").replace("\r", "").replace(" ", ""), validate=True)
+            except (binascii.Error, ValueError):
+                raise self.fail(node, "!!binary value contains invalid base64 data") from None
+            return raw.decode("utf-8", "replace")
+        if tag in (_INT, _FLOAT, _BOOL, _NULL, _TIMESTAMP):
+            v = _resolve_plain(value, self.words, self.v3) if value else None
+            if v is _INF:
+                raise self.fail(node, f"json: unsupported value: {value}")
+            if tag == _FLOAT and type(v) is int:
+                return float(v)
+            if tag == _TIMESTAMP:
+                return v
+            ok = {_INT: (int,), _FLOAT: (float,), _BOOL: (bool,), _NULL: (type(None),)}[tag]
+            if type(v) not in ok:
+                short = "!!" + tag.rsplit(":", 1)[1]
+                raise self.fail(node, f"cannot decode !!str `{value}` as a {short}")
+            return v
+        # Unknown or local tags (!foo, !!python/...): go-yaml ignores them and
+        # keeps the text as a string (resolvableTag is false).
+        return value
+
+    def build(self, node: Node, depth: int) -> Any:
+        if depth > MAX_DEPTH:
+            raise self.fail(node, f"exceeded max depth of {MAX_DEPTH}")
+        self.count += 1
+        if node.__class__ is ScalarNode:
+            return self.scalar(node)  # type: ignore[arg-type]
+        key = id(node)
+        memo = self.memo
+        if key in memo:
+            hit = memo[key]
+            if hit is None:
+                raise self.fail(node, "anchor value contains itself")
+            # An alias: its expansion costs as much as the anchored value.
+            self.aliased = True
+            self.count += hit[1] - 1
+            self.extra += hit[1]
+            budget = max(MAX_ALIAS_EXPANSION, ALIAS_EXPANSION_FACTOR * (self.count - self.extra))
+            if self.extra > budget:
+                raise YamlError(
+                    f"{self.source}: yaml: aliases expand the document by more than {budget} nodes "
+                    f"(an alias bomb?); kzgit refuses it")
+            return hit[0]
+        memo[key] = None
+        start = self.count
+        if node.__class__ is SequenceNode:
+            value: Any = [self.build(child, depth + 1) for child in node.value]
+        else:
+            value = self.mapping(node, depth)  # type: ignore[arg-type]
+        memo[key] = (value, self.count - start + 1)
+        return value
+
+    def mapping(self, node: MappingNode, depth: int) -> Dict[Any, Any]:
+        out: Dict[Any, Any] = {}
+        merges: List[Any] = []
+        seen: Optional[Dict[str, ScalarNode]] = {} if self.v3 else None
+        for knode, vnode in node.value:
+            if knode.__class__ is ScalarNode and knode.value == "<<":
+                # kyaml RNode.DeAnchor → removeMergeTags: a plain "<<" is a
+                # merge key; then Clear("<<") drops the field whatever its
+                # style, so a quoted "<<" key silently disappears too.
+                if knode.tag == _PLAIN and self.v3:
+                    merges.append(vnode)
+                elif not self.v3:
+                    # go-yaml v2 merges a plain "<<" only (decode.go isMerge).
+                    if knode.tag == _PLAIN:
+                        merges.append(vnode)
+                    else:
+                        out["<<"] = self.build(vnode, depth + 1)
+                continue
+            if seen is not None and knode.__class__ is ScalarNode:
+                # goyaml.v3 decode.go mapping(): same kind and same text is a
+                # duplicate, whatever the resolved type.
+                first = seen.get(knode.value)
+                if first is not None:
+                    raise YamlError(
+                        f"{self.source}: yaml: unmarshal errors:\n  line {knode.start_mark.line + 1}: "
+                        f"mapping key {json.dumps(knode.value, ensure_ascii=False)} already defined at "
+                        f"line {first.start_mark.line + 1}")
+                seen[knode.value] = knode
+            k = self.build(knode, depth + 1)
+            if type(k) is not str:
+                k = _key_text(k, knode)
+            out[k] = self.build(vnode, depth + 1)
+        if merges:
+            if len(merges) > 1:
+                raise self.fail(node, "duplicate merge key")
+            out = self.merge(merges[0], out, depth)
+        return out
+
+    def merge(self, vnode: Node, own: Dict[Any, Any], depth: int) -> Dict[Any, Any]:
+        value = self.build(vnode, depth + 1)
+        if type(value) is dict:
+            sources = [value]
+        elif type(value) is list and vnode.__class__ is SequenceNode:
+            sources = []
+            for item, inode in zip(value, vnode.value):
+                if inode.__class__ is SequenceNode:
+                    raise self.fail(inode, "invalid map merge: received a nested sequence")
+                if type(item) is not dict:
+                    raise self.fail(inode, "map merge requires map or sequence of maps as the value")
+                sources.append(item)
+            # Earlier maps in the list win (findMergeValues prepends).
+            sources.reverse()
+        else:
+            raise self.fail(vnode, "map merge requires map or sequence of maps as the value")
+        out: Dict[Any, Any] = {}
+        for src in sources:
+            out.update(_deep_copy(src))
+        out.update(own)
+        return out
+
+
+def _key_text(k: Any, knode: Node) -> Any:
+    """A non-string key as it reaches JSON: sigs.k8s.io/yaml prints it as text."""
+    if k is None:
+        return "null"
+    if type(k) is bool:
+        return "true" if k else "false"
+    if type(k) in (int, float):
+        return knode.value if isinstance(knode, ScalarNode) else str(k)
+    raise YamlError("mapping key is not a scalar")
+
+
+def _deep_copy(v: Any) -> Any:
+    """Copies containers so each alias expansion is its own object (kyaml CopyYNode)."""
+    t = type(v)
+    if t is dict:
+        return {k: _deep_copy(x) for k, x in v.items()}
+    if t is list:
+        return [_deep_copy(x) for x in v]
+    return v
+
+
+_SEPARATOR = re.compile(r"\n---[^\n]*\n")
+
+
+def split_documents(text: str, source: str) -> List[Tuple[str, int]]:
+    """kio's splitDocuments: parts between ``\\n---.*\\n`` lines, with each part's first line number.
+
+    A separator line carrying anything but a comment is an error
+    (``invalid document separator``), as in kyaml/kio/byteio_reader.go.
+    """
+    if not text:
+        return []
+    parts: List[Tuple[str, int]] = []
+    prev = 0
+    line = 1
+    for m in _SEPARATOR.finditer(text):
+        rest = m.group()[4:].strip()
+        if rest and rest[0] != "#":
+            raise YamlError(f"{source}: invalid document separator: {m.group().strip()}")
+        parts.append((text[prev:m.start()] + "\n", line))
+        line += text.count("\n", prev, m.end())
+        prev = m.end()
+    parts.append((text[prev:], line))
+    return parts
+
+
+def _nesting_bound(text: str) -> int:
+    """A cheap upper bound of the nesting depth libyaml would reach.
+
+    Every flow level needs a ``[`` or ``{``; every block level needs at least
+    one more column of indentation or a ``- ``/``? `` on its line.
+    """
+    if len(text) <= MAX_DEPTH:
+        return len(text)
+    flow = text.count("[") + text.count("{")
+    if flow > MAX_DEPTH:
+        return flow
+    return flow + max(map(len, text.split("\n")))
+
+
+def _check_depth_exact(loader: _Loader, source: str) -> None:
+    """Walks the parser events (no composing) and fails past MAX_DEPTH.
+
+    Only used when the cheap bound is exceeded; the loader is then spent.
+    """
+    depth = 0
+    start_types = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+    end_types = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+    while True:
+        ev = loader.get_event()
+        if ev is None or isinstance(ev, yaml.StreamEndEvent):
+            return
+        if isinstance(ev, start_types):
+            depth += 1
+            if depth > MAX_DEPTH:
+                line = ev.start_mark.line + 1 if ev.start_mark else 0
+                raise YamlError(f"{source}: yaml: line {line}: exceeded max depth of {MAX_DEPTH}")
+        elif isinstance(ev, end_types):
+            depth -= 1
+
+
+def _yaml_error(source: str, e: yaml.YAMLError, line_offset: int = 0) -> YamlError:
+    mark = getattr(e, "problem_mark", None)
+    problem = getattr(e, "problem", None) or str(e)
+    if mark is not None:
+        return YamlError(f"{source}: MalformedYAMLError: yaml: line {mark.line + 1 + line_offset}: {problem}")
+    return YamlError(f"{source}: MalformedYAMLError: yaml: {problem}")
+
+
+def _compose_first(text: str, source: str, deep: bool) -> Optional[Node]:
+    """The first document's node graph of ``text`` (kio decodes one document per part)."""
+    try:
+        if deep:
+            _check_depth_exact(_Loader(text), source)
+        loader = _Loader(text)
+        try:
+            return loader.get_node() if loader.check_node() else None
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as e:
+        raise _yaml_error(source, e) from None
+
+
+def _to_text(data: Union[bytes, str], source: str) -> str:
+    if isinstance(data, bytes):
+        try:
+            # Go reads bytes as UTF-8; a leading BOM is skipped by the scanner.
+            return data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise YamlError(f"{source}: yaml: invalid UTF-8 at byte {e.start}") from None
+    return data
+
+
+def _build_value(node: Node, source: str, v3: bool) -> Any:
+    b = _Builder(source, 0, v3)
+    old = sys.getrecursionlimit()
+    if old < 4 * MAX_DEPTH:
+        sys.setrecursionlimit(4 * MAX_DEPTH)
+    try:
+        value = b.build(node, 0)
+    finally:
+        if old < 4 * MAX_DEPTH:
+            sys.setrecursionlimit(old)
+    if b.aliased:
+        # Shared objects would let an edit through one alias show up at the
+        # other places; kustomize expands aliases into independent copies.
+        value = _deep_copy(value)
+    return value
+
+
+def load_documents(data: Union[bytes, str], source: str = "") -> List[Any]:
+    """Parses a resource file into its non-empty documents (kio.FromBytes + DeAnchor).
+
+    Raises :class:`YamlError` naming ``source`` for malformed YAML, bad
+    separators, duplicate keys, ``.inf``/``.nan``, alias bombs and nesting
+    deeper than go-yaml's 10000 levels.
+    """
+    text = _to_text(data, source).replace("\r\n", "\n")
+    deep = _nesting_bound(text) > MAX_DEPTH
+    out: List[Any] = []
+    for part, _line in split_documents(text, source):
+        node = _compose_first(part, source, deep)
+        if node is None:
+            continue
+        value = _build_value(node, source, True)
+        if value is None:
+            continue
+        out.append(value)
+    return out
+
+
+def load_yaml11(data: Union[bytes, str], source: str = "") -> Any:
+    """Parses a kustomization file as sigs.k8s.io/yaml does (go-yaml v2, YAML 1.1).
+
+    ``yes``/``on``/``y`` are booleans, timestamps stay strings (v2 decodes them
+    into ``interface{}`` as their text), duplicate keys: the last one wins.
+    """
+    text = _to_text(data, source)
+    deep = _nesting_bound(text) > MAX_DEPTH
+    try:
+        if deep:
+            _check_depth_exact(_Loader(text), source)
+        loader = _Loader(text)
+        try:
+            node = loader.get_single_node()
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as e:
+        raise _yaml_error(source, e) from None
+    if node is None:
+        return None
+    return _build_value(node, source, False)
+
+
+Loader = Callable[[Union[bytes, str], str], Any]
