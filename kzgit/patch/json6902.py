@@ -1,0 +1,422 @@
+"""JSON 6902 patches with kustomize's behaviour (evanphx json-patch v4.12.0).
+
+kustomize (``api/filters/patchjson6902/patchjson6902.go``) turns the resource
+into JSON, applies ``gopkg.in/evanphx/json-patch.v4`` and reads the result back
+through ``json.Unmarshal`` into ``map[string]interface{}`` and YAML.  That
+library departs from RFC 6902 (and from the ``jsonpatch`` package) in ways
+kustomize users see, so the operations are re-implemented here after
+``patch.go`` at v4.12.0:
+
+* ``replace`` of a missing object key adds it; ``copy`` from a missing key
+  copies ``null``; negative array indices count from the end;
+* a path without a leading ``/`` addresses a key of the root object;
+* ``move`` error messages name the key, not the path;
+* every number passes through float64 (``9223372036854775807`` becomes
+  ``9223372036854776000``), then is printed by encoding/json and re-read as
+  YAML: integral values below 1e21 come back as integers (when they fit
+  int64/uint64), the rest as floats.
+
+Errors are :class:`kzgit.errors.BuildError` whose text contains kustomize's.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import math
+from decimal import Decimal
+from typing import Any, Dict, List, Tuple, Union
+
+import yaml
+
+from kzgit.errors import BuildError
+
+__all__ = ["apply", "parse_ops"]
+
+_MISSING: Any = object()
+
+
+class _PatchError(Exception):
+    """An evanphx error, message in its words."""
+
+
+def parse_ops(data: Union[str, bytes, List[Any]], source: str) -> List[Dict[str, Any]]:
+    """Parse JSON 6902 operations as kustomize does (``jsonPatchFromBytes``).
+
+    Text starting with ``[`` is JSON; anything else is YAML converted to JSON.
+    A parsed list is accepted as is.  The result must be a list of maps.
+    """
+    if isinstance(data, bytes):
+        data = data.decode("utf-8")
+    ops: Any
+    if isinstance(data, str):
+        if data == "":
+            raise BuildError(f"{source}: empty json patch operations")
+        try:
+            ops = json.loads(data) if data[0] == "[" else yaml.safe_load(data)
+        except (ValueError, yaml.YAMLError) as e:
+            raise BuildError(f"{source}: invalid JSON patch: {e}") from e
+    else:
+        ops = data
+    if not isinstance(ops, list):
+        raise BuildError(
+            f"{source}: json: cannot unmarshal {_json_type(ops)} into Go value of type jsonpatch.Patch")
+    for op in ops:
+        if not isinstance(op, dict):
+            raise BuildError(
+                f"{source}: json: cannot unmarshal {_json_type(op)} into Go value of type jsonpatch.Operation")
+    return ops
+
+
+def _json_type(v: Any) -> str:
+    if isinstance(v, dict):
+        return "object"
+    if isinstance(v, list):
+        return "array"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, (int, float)):
+        return "number"
+    return "null"
+
+
+# --- numbers ---------------------------------------------------------------
+
+
+def _to_float64(v: Any) -> Any:
+    """Every JSON number becomes a Go float64 (``json.Unmarshal`` into interface{})."""
+    if isinstance(v, dict):
+        return {k: _to_float64(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_to_float64(x) for x in v]
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return v
+    try:
+        return float(v)
+    except OverflowError:
+        return math.copysign(math.inf, v)
+
+
+def _from_float64(v: Any) -> Any:
+    """float64 -> encoding/json text -> YAML value, as kyaml reads it back.
+
+    encoding/json prints integral floats below 1e21 without exponent
+    (shortest digits padded with zeros); YAML then reads an int when it fits
+    int64 or uint64, else a float.
+    """
+    if isinstance(v, dict):
+        return {k: _from_float64(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_from_float64(x) for x in v]
+    if not isinstance(v, float) or math.isnan(v) or math.isinf(v):
+        return v
+    if v == int(v) and abs(v) < 1e21:
+        n = int(Decimal(repr(v)))
+        if -(2 ** 63) <= n < 2 ** 64:
+            return n
+    return v
+
+
+def _go_json_text(v: Any) -> str:
+    """Compact JSON text of a scalar as Go prints it (for ``test`` equality)."""
+    if isinstance(v, float):
+        if v == int(v) and abs(v) < 1e21:
+            return str(int(Decimal(repr(v))))
+        return repr(v)
+    return json.dumps(v, ensure_ascii=False, separators=(",", ":"))
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """``lazyNode.equal``: structural for objects/arrays, text for scalars."""
+    if isinstance(a, dict) or isinstance(b, dict):
+        if not (isinstance(a, dict) and isinstance(b, dict)) or len(a) != len(b):
+            return False
+        return all(k in b and _equal(x, b[k]) for k, x in a.items())
+    if isinstance(a, list) or isinstance(b, list):
+        if not (isinstance(a, list) and isinstance(b, list)) or len(a) != len(b):
+            return False
+        return all(_equal(x, y) for x, y in zip(a, b))
+    return _go_json_text(a) == _go_json_text(b)
+
+
+# --- containers (patch.go partialDoc / partialArray) ----------------------
+
+
+def _atoi(key: str) -> int:
+    """Go ``strconv.Atoi``."""
+    s = key[1:] if key[:1] in "+-" else key
+    if not s or not s.isdigit() or not s.isascii():
+        raise _PatchError(f'strconv.Atoi: parsing "{key}": invalid syntax')
+    return int(key)
+
+
+def _get(con: Any, key: str) -> Any:
+    if isinstance(con, dict):
+        return con.get(key, _MISSING)
+    idx = _atoi(key)
+    if idx < 0:
+        if idx < -len(con):
+            raise _PatchError(f"Unable to access invalid index: {idx}: invalid index referenced")
+        idx += len(con)
+    if idx >= len(con):
+        raise _PatchError(f"Unable to access invalid index: {idx}: invalid index referenced")
+    return con[idx]
+
+
+def _set(con: Any, key: str, val: Any) -> None:
+    if isinstance(con, dict):
+        con[key] = val
+        return
+    idx = _atoi(key)
+    if idx < 0:
+        if idx < -len(con):
+            raise _PatchError(f"Unable to access invalid index: {idx}: invalid index referenced")
+        idx += len(con)
+    con[idx] = val
+
+
+def _add(con: Any, key: str, val: Any) -> None:
+    if isinstance(con, dict):
+        con[key] = val
+        return
+    if key == "-":
+        con.append(val)
+        return
+    try:
+        idx = _atoi(key)
+    except _PatchError as e:
+        raise _PatchError(f"value was not a proper array index: '{key}': {e}") from None
+    size = len(con) + 1
+    if idx >= size:
+        raise _PatchError(f"Unable to access invalid index: {idx}: invalid index referenced")
+    if idx < 0:
+        if idx < -size:
+            raise _PatchError(f"Unable to access invalid index: {idx}: invalid index referenced")
+        idx += size
+    con.insert(idx, val)
+
+
+def _remove(con: Any, key: str) -> None:
+    if isinstance(con, dict):
+        if key not in con:
+            raise _PatchError(f"Unable to remove nonexistent key: {key}: missing value")
+        del con[key]
+        return
+    idx = _atoi(key)
+    if idx >= len(con):
+        raise _PatchError(f"Unable to access invalid index: {idx}: invalid index referenced")
+    if idx < 0:
+        if idx < -len(con):
+            raise _PatchError(f"Unable to access invalid index: {idx}: invalid index referenced")
+        idx += len(con)
+    del con[idx]
+
+
+def _decode_key(k: str) -> str:
+    # rfc6901Decoder: strings.NewReplacer("~1", "/", "~0", "~")
+    out, i = [], 0
+    while i < len(k):
+        if k.startswith("~1", i):
+            out.append("/")
+            i += 2
+        elif k.startswith("~0", i):
+            out.append("~")
+            i += 2
+        else:
+            out.append(k[i])
+            i += 1
+    return "".join(out)
+
+
+def _find_object(doc: Any, path: str) -> Tuple[Any, str]:
+    """``findObject``: the container holding ``path``'s last key, or None."""
+    split = path.split("/")
+    if len(split) < 2:
+        return None, ""
+    cur = doc
+    for part in split[1:-1]:
+        try:
+            nxt = _get(cur, _decode_key(part))
+        except _PatchError:
+            return None, ""
+        if nxt is _MISSING or nxt is None or not isinstance(nxt, (dict, list)):
+            return None, ""
+        cur = nxt
+    return cur, _decode_key(split[-1])
+
+
+# --- operations ------------------------------------------------------------
+
+
+def _path(op: Dict[str, Any], field: str = "path") -> str:
+    if op.get(field) is None:
+        if field == "path":
+            raise _PatchError("operation missing path field: missing value")
+        raise _PatchError("operation, missing from field: missing value")
+    v = op[field]
+    if not isinstance(v, str):
+        raise _PatchError(f"json: cannot unmarshal {_json_type(v)} into Go value of type string")
+    return v
+
+
+def _value(op: Dict[str, Any]) -> Any:
+    return copy.deepcopy(op.get("value"))
+
+
+def _apply_op(doc: Any, op: Dict[str, Any]) -> Any:
+    """Apply one operation to ``doc`` (mutated); returns the new root."""
+    kind = op.get("op")
+    if not isinstance(kind, str):
+        kind = "unknown"
+    if kind == "add":
+        try:
+            path = _path(op)
+        except _PatchError:
+            raise _PatchError("add operation failed to decode path: missing value") from None
+        con, key = _find_object(doc, path)
+        if con is None:
+            raise _PatchError(f'add operation does not apply: doc is missing path: "{path}": missing value')
+        try:
+            _add(con, key, _value(op))
+        except _PatchError as e:
+            raise _PatchError(f"error in add for path: '{path}': {e}") from None
+        return doc
+    if kind == "remove":
+        try:
+            path = _path(op)
+        except _PatchError:
+            raise _PatchError("remove operation failed to decode path: missing value") from None
+        con, key = _find_object(doc, path)
+        if con is None:
+            raise _PatchError(
+                f'remove operation does not apply: doc is missing path: "{path}": missing value')
+        try:
+            _remove(con, key)
+        except _PatchError as e:
+            raise _PatchError(f"error in remove for path: '{path}': {e}") from None
+        return doc
+    if kind == "replace":
+        try:
+            path = _path(op)
+        except _PatchError as e:
+            raise _PatchError(f"replace operation failed to decode path: {e}") from None
+        if path == "":
+            val = _value(op)
+            if not isinstance(val, (dict, list)):
+                raise _PatchError("replace operation value must be object or array")
+            return val
+        con, key = _find_object(doc, path)
+        if con is None:
+            raise _PatchError(
+                f"replace operation does not apply: doc is missing path: {path}: missing value")
+        try:
+            _get(con, key)
+        except _PatchError:
+            raise _PatchError(
+                f"replace operation does not apply: doc is missing key: {path}: missing value") from None
+        try:
+            _set(con, key, _value(op))
+        except _PatchError as e:
+            raise _PatchError(f"error in remove for path: '{path}': {e}") from None
+        return doc
+    if kind == "move":
+        try:
+            frm = _path(op, "from")
+        except _PatchError as e:
+            raise _PatchError(f"move operation failed to decode from: {e}") from None
+        con, key = _find_object(doc, frm)
+        if con is None:
+            raise _PatchError(
+                f"move operation does not apply: doc is missing from path: {frm}: missing value")
+        try:
+            val = _get(con, key)
+            _remove(con, key)
+        except _PatchError as e:
+            raise _PatchError(f"error in move for path: '{key}': {e}") from None
+        try:
+            path = _path(op)
+        except _PatchError as e:
+            raise _PatchError(f"move operation failed to decode path: {e}") from None
+        con, key = _find_object(doc, path)
+        if con is None:
+            raise _PatchError(
+                f"move operation does not apply: doc is missing destination path: {path}: missing value")
+        try:
+            _add(con, key, None if val is _MISSING else val)
+        except _PatchError as e:
+            raise _PatchError(f"error in move for path: '{path}': {e}") from None
+        return doc
+    if kind == "test":
+        try:
+            path = _path(op)
+        except _PatchError as e:
+            raise _PatchError(f"test operation failed to decode path: {e}") from None
+        if path == "":
+            if "value" in op and _equal(doc, op["value"]):
+                return doc
+            raise _PatchError(f"testing value {path} failed: test failed")
+        con, key = _find_object(doc, path)
+        if con is None:
+            raise _PatchError(f"test operation does not apply: is missing path: {path}: missing value")
+        try:
+            val = _get(con, key)
+        except _PatchError as e:
+            raise _PatchError(f"error in test for path: '{path}': {e}") from None
+        if val is _MISSING or val is None:
+            if op.get("value") is None:
+                return doc
+            raise _PatchError(f"testing value {path} failed: test failed")
+        if "value" not in op or not _equal(val, op["value"]):
+            raise _PatchError(f"testing value {path} failed: test failed")
+        return doc
+    if kind == "copy":
+        try:
+            frm = _path(op, "from")
+        except _PatchError as e:
+            raise _PatchError(f"copy operation failed to decode from: {e}") from None
+        con, key = _find_object(doc, frm)
+        if con is None:
+            raise _PatchError(
+                f"copy operation does not apply: doc is missing from path: {frm}: missing value")
+        try:
+            val = _get(con, key)
+        except _PatchError as e:
+            raise _PatchError(f"error in copy for from: '{frm}': {e}") from None
+        try:
+            path = _path(op)
+        except _PatchError:
+            raise _PatchError("copy operation failed to decode path: missing value") from None
+        con, key = _find_object(doc, path)
+        if con is None:
+            raise _PatchError(
+                f"copy operation does not apply: doc is missing destination path: {path}: missing value")
+        try:
+            _add(con, key, None if val is _MISSING else copy.deepcopy(val))
+        except _PatchError as e:
+            raise _PatchError(f"error while adding value during copy: {e}") from None
+        return doc
+    raise _PatchError(f"Unexpected kind: {kind}")
+
+
+def apply(obj: Dict[str, Any], ops: List[Dict[str, Any]], source: str) -> Dict[str, Any]:
+    """Apply JSON 6902 ``ops`` to ``obj`` as kustomize does; ``obj`` is not modified.
+
+    The result's numbers have been through float64 (see the module docstring).
+    Raises :class:`BuildError` naming ``source`` and the failing operation.
+    """
+    doc: Any = _to_float64(obj)
+    for i, op in enumerate(ops):
+        try:
+            doc = _apply_op(doc, _to_float64(op))
+        except _PatchError as e:
+            raise BuildError(
+                f"{e}",
+                tip=f"in JSON patch {source}, operation {i + 1}: {json.dumps(op, default=str)}",
+            ) from None
+    if not isinstance(doc, dict):
+        raise BuildError(
+            f"json: cannot unmarshal {_json_type(doc)} into Go value of type map[string]interface {{}}",
+            tip=f"in JSON patch {source}")
+    out: Dict[str, Any] = _from_float64(doc)
+    return out
