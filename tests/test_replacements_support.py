@@ -36,6 +36,14 @@ def load_level(path: str, on_level: Optional[Level] = None) -> ResMap:
             for doc in yaml.safe_load_all(f):
                 if doc:
                     rm.append(_with_previous_ids(Resource(doc, p)))
+    if kust.get("namespace"):
+        # NamespaceTransformer (before the prefix, kusttarget_configplugin.go);
+        # it stores a previous id on every resource.
+        for r in rm.resources():
+            r.store_prev_id()
+            if not r.cur_id().is_cluster_scoped():
+                r.namespace = kust["namespace"]
+        rm.invalidate()
     prefix = kust.get("namePrefix")
     if prefix:
         for r in rm.resources():

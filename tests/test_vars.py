@@ -39,6 +39,14 @@ def _accumulate(path: str) -> Tuple[ResMap, VarSet, List[list]]:
             for fs in (yaml.safe_load(f) or {}).get("varReference") or []:
                 rows.append([fs.get("group", ""), fs.get("version", ""), fs.get("kind", ""),
                              fs["path"], bool(fs.get("create"))])
+    if kust.get("namespace"):
+        # NamespaceTransformer (before the prefix, kusttarget_configplugin.go);
+        # it stores a previous id on every resource.
+        for r in rm.resources():
+            r.store_prev_id()
+            if not r.cur_id().is_cluster_scoped():
+                r.namespace = kust["namespace"]
+        rm.invalidate()
     if kust.get("namePrefix"):
         for r in rm.resources():
             r.store_prev_id()

@@ -135,9 +135,15 @@ class VarSet:
         prefix = "merging vars [" + " ".join(v.go_string(False, False) for v in parsed) + "]: "
         for v in parsed:
             tid = v.target_id
-            if tid.namespace or tid.is_cluster_scoped():
-                def match(i: ResId, t: ResId = tid) -> bool:
-                    return i.key() == t.key()
+            if tid.namespace:
+                # The objref's Gvk never knows it is cluster-scoped (its
+                # isClusterScoped is unexported and unset, api/types/var.go), so
+                # a namespaced objref never matches a cluster-scoped resource,
+                # whose effective namespace is the sentinel (resid.go Equals).
+                want_ns = tid.namespace
+
+                def match(i: ResId, t: ResId = tid, ns: str = want_ns) -> bool:
+                    return (i.name, i.gvk) == (t.name, t.gvk) and i.effective_namespace() == ns
             else:
                 # No namespace: GvknEquals, a wildcard on the namespace.
                 def match(i: ResId, t: ResId = tid) -> bool:
