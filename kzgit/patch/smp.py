@@ -32,6 +32,8 @@ import copy
 import math
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+import yaml
+
 from kzgit.errors import BuildError
 from kzgit.openapi import Schema, schema_for
 
@@ -40,8 +42,6 @@ __all__ = ["merge"]
 
 class _Missing:
     """A field that is absent (Go: a nil ``*RNode``)."""
-
-    _inst: Optional["_Missing"] = None
 
     def __repr__(self) -> str:
         return "MISSING"
@@ -553,13 +553,11 @@ def _plain_scalar(text: str) -> Any:
 
     ``yaml.NewScalarRNode`` makes an untagged node; kustomize prints it plain.
     """
-    import yaml  # PyYAML resolves like YAML 1.1; good enough for merge keys
-
-    try:
+    try:  # PyYAML resolves like YAML 1.1; good enough for merge-key values
         v = yaml.safe_load(text)
     except yaml.YAMLError:
         return text
-    return v if isinstance(v, (str, int, float, bool)) and not isinstance(v, type(None)) else text
+    return v if isinstance(v, (str, int, float, bool)) else text
 
 
 def _append_list(dst: List[Any], src: List[Any], keys: List[str]) -> List[Any]:
