@@ -18,6 +18,7 @@ value into a scalar target and keeps the target's tag).
 """
 from __future__ import annotations
 
+import json
 import math
 import re
 from typing import Any, Callable, List, NamedTuple, Optional, Tuple, Union
@@ -93,8 +94,7 @@ def _format_float(v: float) -> str:
         return ".nan"
     if math.isinf(v):
         return ".inf" if v > 0 else "-.inf"
-    r = repr(v)
-    return r
+    return repr(v)
 
 
 def scalar_of(v: Any) -> Scalar:
@@ -337,9 +337,12 @@ def _new_node(kind: Optional[str]) -> Any:
 
 
 def _element_text(v: Any) -> str:
-    """``strings.TrimSpace(elem.String())`` for the regex match of ``[k=v]``."""
+    """``strings.TrimSpace(elem.String())`` for the regex match of ``[k=v]``.
+
+    kyaml serialises the node as YAML; for maps and lists kzgit uses JSON,
+    which only matters to a regex written against a whole sub-document.
+    """
     if isinstance(v, (dict, list)):
-        import json
         return json.dumps(v)
     if v is CREATED:
         return ""

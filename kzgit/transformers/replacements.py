@@ -29,7 +29,7 @@ from typing import Any, Dict, List, Mapping, Optional
 from kzgit.errors import BuildError
 from kzgit.resource import ResId, ResMap, Resource
 from kzgit.transformers.fieldpath import (
-    CREATED, MAPPING, MISSING, SCALAR, SEQUENCE, FieldPathError, Scalar, Slot, decode, is_scalar,
+    CREATED, MISSING, FieldPathError, Scalar, Slot, decode, is_scalar,
     kind_of, lookup, path_match, scalar_of, smarter_path_splitter,
 )
 

@@ -268,10 +268,10 @@ def _go_format(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, float):
+        # fmt %v: shortest digits, %f form for exponents in [-4, 21)
         if v == int(v) and abs(v) < 1e21:
             return str(int(v))
-        r = repr(v)
-        return r
+        return repr(v)
     return str(v)
 
 
