@@ -152,8 +152,12 @@ def _make_lock(t: _Target, run: Run, target_in_copy: str, final: str) -> Dict[st
         if rec.executable_stripped:
             entry["executable_stripped"] = True
         files[rel] = entry
-    remotes = sorted(({"url": r.url, "ref": r.ref, "commit": r.commit, "path": r.path}
-                      for r in run.remotes.values()), key=lambda r: (r["url"], r["path"]))
+    entries = [{"url": r.url, "ref": r.ref, "commit": r.commit, "path": r.path}
+               for r in run.remotes.values()]
+    if t.remote:
+        entries.append({"url": t.spec.redacted(), "ref": t.spec.ref, "commit": t.clone.commit,
+                        "path": target_in_copy})
+    remotes = sorted(entries, key=lambda r: (r["url"], r["path"]))
     lock: Dict[str, Any] = {
         "version": _lock.LOCK_VERSION,
         "target": t.spec.redacted() if t.remote else _rel_or_url(t.root, final),

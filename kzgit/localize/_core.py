@@ -582,7 +582,7 @@ class _Localizer:
             if key in ann and isinstance(ann[key], str):
                 from kzgit.yamlio import load_yaml11
                 try:
-                    spec = load_yaml11(ann[key], f"{ident} annotation {key}")
+                    spec = load_yaml11(str(ann[key]), f"{ident} annotation {key}")
                 except KzgitError:
                     spec = None
                 break

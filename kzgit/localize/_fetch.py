@@ -20,7 +20,7 @@ from typing import Dict, Optional, Tuple
 from kzgit.errors import RemoteError
 from kzgit.remote._gitcli import run_git
 from kzgit.remote._http import http_get
-from kzgit.remote._repospec import RepoSpec, parse_repo_spec
+from kzgit.remote import RepoSpec, parse_repo_spec
 
 __all__ = ["RepoSpec", "parse_repo_spec", "Clone", "Cloner", "fetch_file"]
 
