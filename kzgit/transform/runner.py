@@ -173,8 +173,14 @@ def transform_resources(resources: List[SourceResource], plugins: List[CranePlug
                 if progress is not None:
                     progress(done, total)
         except BaseException:
-            ex.shutdown(wait=False, cancel_futures=True)
-            kill_all()  # plugins of the other workers: nothing outlives the failure
+            for f in futures:
+                f.cancel()
+            # Plugins of the other workers: nothing outlives the failure.  Kill until every
+            # worker has returned (one may be between starting a process and registering it).
+            while not all(f.done() for f in futures):
+                kill_all()
+                concurrent.futures.wait(futures, timeout=0.05)
+            ex.shutdown(wait=True)
             raise
         ex.shutdown(wait=True)
     outcomes = []
