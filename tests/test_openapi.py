@@ -87,7 +87,7 @@ def test_custom_schema_replaces_builtin_recorded_with_kubectl() -> None:
     got = [merge(r, p) for r, p in zip(resources, patches)]
     expected = list(yaml.safe_load_all((d / "expected.yaml").read_text()))
     key = lambda o: (o["kind"], o["metadata"]["name"])  # noqa: E731
-    assert sorted(got, key=key) == sorted(expected, key=key)  # type: ignore[arg-type]
+    assert sorted(got, key=key) == sorted(expected, key=key)
     oa.reset_schema()
     assert oa.schema_for("apps/v1", "Deployment") is not None
 

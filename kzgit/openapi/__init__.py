@@ -347,9 +347,9 @@ def crd_fieldspecs(doc: Any) -> Dict[str, Any]:
         "nameReference": [], "commonLabels": [], "commonAnnotations": [], "namePrefix": []}
     if not isinstance(doc, dict):
         raise BuildError("unable to parse open API definition: not a map of type names")
-    backrefs: Dict[Tuple[str, str, str], List[list]] = {}
+    backrefs: Dict[Tuple[str, str, str], List[List[Any]]] = {}
 
-    def add(table: str, row: list) -> None:
+    def add(table: str, row: List[Any]) -> None:
         if row not in out[table]:
             out[table].append(row)
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import yaml
 
@@ -425,11 +425,12 @@ class _Walker:
         self.sources[0] = dest
         if not isinstance(dest, dict):
             return dest  # a null (kept or cleared by the caller)
-        names = set()
+        names: Set[Any] = set()
         for s in self.sources:
             if isinstance(s, dict):
                 names.update(s)
-        for key in sorted(names):
+        # walk/map.go fieldNames: sorted by the key's text (keys may be ints)
+        for key in sorted(names, key=lambda k: k if isinstance(k, str) else _text(k)):
             sub = self.schema.field(key) if self.schema is not None else None
             fv = [s.get(key, MISSING) if isinstance(s, dict) else MISSING for s in self.sources]
             val = _Walker(fv, sub, self.path + [key]).walk()
