@@ -210,9 +210,8 @@ class Target:
             ra.absorb(make_secret(args or {}, self.loader, gopts, self.kfile), "SecretGenerator")
         if k.get("helmCharts") or k.get("helmChartInflationGenerator"):
             self.ctx.helm(self, ra)
-        for entry in k.get("generators", []):
-            for res in self.ctx.plugins.generate(self, entry, ra):
-                ra.absorb(res, entry)
+        if k.get("generators"):
+            self.ctx.plugins.generate_all(self, k.get("generators"), ra)
 
     def builtin_transformers(self, cfg: TransformerConfig) -> List[Callable[[ResMap], None]]:
         """configureBuiltinTransformers, in kustomize's order."""
@@ -259,8 +258,8 @@ class Target:
 
     def run_transformers(self, ra: Accumulator) -> None:
         steps = self.builtin_transformers(ra.config)
-        for entry in self.k.get("transformers", []):
-            steps.append(lambda m, entry=entry: self.ctx.plugins.transform(self, entry, m, ra))
+        if self.k.get("transformers"):
+            steps.append(lambda m: self.ctx.plugins.transform_all(self, self.k.get("transformers"), m))
         for step in steps:
             step(ra.resmap)
             # multitransformer.go: resources emptied by a transformer are dropped after each one
@@ -268,25 +267,8 @@ class Target:
                 ra.resmap.replace_items([r for r in ra.resmap.resources() if r.obj])
 
     def run_validators(self, ra: Accumulator) -> None:
-        for entry in self.k.get("validators", []):
-            self.ctx.plugins.validate(self, entry, ra.resmap, ra)
-
-
-class _NoPlugins:
-    """Stands in until external plugin configs are supported."""
-
-    def _refuse(self, t: Target, field: str) -> None:
-        raise UnsupportedError(f"{t.kfile}: field '{field}' is not supported yet by kzgit")
-
-    def generate(self, t: Target, entry: str, ra: Accumulator) -> List[Resource]:
-        self._refuse(t, "generators")
-        return []
-
-    def transform(self, t: Target, entry: str, m: ResMap, ra: Accumulator) -> None:
-        self._refuse(t, "transformers")
-
-    def validate(self, t: Target, entry: str, m: ResMap, ra: Accumulator) -> None:
-        self._refuse(t, "validators")
+        if self.k.get("validators"):
+            self.ctx.plugins.validate_all(self, self.k.get("validators"), ra.resmap)
 
 
 class BuildContext:
@@ -295,7 +277,8 @@ class BuildContext:
     def __init__(self, options: BuildOptions) -> None:
         self.options = options
         self.warnings: List[str] = []
-        self.plugins: Any = _plugin_runner(options)
+        from kzgit.plugins.builtin import PluginRunner
+        self.plugins = PluginRunner(options)
 
     # remote references ---------------------------------------------------------------------
     def looks_remote(self, path: str) -> bool:
@@ -399,14 +382,6 @@ class BuildContext:
             fn(oa)
         except (ImportError, AttributeError):
             raise UnsupportedError("field 'openapi' is not supported yet by kzgit") from None
-
-
-def _plugin_runner(options: BuildOptions) -> Any:
-    try:
-        from kzgit.plugins.builtin import PluginRunner
-    except ImportError:
-        return _NoPlugins()
-    return PluginRunner(options)
 
 
 def run(path: str, options: BuildOptions) -> BuildResult:

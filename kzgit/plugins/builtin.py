@@ -1,0 +1,183 @@
+"""``generators:`` / ``transformers:`` / ``validators:`` entries (api/internal/target/kusttarget.go
+configureExternal*, api/internal/plugins/loader/loader.go).
+
+An entry is inline YAML (one or more configs) or a path resolved like a
+``resources`` entry (a file, or a kustomization directory whose output is the
+list of configs).  Configs with ``apiVersion: builtin`` run in-process with no
+default field specs; others go to :mod:`kzgit.plugins.external`, which refuses
+them without ``--enable-alpha-plugins``.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Dict, List
+
+from kzgit.build import BuildOptions
+from kzgit.errors import BuildError, KzgitError, PluginError
+from kzgit.resource import ResMap, Resource
+from kzgit.resource.factory import objects_from_bytes
+
+if TYPE_CHECKING:
+    from kzgit.build.pipeline import Accumulator, Target
+
+
+def _is_builtin(config: Dict[str, Any]) -> bool:
+    """loader.go isBuiltinPlugin: group "" and version "builtin"."""
+    return config.get("apiVersion") == "builtin"
+
+
+def _meta(config: Dict[str, Any]) -> Dict[str, Any]:
+    md = config.get("metadata")
+    return md if isinstance(md, dict) else {}
+
+
+def _generator_args(config: Dict[str, Any]) -> Dict[str, Any]:
+    """ConfigMapGenerator/SecretGenerator plugins: name and namespace default to the config's metadata."""
+    args = {k: v for k, v in config.items() if k not in ("apiVersion", "kind", "metadata")}
+    md = _meta(config)
+    args.setdefault("name", md.get("name"))
+    if not args.get("namespace") and md.get("namespace"):
+        args["namespace"] = md["namespace"]
+    if args.get("env"):
+        args["envs"] = list(args.get("envs") or []) + [args.pop("env")]
+    return args
+
+
+class PluginRunner:
+    """Runs plugin configs for one build."""
+
+    def __init__(self, options: BuildOptions) -> None:
+        self.options = options
+
+    # -- loading configs -------------------------------------------------------------------
+    def configs(self, t: "Target", entries: List[str]) -> List[Dict[str, Any]]:
+        from kzgit.build.pipeline import Accumulator
+        out: List[Dict[str, Any]] = []
+        ra = Accumulator()
+        paths: List[str] = []
+        for e in entries:
+            try:
+                objs = objects_from_bytes(e.encode("utf-8"), f"inline config in {t.kfile}")
+            except KzgitError:
+                objs = []
+            if objs:
+                rm = ResMap(Resource(o, t.kfile) for o in objs)
+                ra.resmap.append_all(rm.resources())
+            else:
+                paths.append(e)
+        t.accumulate_resources(ra, paths)
+        for r in ra.resmap.resources():
+            out.append(r.obj)
+        return out
+
+    # -- the three lists ---------------------------------------------------------------------
+    def generate_all(self, t: "Target", entries: List[str], ra: "Accumulator") -> None:
+        for cfg in self.configs(t, entries):
+            where = f"{cfg.get('kind')} {_meta(cfg).get('name', '')} in {t.kfile}"
+            if _is_builtin(cfg):
+                gens = _builtin_generator(cfg, t, where)
+            else:
+                from kzgit.plugins import external
+                gens = external.generate(cfg, t.kfile, t.loader, self.options)
+            for res in gens:
+                ra.absorb(res, where)
+
+    def transform_all(self, t: "Target", entries: List[str], m: ResMap) -> None:
+        for cfg in self.configs(t, entries):
+            where = f"{cfg.get('kind')} {_meta(cfg).get('name', '')} in {t.kfile}"
+            if _is_builtin(cfg):
+                _builtin_transformer(cfg, t, where, self.options)(m)
+            else:
+                from kzgit.plugins import external
+                external.transform(cfg, t.kfile, t.loader, m, self.options)
+            m.replace_items([r for r in m.resources() if r.obj])
+
+    def validate_all(self, t: "Target", entries: List[str], m: ResMap) -> None:
+        for cfg in self.configs(t, entries):
+            if _is_builtin(cfg):
+                raise PluginError(f"{t.kfile}: builtin {cfg.get('kind')} cannot be used as a validator")
+            from kzgit.plugins import external
+            external.validate(cfg, t.kfile, t.loader, m, self.options)
+
+
+def _builtin_generator(cfg: Dict[str, Any], t: "Target", where: str) -> List[Resource]:
+    from kzgit.generators import make_configmap, make_secret
+    kind = cfg.get("kind")
+    if kind == "ConfigMapGenerator":
+        return [make_configmap(_generator_args(cfg), t.loader, None, t.kfile)]
+    if kind == "SecretGenerator":
+        return [make_secret(_generator_args(cfg), t.loader, None, t.kfile)]
+    if kind == "HelmChartInflationGenerator":
+        from kzgit.plugins.helm import generate_from_config  # type: ignore[attr-defined]
+        return generate_from_config(cfg, t)
+    if kind == "IAMPolicyGenerator":
+        return [_iam_policy(cfg, where)]
+    raise BuildError(f"{where}: unable to load builtin generator kind '{kind}'")
+
+
+def _iam_policy(cfg: Dict[str, Any], where: str) -> Resource:
+    """IAMPolicyGenerator (api/filters/iampolicygenerator): a GKE workload-identity ServiceAccount."""
+    if cfg.get("cloud") != "gke":
+        raise BuildError(f"{where}: cloud provider {cfg.get('cloud')!r} not currently supported")
+    ks = cfg.get("kubernetesService") or {}
+    sa = cfg.get("serviceAccount") or {}
+    project = cfg.get("projectId") or ""
+    obj = {"apiVersion": "v1", "kind": "ServiceAccount",
+           "metadata": {"name": sa.get("name") or "",
+                        "annotations": {"iam.gke.io/gcp-service-account":
+                                        f"{sa.get('name')}@{project}.iam.gserviceaccount.com"}}}
+    if ks.get("namespace"):
+        obj["metadata"]["namespace"] = ks["namespace"]
+    return Resource(obj, where)
+
+
+def _fieldspecs(cfg: Dict[str, Any]) -> List[Any]:
+    return cfg.get("fieldSpecs") or []
+
+
+def _builtin_transformer(cfg: Dict[str, Any], t: "Target", where: str,
+                         options: BuildOptions) -> Callable[[ResMap], None]:
+    from kzgit.transformers import images, metadata, namespace, patches, prefix_suffix, replicas
+    kind = cfg.get("kind")
+    if kind == "AnnotationsTransformer":
+        return lambda m: metadata.annotations(m, cfg, where)
+    if kind == "LabelTransformer":
+        return lambda m: metadata.labels(m, cfg, where)
+    if kind == "NamespaceTransformer":
+        return lambda m: namespace.transform(m, cfg, where)
+    if kind == "PrefixTransformer":
+        return lambda m: prefix_suffix.prefix(m, cfg, where)
+    if kind == "SuffixTransformer":
+        return lambda m: prefix_suffix.suffix(m, cfg, where)
+    if kind == "PrefixSuffixTransformer":
+        def both(m: ResMap) -> None:
+            prefix_suffix.prefix(m, {"prefix": cfg.get("prefix"), "fieldSpecs": _fieldspecs(cfg)}, where)
+            prefix_suffix.suffix(m, {"suffix": cfg.get("suffix"), "fieldSpecs": _fieldspecs(cfg)}, where)
+        return both
+    if kind == "ImageTagTransformer":
+        return lambda m: images.transform(m, cfg, where)
+    if kind == "ReplicaCountTransformer":
+        return lambda m: replicas.transform(m, cfg, where)
+    if kind == "PatchTransformer":
+        entry = {k: cfg.get(k) for k in ("path", "patch", "target", "options") if cfg.get(k) is not None}
+        return lambda m: patches.patch(m, entry, t.loader, t.kfile)
+    if kind == "PatchStrategicMergeTransformer":
+        paths = list(cfg.get("paths") or [])
+        inline = cfg.get("patches") or ""
+        if not paths and not inline:
+            raise BuildError(f"{where}: empty file path and empty patch content")
+        return lambda m: patches.patch_strategic_merge(m, paths + ([inline] if inline else []), t.loader, t.kfile)
+    if kind == "PatchJson6902Transformer":
+        entry = {"target": cfg.get("target"), "path": cfg.get("path"), "patch": cfg.get("jsonOp")}
+        return lambda m: patches.patch_json6902(m, entry, t.loader, t.kfile)
+    if kind == "ReplacementTransformer":
+        return lambda m: t.ctx.replacements(t, m, list(cfg.get("replacements") or []))
+    if kind == "HashTransformer":
+        from kzgit.transformers.hashing import add_hashes
+        return add_hashes
+    if kind == "ValueAddTransformer":
+        from kzgit.transformers.valueadd import transform as valueadd
+        return lambda m: valueadd(m, cfg, t.loader, where)
+    if kind == "SortOrderTransformer":
+        raise BuildError(f"{where}: unable to load builtin SortOrderTransformer: it is internal to kustomize; "
+                         "use the kustomization's sortOptions field")
+    raise BuildError(f"{where}: unable to load builtin transformer kind '{kind}'")
