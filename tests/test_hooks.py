@@ -221,7 +221,7 @@ def test_localized_sync_uses_check_copy(tmp_path: Path, monkeypatch: pytest.Monk
 
     monkeypatch.setattr(kzgit.localize, "LOCK_FILE_NAME", "kzgit-localize.lock", raising=False)
     monkeypatch.setattr(kzgit.localize, "check_copy", check_copy, raising=False)
-    monkeypatch.setattr(kzgit.localize, "read_lock", lambda path: {"original": "../orig"}, raising=False)
+    monkeypatch.setattr(kzgit.localize, "read_lock", lambda path: {"target": "../orig"}, raising=False)
     repo = make_repo(tmp_path / "r", {"fresh/kzgit-localize.lock": "{}", "fresh/kustomization.yaml": "",
                                       "stale/kzgit-localize.lock": "{}", "stale/kustomization.yaml": "",
                                       "orig/kustomization.yaml": "resources:\n- a.yaml\n",
@@ -265,3 +265,21 @@ def test_install_hooks_chains_and_uninstall_restores(tmp_path: Path, monkeypatch
     hook.write_text(script("pre-commit"))
     assert kz(repo, monkeypatch, capsys, "install-hooks", "--uninstall")[0] == 0
     assert hook.read_text() == "#!/bin/sh\necho mine\n"
+
+
+def test_localized_sync_with_real_localize(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "r", GOOD)
+    rc, _, err = kz(repo, monkeypatch, capsys, "localize", "overlays/prod", "copy", "--scope", ".")
+    assert rc == 0, err
+    git(repo, "add", "-A")
+    assert kz(repo, monkeypatch, capsys, "hook", "localized-sync", "--all") == (0, "", "")
+    assert kz(repo, monkeypatch, capsys, "hook", "render", "--all") == (0, "", "")
+    write(repo, {"base/cm.yaml": GOOD["base/cm.yaml"].replace("a: b", "a: changed")})
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "localized-sync", "base/cm.yaml")
+    assert rc == 1 and out.startswith("copy: localized copy is stale:") and "run: kzgit rebuild copy" in out
+    # a change the original does not reach leaves the copy alone
+    assert kz(repo, monkeypatch, capsys, "hook", "localized-sync", "overlays/dev/patch.yaml")[0] == 0
+    rc, _, err = kz(repo, monkeypatch, capsys, "rebuild", "copy")
+    assert rc == 0, err
+    assert kz(repo, monkeypatch, capsys, "hook", "localized-sync", "base/cm.yaml") == (0, "", "")

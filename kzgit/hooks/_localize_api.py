@@ -30,31 +30,42 @@ def check_copy() -> Optional[Callable[[str], List[str]]]:
     return fn if callable(fn) else None
 
 
-def downloaded_files(lock_path: str) -> List[str]:
-    """Files (relative to the copy) a lock records as downloaded; [] if it cannot tell."""
+def _lock(lock_path: str) -> Any:
     read_lock = _attr("read_lock")
     if not callable(read_lock):
-        return []
+        return None
     try:
-        lock = read_lock(lock_path)
+        return read_lock(posixpath.dirname(lock_path) or ".")   # read_lock takes the copy dir
     except Exception:  # noqa: BLE001 - a broken lock is the sync hook's finding, not ours
+        return None
+
+
+def downloaded_files(lock_path: str) -> List[str]:
+    """Files (relative to the copy) the lock records as downloaded (they have a URL)."""
+    lock = _lock(lock_path)
+    files = lock.get("files") if isinstance(lock, dict) else None
+    if not isinstance(files, dict):
         return []
-    files = getattr(lock, "downloaded", None)
-    if files is None and isinstance(lock, dict):
-        files = lock.get("downloaded")
-    return [posixpath.normpath(f) for f in files or [] if isinstance(f, str)]
+    return sorted(posixpath.normpath(rel) for rel, rec in files.items()
+                  if isinstance(rec, dict) and rec.get("url"))
+
+
+NO_LOCAL_ORIGINAL = ""
 
 
 def original_of(lock_path: str) -> Optional[str]:
-    """The original kustomization dir a lock names (relative to the copy), if it says."""
-    read_lock = _attr("read_lock")
-    if not callable(read_lock):
+    """The original kustomization dir of a copy, relative to the copy.
+
+    :data:`NO_LOCAL_ORIGINAL` when the original is remote (pinned by commit in
+    the lock: only an edit of the copy can make it stale); None when the lock
+    cannot be read (the caller then checks the copy, rather than skip it).
+    """
+    lock = _lock(lock_path)
+    if not isinstance(lock, dict):
         return None
-    try:
-        lock = read_lock(lock_path)
-    except Exception:  # noqa: BLE001
+    target = lock.get("target")
+    if not isinstance(target, str) or not target:
         return None
-    src = getattr(lock, "original", None) or getattr(lock, "source", None)
-    if src is None and isinstance(lock, dict):
-        src = lock.get("original") or lock.get("source")
-    return src if isinstance(src, str) else None
+    if lock.get("target_commit") or "://" in target:
+        return NO_LOCAL_ORIGINAL
+    return target

@@ -37,6 +37,8 @@ def _touched(ws: Workspace, copy: str) -> bool:
     original = _localize_api.original_of(ws.path(posixpath.join(copy, name)))
     if original is None:
         return True  # cannot tell what the original is: check, rather than skip
+    if original == _localize_api.NO_LOCAL_ORIGINAL:
+        return False
     orig = posixpath.normpath(posixpath.join(copy, original))
     if orig in ws.graph.nodes:
         return any(ws.graph.reach(orig).touches(c) for c in ws.changed)
