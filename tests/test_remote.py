@@ -309,3 +309,96 @@ def test_http_non_2xx_falls_back_to_git(repo: GitRepo, parent: Loader, server: G
     # GET http://127.0.0.1/git/org/repo//base answers 404; it parses as a repo, so git fetches it
     ldr = open_remote(parent, server.url + "/git/org/repo//base?ref=v1", ONLINE)
     assert isinstance(ldr, Loader) and "v: 1" in _read(ldr, "cm.yaml")
+
+
+def _spy_popen(monkeypatch: pytest.MonkeyPatch) -> "List[subprocess.Popen[bytes]]":
+    procs: "List[subprocess.Popen[bytes]]" = []
+    real = subprocess.Popen
+
+    def spy(*a: object, **k: object) -> "subprocess.Popen[bytes]":
+        p = real(*a, **k)  # type: ignore[call-overload]
+        procs.append(p)
+        return p  # type: ignore[no-any-return]
+    monkeypatch.setattr(subprocess, "Popen", spy)
+    return procs
+
+
+def _group_gone(pgid: int) -> bool:
+    """No live (non-zombie) process left in group ``pgid``; zombies wait for a reaper."""
+    from gitserver import wait_until
+
+    def gone() -> bool:
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                return False
+        return True
+    return wait_until(gone, 5)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to list process groups")
+def test_timeout_kills_the_process_group(parent: Loader, server: GitHTTPServer,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    for k, v in insteadof_env({"https://slow.example/": server.url + "/hang/"}).items():
+        monkeypatch.setenv(k, v)
+    procs = _spy_popen(monkeypatch)
+    with pytest.raises(RemoteError, match="timed out"):
+        open_remote(parent, "https://slow.example/org/repo?ref=v1&timeout=1", ONLINE)
+    assert procs and all(_group_gone(p.pid) for p in procs)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to list process groups")
+def test_ctrl_c_kills_the_process_group(parent: Loader, server: GitHTTPServer,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import signal
+
+    for k, v in insteadof_env({"https://slow.example/": server.url + "/hang/"}).items():
+        monkeypatch.setenv(k, v)
+    procs = _spy_popen(monkeypatch)
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+    old = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 0.5)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            open_remote(parent, "https://slow.example/org/repo?ref=v1", ONLINE)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    assert procs and all(_group_gone(p.pid) for p in procs)
+
+
+def test_cache_inside_a_git_repository_is_not_confused(
+        repo: GitRepo, parent: Loader, monkeypatch: pytest.MonkeyPatch,
+        tmp_path: "os.PathLike[str]") -> None:
+    outer = GitRepo.create(os.path.join(os.fspath(tmp_path), "outer"), {"x": "y"})
+    monkeypatch.setenv("KZGIT_CACHE_DIR", os.path.join(outer.path, "cache"))
+    ldr = open_remote(parent, repo.file_url("base", "v1"), ONLINE)
+    assert isinstance(ldr, Loader) and ldr.root.startswith(outer.path)
+    assert "v: 1" in _read(ldr, "cm.yaml")
+
+
+def test_run_git_refuses_options_after_positionals(monkeypatch: pytest.MonkeyPatch,
+                                                   tmp_path: "os.PathLike[str]") -> None:
+    from kzgit.remote._gitcli import run_git
+    monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: pytest.fail("ran a process"))
+    for args in (["fetch", "-q", "--depth=1", "origin", "--upload-pack=touch x"],
+                 ["ls-remote", "file:///x", "-oProxyCommand=id"]):
+        with pytest.raises(RemoteError, match="would be read as an option"):
+            run_git(args, cwd=os.fspath(tmp_path), timeout=5, label="u")
+
+
+def test_cached_ref_kind(repo: GitRepo, parent: Loader) -> None:
+    from kzgit.remote import cached_ref_kind, parse_repo_spec
+    spec = parse_repo_spec(repo.file_url("base", "v1"))
+    assert spec is not None and cached_ref_kind(spec) is None
+    open_remote(parent, repo.file_url("base", "v1"), ONLINE)
+    open_remote(parent, repo.file_url("base", "main"), ONLINE)
+    assert cached_ref_kind(spec) == "tag" and cached_ref_kind(spec, "main") == "branch"

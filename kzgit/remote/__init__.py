@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Optional, Union
 from kzgit.errors import RemoteError
 from kzgit.loader import ROOT_ONLY, DiskFS, Loader, is_within
 from kzgit.remote import _http
-from kzgit.remote._cache import cache_root, checkout, validate_spec
+from kzgit.remote._cache import RepoCache, cache_root, checkout, validate_spec
 from kzgit.remote._redact import redact
 from kzgit.remote._repospec import RepoSpec, RepoSpecError, parse_repo_spec
 
@@ -34,7 +34,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from kzgit.build import BuildOptions
 
 __all__ = ["RepoSpec", "RepoSpecError", "looks_remote", "is_http_url", "parse_repo_spec",
-           "open_remote", "open_remote_repo", "redact", "cache_root", "validate_spec"]
+           "open_remote", "open_remote_repo", "redact", "cache_root", "validate_spec",
+           "cached_ref_kind"]
 
 # "<transport>::<address>" (git's remote-helper syntax: ext::, fd::, ...) or "<scheme>://".
 _TRANSPORT_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)(::|://)")
@@ -63,6 +64,21 @@ def looks_remote(ref: str) -> bool:
     if is_http_url(ref) or parse_repo_spec(ref) is not None:
         return True
     return bool(_TRANSPORT_RE.match(ref))
+
+
+def cached_ref_kind(spec: RepoSpec, ref: Optional[str] = None) -> Optional[str]:
+    """``"tag"`` or ``"branch"`` when kzgit's cache has resolved ``ref`` (default: ``spec.ref``)
+    of this repository before, else ``None``.  Reads the cache only: no network, no process."""
+    ref = spec.ref if ref is None else ref
+    try:
+        refs = RepoCache(spec).refs()
+    except OSError:
+        return None
+    if ref in refs["tags"]:
+        return "tag"
+    if (ref or "HEAD") in refs["branches"]:
+        return "branch"
+    return None
 
 
 def _refuse_transport(ref: str) -> None:

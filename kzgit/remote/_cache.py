@@ -194,6 +194,7 @@ class RepoCache:
             hit = self.lookup_immutable(ref)
             if hit:
                 return hit
+            self._remove_stale_work_dirs()
             work = self._tmpdir()
             try:
                 run = lambda *a: run_git(list(a), cwd=work, timeout=spec.timeout,  # noqa: E731
@@ -234,6 +235,19 @@ class RepoCache:
         run_git(["submodule", "--quiet", "update", "--init", "--recursive", "--depth=1"],
                 cwd=work, timeout=spec.timeout, label=self.label, config=config,
                 protocols=protocols, secrets=self.secrets)
+
+    def _remove_stale_work_dirs(self, age: float = 3600.0) -> None:
+        """Work dirs left by a kzgit that was killed mid-fetch (call with the lock held;
+        ls-remote dirs live for seconds, so anything older than ``age`` is stale)."""
+        tmp = os.path.join(self.dir, "tmp")
+        now = time.time()
+        for name in os.listdir(tmp) if os.path.isdir(tmp) else []:
+            p = os.path.join(tmp, name)
+            try:
+                if now - os.lstat(p).st_mtime > age:
+                    shutil.rmtree(p, ignore_errors=True)
+            except OSError:
+                pass
 
     def _tmpdir(self) -> str:
         tmp = os.path.join(self.dir, "tmp")

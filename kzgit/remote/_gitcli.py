@@ -82,6 +82,31 @@ def _kill_group(proc: "subprocess.Popen[bytes]") -> None:
         pass
 
 
+# Subcommands whose positionals come from URLs; git's parse-options accepts options
+# after positionals, so a ref "--upload-pack=<cmd>" after "origin" is an option.
+_URL_SUBCOMMANDS = {"fetch", "ls-remote", "clone", "remote", "archive", "pull"}
+
+
+def _refuse_late_options(args: Sequence[str], label: str) -> None:
+    """Refuse a dash-argument after the first positional unless ``--`` came before it.
+
+    A last line of defence for callers that build argv from URL parts without
+    :func:`kzgit.remote.validate_spec`; nothing runs when it trips.
+    """
+    if not args or args[0] not in _URL_SUBCOMMANDS:
+        return
+    seen_positional = False
+    for a in args[1:]:
+        if a == "--":
+            return
+        if a.startswith("-"):
+            if seen_positional:
+                raise RemoteError(f"refusing to run git for '{label}': argument '{redact(a)}' "
+                                  "would be read as an option")
+        else:
+            seen_positional = True
+
+
 def run_git(args: Sequence[str], *, cwd: str, timeout: float, label: str,
             config: Sequence[str] = (), protocols: Sequence[str] = ALLOWED_PROTOCOLS,
             git: str = "git", secrets: Sequence[Optional[str]] = ()) -> str:
@@ -92,14 +117,18 @@ def run_git(args: Sequence[str], *, cwd: str, timeout: float, label: str,
     is killed.  Errors are :class:`RemoteError` naming ``label`` (a redacted URL)
     and redacted git output.
     """
+    _refuse_late_options(args, label)
     argv: List[str] = [git]
     for c in (*_PINNED_CONFIG, *config):
         argv += ["-c", c]
     argv += list(args)
     shown_cmd = redact(" ".join(["git", *args]), secrets)
+    env = git_env(protocols)
+    # never discover a repository above cwd (the cache may sit inside someone's repo)
+    env["GIT_CEILING_DIRECTORIES"] = os.path.dirname(os.path.abspath(cwd))
     try:
         proc = subprocess.Popen(
-            argv, cwd=cwd, env=git_env(protocols), stdin=subprocess.DEVNULL,
+            argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
             preexec_fn=_set_pdeathsig if sys.platform.startswith("linux") else None)
     except FileNotFoundError:
