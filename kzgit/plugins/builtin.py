@@ -42,6 +42,39 @@ def _generator_args(config: Dict[str, Any]) -> Dict[str, Any]:
     return args
 
 
+# Builtin plugin configs are decoded into Go structs through JSON, so field
+# names match case-insensitively (Go encoding/json).  Known nested shapes:
+_FS = {"group": None, "version": None, "kind": None, "path": None, "create": None}
+_SEL = {"group": None, "version": None, "kind": None, "name": None, "namespace": None,
+        "labelSelector": None, "annotationSelector": None}
+_SHAPES: Dict[str, Any] = {
+    "fieldSpecs": [_FS], "imageTag": {"name": None, "newName": None, "newTag": None, "digest": None,
+                                      "tagSuffix": None},
+    "replica": {"name": None, "count": None}, "target": _SEL, "options": None,
+    "labels": None, "annotations": None, "prefix": None, "suffix": None, "paths": None,
+    "patches": None, "patch": None, "path": None, "jsonOp": None, "replacements": None,
+    "unsetOnly": None, "setRoleBindingSubjects": None, "literals": None, "files": None,
+    "envs": None, "env": None, "behavior": None, "type": None, "name": None, "namespace": None,
+    "value": None, "targets": None, "targetFilePath": None, "cloud": None,
+    "kubernetesService": {"name": None, "namespace": None},
+    "serviceAccount": {"name": None, "projectId": None},
+}
+
+
+def canonical_keys(value: Any, shape: Any = _SHAPES) -> Any:
+    """Rename keys to their canonical spelling where they differ only in case."""
+    if isinstance(shape, list) and isinstance(value, list):
+        return [canonical_keys(v, shape[0]) for v in value]
+    if not isinstance(shape, dict) or not isinstance(value, dict):
+        return value
+    folded = {k.lower(): k for k in shape}
+    out = {}
+    for k, v in value.items():
+        canon = k if k in shape or not isinstance(k, str) else folded.get(k.lower(), k)
+        out[canon] = canonical_keys(v, shape.get(canon)) if canon in shape else v
+    return out
+
+
 class PluginRunner:
     """Runs plugin configs for one build."""
 
@@ -74,7 +107,7 @@ class PluginRunner:
         for cfg in self.configs(t, entries):
             where = f"{cfg.get('kind')} {_meta(cfg).get('name', '')} in {t.kfile}"
             if _is_builtin(cfg):
-                gens = _builtin_generator(cfg, t, where)
+                gens = _builtin_generator(canonical_keys(cfg), t, where)
             else:
                 from kzgit.plugins import external
                 gens = external.generate(cfg, t.kfile, t.loader, self.options)
@@ -85,7 +118,7 @@ class PluginRunner:
         for cfg in self.configs(t, entries):
             where = f"{cfg.get('kind')} {_meta(cfg).get('name', '')} in {t.kfile}"
             if _is_builtin(cfg):
-                _builtin_transformer(cfg, t, where, self.options)(m)
+                _builtin_transformer(canonical_keys(cfg), t, where, self.options)(m)
             else:
                 from kzgit.plugins import external
                 external.transform(cfg, t.kfile, t.loader, m, self.options)
@@ -120,9 +153,9 @@ def _iam_policy(cfg: Dict[str, Any], where: str) -> Resource:
         raise BuildError(f"{where}: cloud provider {cfg.get('cloud')!r} not currently supported")
     ks = cfg.get("kubernetesService") or {}
     sa = cfg.get("serviceAccount") or {}
-    project = cfg.get("projectId") or ""
+    project = sa.get("projectId") or ""
     obj = {"apiVersion": "v1", "kind": "ServiceAccount",
-           "metadata": {"name": sa.get("name") or "",
+           "metadata": {"name": ks.get("name") or "",
                         "annotations": {"iam.gke.io/gcp-service-account":
                                         f"{sa.get('name')}@{project}.iam.gserviceaccount.com"}}}
     if ks.get("namespace"):

@@ -113,8 +113,6 @@ def _names_ns_same(rs: List[Resource]) -> bool:
 def fix_back_references(resmap: ResMap, backrefs: List[Tuple[Gvk, List[FieldSpec]]]) -> None:
     """Run the name-reference transformer over the whole map once."""
     index = _Index(resmap)
-    if not index.by_prev_name:
-        return  # nothing was renamed: no reference can change
     referrers: Dict[int, _Referrer] = {}
     for target, specs in backrefs:
         for spec in specs:
