@@ -190,16 +190,32 @@ def _next_steps(run: Run, target: str, new_dir: str) -> List[str]:
     return lines
 
 
-def _verify(engine: Engine, t: _Target, copy_target: str, shown_target: str, shown_new: str) -> None:
+def _verify(engine: Engine, t: _Target, copy_target: str, shown_target: str, shown_new: str,
+            fresh_cache: Optional[str]) -> None:
+    """Build the target and the copy without any flag and compare (localize.go RunE).
+
+    With remote references, the builtin engine builds the original through a
+    fresh, private remote cache: kzgit's cache trusts tags once fetched, and the
+    comparison must see the commits this localization just downloaded (a tag
+    may have moved, which is what ``kzgit rebuild`` reports).
+    """
     from kzgit.build import BuildOptions
     opts = BuildOptions()   # no plugins, no exec, no helm: never enabled by localize
     original = t.root if t.remote else t.raw
+    saved = os.environ.get("KZGIT_CACHE_DIR")
     try:
+        if fresh_cache and getattr(engine, "name", "") == "builtin":
+            os.environ["KZGIT_CACHE_DIR"] = fresh_cache
         a = engine.render(original, opts)
     except KzgitError as e:
         raise LocalizeError(f"verification failed: `kustomize build` of {shown_target} failed: {e}",
                             tip="if the target needs flags to build, rerun with --no-verify and "
                                 "compare the builds yourself") from None
+    finally:
+        if saved is None:
+            os.environ.pop("KZGIT_CACHE_DIR", None)
+        else:
+            os.environ["KZGIT_CACHE_DIR"] = saved
     try:
         b = engine.render(copy_target, opts)
     except KzgitError as e:
@@ -252,15 +268,16 @@ def localize(target: str, new_dir: Optional[str] = None, *, scope: Optional[str]
         with open(os.path.join(tmp, _lock.LOCK_FILE_NAME), "w", encoding="utf-8") as f:
             f.write(_lock.dumps(lock))
         result = LocalizeResult(target=target, new_dir=final, lock=lock, warnings=list(run.warnings))
+        if _before_commit is not None:   # rebuild's pin check: before the (slow) verification
+            _before_commit(lock)
         if verify:
             if run.needs_flags:
                 result.messages.extend(_next_steps(run, target, shown_new))
             else:
-                _verify(engine or _Builtin(), t, dst, target, shown_new)
+                _verify(engine or _Builtin(), t, dst, target, shown_new,
+                        os.path.join(work, "cache") if lock["remotes"] else None)
                 result.verified = True
                 result.messages.append(f"SUCCESS: {target}, {shown_new} produce same kustomize build output")
-        if _before_commit is not None:
-            _before_commit(lock)
         _commit(tmp, final, _replace)
         tmp = None
         return result

@@ -18,6 +18,7 @@ import os
 from typing import Dict, Optional, Tuple
 
 from kzgit.errors import RemoteError
+from kzgit.remote._cache import validate_spec
 from kzgit.remote._gitcli import run_git
 from kzgit.remote._http import http_get
 from kzgit.remote import RepoSpec, parse_repo_spec
@@ -47,6 +48,7 @@ class Cloner:
         key = (spec.clone_url(), spec.ref)
         if key in self._clones:
             return self._clones[key]
+        validate_spec(spec)   # refs that git would read as options (security.md §3.1)
         label = spec.redacted()
         d = os.path.join(self.work_dir, "repo-%d" % len(self._clones))
         os.makedirs(d)
