@@ -56,8 +56,10 @@ CONTAINER_ANNOTATION = "config.kubernetes.io/container"
 KIO_INDEX_ANNOTATIONS = ("internal.config.kubernetes.io/index", "config.kubernetes.io/index")
 KIO_ID_ANNOTATIONS = ("internal.config.kubernetes.io/id", "config.k8s.io/id")
 KIO_PATH_ANNOTATIONS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/path")
+# kyaml/kio/kio.go PreprocessResourcesForInternalAnnotationMigration marks every item with it
+KIO_MIGRATION_ANNOTATION = "internal.config.kubernetes.io/annotations-migration-resource-id"
 KIO_ANNOTATIONS = KIO_INDEX_ANNOTATIONS + KIO_ID_ANNOTATIONS + KIO_PATH_ANNOTATIONS + (
-    "internal.config.kubernetes.io/seqindent",)
+    "internal.config.kubernetes.io/seqindent", KIO_MIGRATION_ANNOTATION)
 # kyaml/kio/byteio_reader.go
 RESOURCE_LIST_API_VERSION = "config.kubernetes.io/v1"
 # api/internal/plugins/execplugin/execplugin.go
@@ -521,6 +523,7 @@ def _run_function(config: Dict[str, Any], source: str, spec: Dict[str, Any], loa
         a = dict(_annotations(obj))
         for key in KIO_INDEX_ANNOTATIONS:
             a[key] = str(i)
+        a[KIO_MIGRATION_ANNOTATION] = str(i)
         for key in KIO_ID_ANNOTATIONS:
             a[key] = str(i + 1)
         _set_annotations(obj, a)
