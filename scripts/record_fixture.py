@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -91,6 +92,16 @@ def isolated_env(tmp: Path) -> Dict[str, str]:
     return env
 
 
+def mask_paths(text: str, work: Path) -> str:
+    """Replace the temp copy's path by ``$CASE`` and its parent by ``$TMP`` in ``text``."""
+    for p in sorted({str(work), os.path.realpath(work)}, key=len, reverse=True):
+        text = text.replace(p, CASE_PLACEHOLDER)
+    for p in sorted({str(work.parent), os.path.realpath(work.parent)}, key=len, reverse=True):
+        text = text.replace(p, "$TMP")
+    # kubectl's klog prefix ("E1122 20:02:20.049696   15707 run.go:72] ") varies per run.
+    return re.sub(r"(?m)^[EWI]\d{4} [\d:.]+ +\d+ [\w.]+:\d+\] ", "", text)
+
+
 def run_case(case_dir: Path, command: List[str], timeout: float = 120.0) -> Outcome:
     """Run ``command + [target] + args`` in a temp copy of the case; return its outcome."""
     case = load_case(case_dir)
@@ -102,8 +113,7 @@ def run_case(case_dir: Path, command: List[str], timeout: float = 120.0) -> Outc
         argv = list(command) + [str(case["target"])] + [str(a) for a in case["args"]]  # type: ignore[union-attr]
         proc = subprocess.run(argv, cwd=work, env=env, capture_output=True, timeout=timeout)
         stderr = proc.stderr.decode("utf-8", "replace")
-        for p in {str(work), os.path.realpath(work)}:
-            stderr = stderr.replace(p, CASE_PLACEHOLDER)
+        stderr = mask_paths(stderr, work)
         return Outcome(proc.returncode, proc.stdout.decode("utf-8", "surrogateescape"), stderr)
 
 
@@ -157,8 +167,7 @@ def _worker() -> int:
                 os.environ.clear()
                 os.environ.update(saved_env)
             stderr = err.getvalue()
-            for p in {str(work), os.path.realpath(work)}:
-                stderr = stderr.replace(p, CASE_PLACEHOLDER)
+            stderr = mask_paths(stderr, work)
             results.append({"returncode": rc, "stdout": out.getvalue(), "stderr": stderr})
     sys.stdout.write(json.dumps(results))
     return 0
