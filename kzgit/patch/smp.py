@@ -32,8 +32,6 @@ import copy
 import math
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
-import yaml
-
 from kzgit.errors import BuildError
 from kzgit.openapi import Schema, schema_for
 
@@ -550,15 +548,18 @@ def _node_value(item: Any) -> str:
 
 
 def _plain_scalar(text: str) -> Any:
-    """The value a plain (untagged) YAML scalar ``text`` reads back as.
+    """The value of the untagged plain scalar ``yaml.NewScalarRNode(text)``.
 
-    ``yaml.NewScalarRNode`` makes an untagged node; kustomize prints it plain.
+    kyaml sets a missing merge key on a merged element from the key's text
+    (``setAssociativeSequenceElements``); printed plain, ``80`` reads back as
+    an int and ``true`` as a bool, anything else stays a string here.
     """
-    try:  # PyYAML resolves like YAML 1.1; good enough for merge-key values
-        v = yaml.safe_load(text)
-    except yaml.YAMLError:
-        return text
-    return v if isinstance(v, (str, int, float, bool)) else text
+    if text in ("true", "false"):
+        return text == "true"
+    digits = text[1:] if text[:1] in "+-" else text
+    if digits.isdigit() and digits.isascii():
+        return int(text)
+    return text
 
 
 def _append_list(dst: List[Any], src: List[Any], keys: List[str]) -> List[Any]:
