@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import re
 import secrets
+import sys
 from typing import Any, Dict, List, Optional, Tuple
 
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from kzgit.errors import YamlError
+from kzgit.yamlio.load import MAX_DEPTH, no_gc
 from kzgit.yamlio._gonum import DOT_FLOAT, INT64_MAX, INT64_MIN, parse_timestamp, resolve_number, yaml_number_text
 
 _STR = "tag:yaml.org,2002:str"
@@ -63,20 +65,23 @@ def _v2_not_string(s: str) -> bool:
 _JSON_RAW_CONTROL = re.compile("[\x7f-\x84\x86-\x9f\ufffe\uffff]")
 _LITERAL = "|"
 _DOUBLE = '"'
+_RARE = "rare"
 _style_cache: Dict[str, Optional[str]] = {}
 
 
 def _style(s: str) -> Optional[str]:
-    """The style go-yaml v2 requests for string ``s`` (None = plain, libyaml may quote it)."""
-    st = _style_cache.get(s, 0)
-    if st != 0:
-        return st  # type: ignore[return-value]
+    """The style go-yaml v2 requests for string ``s`` (None = plain, libyaml may quote it).
+
+    ``_RARE`` marks the strings :class:`_Writer` must treat specially.
+    """
     if _JSON_RAW_CONTROL.search(s) is not None:
         # encoding/json writes these raw and go-yaml v2's reader refuses them
         # when kustomize converts JSON back to YAML (readerc.go).
         raise YamlError("yaml: control characters are not allowed (a string holds one of "
                         "U+007F-U+009F or U+FFFE/U+FFFF, which kustomize cannot print)")
-    if "\n" in s:
+    if s and (s[0] == "\ufeff" or "\x85" in s or s[-1] in "\u2028\u2029"):
+        st = _RARE
+    elif "\n" in s:
         st = _LITERAL
     elif _v2_not_string(s):
         st = _DOUBLE
@@ -222,9 +227,12 @@ class _Writer:
         self.trailing_break = False
 
     def string(self, s: str, is_key: bool) -> ScalarNode:
-        if s and (s[0] == "\ufeff" or "\x85" in s or s[-1] in "\u2028\u2029"):
+        st = _style_cache.get(s, _MISS)
+        if st is _MISS:
+            st = _style(s)
+        if st is _RARE:
             return self.rare_string(s, is_key)
-        return ScalarNode(_STR, s, style=_style(s))
+        return ScalarNode(_STR, s, None, None, st)
 
     def rare_string(self, s: str, is_key: bool) -> ScalarNode:
         if "\x85" in s:
@@ -243,27 +251,51 @@ class _Writer:
         return ScalarNode(_STR, s, style=_style(s))
 
     def node(self, obj: Any) -> Any:
-        t = type(obj)
-        if t is str:
-            return self.string(obj, False)
-        if t is dict:
-            if not obj:
-                return MappingNode(_MAP, [], flow_style=True)
-            if all(type(k) is str for k in obj):
-                d = obj
-            else:
-                d = {_key_string(k): v for k, v in obj.items()}
-            string = self.string
-            node = self.node
-            return MappingNode(
-                _MAP, [(string(k, True), node(d[k])) for k in sorted_keys(d)], flow_style=False)
-        if t is list or t is tuple:
-            if not obj:
-                return SequenceNode(_SEQ, [], flow_style=True)
-            node = self.node
-            return SequenceNode(_SEQ, [node(x) for x in obj], flow_style=False)
-        text, _ = _scalar_text(obj)
-        return ScalarNode(_STR, text, style=None)
+        """The node tree of ``obj`` (a closure-based walk: this is the hot path)."""
+        cache = _style_cache
+        rare = self.rare_string
+        order = sorted_keys
+
+        def node(o: Any, depth: int) -> Any:
+            t = type(o)
+            if t is str:
+                st = cache.get(o, _MISS)
+                if st is _MISS:
+                    st = _style(o)
+                if st is _RARE:
+                    return rare(o, False)
+                return ScalarNode(_STR, o, None, None, st)
+            if depth > MAX_DEPTH:
+                # libyaml's emitter recurses on the C stack: keep it shallow.
+                raise YamlError(f"cannot write YAML nested deeper than {MAX_DEPTH} levels")
+            depth += 1
+            if t is dict:
+                if not o:
+                    return MappingNode(_MAP, [], None, None, True)
+                if not all(type(k) is str for k in o):
+                    o = {_key_string(k): v for k, v in o.items()}
+                pairs = []
+                for k in order(o):
+                    st = cache.get(k, _MISS)
+                    if st is _MISS:
+                        st = _style(k)
+                    kn = rare(k, True) if st is _RARE else ScalarNode(_STR, k, None, None, st)
+                    pairs.append((kn, node(o[k], depth)))
+                return MappingNode(_MAP, pairs, None, None, False)
+            if t is list or t is tuple:
+                if not o:
+                    return SequenceNode(_SEQ, [], None, None, True)
+                return SequenceNode(_SEQ, [node(x, depth) for x in o], None, None, False)
+            return ScalarNode(_STR, _scalar_text(o)[0], None, None, None)
+
+        old = sys.getrecursionlimit()
+        if old < 4 * MAX_DEPTH:
+            sys.setrecursionlimit(4 * MAX_DEPTH)
+        try:
+            return node(obj, 0)
+        finally:
+            if old < 4 * MAX_DEPTH:
+                sys.setrecursionlimit(old)
 
     def finish(self, text: str) -> str:
         for ph, real in self.placeholders:
@@ -274,6 +306,7 @@ class _Writer:
 
 
 _TOKEN = secrets.token_hex(6)
+_MISS = object()
 _TRAILING_BREAK_INDENT = re.compile("([\u2028\u2029]) +'")
 _NEL_RUN = re.compile("[ \t]*\x85(?:[ \t]*\x85)*[ \t]*")
 # Escapes of goyaml.v2/emitterc.go yaml_emitter_write_double_quoted_scalar.
@@ -355,4 +388,5 @@ def dump(obj: Any) -> str:
 
 def dump_documents(objs: List[Any]) -> str:
     """The output stream: documents joined by ``---\\n``, no leading ``---``, "" for none."""
-    return "---\n".join(dump(o) for o in objs)
+    with no_gc():
+        return "---\n".join([dump(o) for o in objs])

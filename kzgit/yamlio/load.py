@@ -23,10 +23,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
+import gc
 import json
 import re
 import sys
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -375,21 +377,127 @@ def _to_text(data: Union[bytes, str], source: str) -> str:
     return data
 
 
-def _build_value(node: Node, source: str, v3: bool) -> Any:
-    b = _Builder(source, 0, v3)
+class _NeedSlowPath(Exception):
+    """The fast builder met something only :class:`_Builder` handles (merge, dup, tag)."""
+
+
+def _fast_build(root: Node, v3: bool) -> Any:
+    """The common case: no anchors in the text, so no aliases, merges of aliases or budgets.
+
+    Duplicate keys, merge keys and explicit tags make it give up; the caller
+    then runs :class:`_Builder`, which reports them exactly.
+    """
+    words = _V3_WORDS if v3 else _V2_WORDS
+    cache: Dict[str, Any] = {}
+    plain_tag = _PLAIN
+    str_tag = _STR
+
+    def scalar(n: ScalarNode) -> Any:
+        tag = n.tag
+        v = n.value
+        if tag is plain_tag:
+            if not v:
+                return None
+            r = cache.get(v, _INF)
+            if r is _INF:
+                r = _resolve_plain(v, words, v3)
+                if r is _INF:
+                    raise _NeedSlowPath()
+                cache[v] = r
+            return r
+        if tag is str_tag:
+            return v
+        raise _NeedSlowPath()
+
+    def build(n: Node) -> Any:
+        c = n.__class__
+        if c is ScalarNode:
+            return scalar(n)  # type: ignore[arg-type]
+        if c is SequenceNode:
+            return [build(x) for x in n.value]
+        out: Dict[Any, Any] = {}
+        for kn, vn in n.value:
+            if kn.__class__ is not ScalarNode or kn.value == "<<":
+                raise _NeedSlowPath()
+            k = scalar(kn)
+            if type(k) is not str:
+                k = _key_text(k, kn)
+            out[k] = build(vn)
+        if len(out) != len(n.value):
+            raise _NeedSlowPath()  # a duplicate key: let _Builder word the error
+        return out
+
+    return build(root)
+
+
+def _build_value(node: Node, source: str, v3: bool, anchors: bool) -> Any:
+    """Python value of one document's node graph; ``anchors`` says the text may hold aliases."""
     old = sys.getrecursionlimit()
     if old < 4 * MAX_DEPTH:
+        # Nesting was bounded to MAX_DEPTH before composing; each level costs
+        # two Python frames (a call and a comprehension).
         sys.setrecursionlimit(4 * MAX_DEPTH)
     try:
+        if not anchors:
+            try:
+                return _fast_build(node, v3)
+            except _NeedSlowPath:
+                pass
+        b = _Builder(source, 0, v3)
         value = b.build(node, 0)
+        if b.aliased:
+            # Shared objects would let an edit through one alias show up at the
+            # other places; kustomize expands aliases into independent copies
+            # (kyaml CopyYNode).  Expanded nesting is bounded here too.
+            value = _copy_bounded(value, 0, source)
+        return value
     finally:
         if old < 4 * MAX_DEPTH:
             sys.setrecursionlimit(old)
-    if b.aliased:
-        # Shared objects would let an edit through one alias show up at the
-        # other places; kustomize expands aliases into independent copies.
-        value = _deep_copy(value)
-    return value
+
+
+def _copy_bounded(v: Any, depth: int, source: str) -> Any:
+    if depth > MAX_DEPTH:
+        raise YamlError(f"{source}: yaml: aliases expand the document deeper than {MAX_DEPTH} levels")
+    t = type(v)
+    if t is dict:
+        return {k: _copy_bounded(x, depth + 1, source) for k, x in v.items()}
+    if t is list:
+        return [_copy_bounded(x, depth + 1, source) for x in v]
+    return v
+
+
+def _compose_stream(text: str) -> Iterator[Node]:
+    """Every document's node graph from one libyaml pass, one at a time."""
+    loader = _Loader(text)
+    try:
+        while loader.check_node():
+            yield loader.get_node()
+    finally:
+        loader.dispose()
+
+
+@contextlib.contextmanager
+def no_gc() -> Iterator[None]:
+    """Pauses the cyclic garbage collector while building large acyclic trees.
+
+    Loading and dumping allocate hundreds of thousands of nodes and
+    containers, none of them in cycles; without this, CPython's generational
+    collector rescans the growing heap again and again (measured: about half
+    of the load time of a 3,000-document stream).
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+# Texts where one libyaml pass over the whole stream could differ from kio's
+# part-by-part reading: document end markers and directives.
+_STREAM_UNSAFE = re.compile(r"(?:^|\n)(?:\.\.\.|%)")
 
 
 def load_documents(data: Union[bytes, str], source: str = "") -> List[Any]:
@@ -400,13 +508,32 @@ def load_documents(data: Union[bytes, str], source: str = "") -> List[Any]:
     deeper than go-yaml's 10000 levels.
     """
     text = _to_text(data, source).replace("\r\n", "\n")
+    parts = split_documents(text, source)
     deep = _nesting_bound(text) > MAX_DEPTH
+    anchors = "&" in text
+    with no_gc():
+        return _load_parts(text, parts, source, deep, anchors)
+
+
+def _load_parts(text: str, parts: List[Tuple[str, int]], source: str, deep: bool, anchors: bool) -> List[Any]:
     out: List[Any] = []
-    for part, _line in split_documents(text, source):
+    if not deep and _STREAM_UNSAFE.search(text) is None:
+        # Fast path: one libyaml pass.  kio splits on the same "---" lines
+        # libyaml treats as document starts, so the documents are the same;
+        # on any error the part-by-part path below words it as kustomize does.
+        try:
+            for node in _compose_stream(text):
+                value = _build_value(node, source, True, anchors)
+                if value is not None:
+                    out.append(value)
+            return out
+        except (yaml.YAMLError, YamlError):
+            out = []
+    for part, _line in parts:
         node = _compose_first(part, source, deep)
         if node is None:
             continue
-        value = _build_value(node, source, True)
+        value = _build_value(node, source, True, anchors)
         if value is None:
             continue
         out.append(value)
@@ -433,7 +560,7 @@ def load_yaml11(data: Union[bytes, str], source: str = "") -> Any:
         raise _yaml_error(source, e) from None
     if node is None:
         return None
-    return _build_value(node, source, False)
+    return _build_value(node, source, False, "&" in text)
 
 
 Loader = Callable[[Union[bytes, str], str], Any]
