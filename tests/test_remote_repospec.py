@@ -235,7 +235,9 @@ QUERIES: List[Tuple[str, str, bool, float]] = [
 
 @pytest.mark.parametrize("query,ref,submodules,timeout", QUERIES)
 def test_parse_query(query: str, ref: str, submodules: bool, timeout: float) -> None:
-    assert parse_query(query) == (ref, pytest.approx(timeout), submodules)
+    got_ref, got_timeout, got_submodules = parse_query(query)
+    assert (got_ref, got_submodules) == (ref, submodules)
+    assert got_timeout == pytest.approx(timeout)
 
 
 @pytest.mark.parametrize("ref,expected", [
@@ -274,3 +276,9 @@ def test_redacted_spec() -> None:
 def test_redact_secrets_without_scheme() -> None:
     assert redact("bad host 'bob:pw123@127.0.0.1'", ["bob:pw123"]) == "bad host '***@127.0.0.1'"
     assert redact("git fetch failed", ["git"]) == "git fetch failed"
+
+
+def test_git_prefix_warning() -> None:
+    rs = RepoSpec.parse("git::https://gitlab.com/org/repo")
+    assert rs.forced_git_prefix and "git::" in rs.warnings()[0]
+    assert RepoSpec.parse("https://gitlab.com/org/repo").warnings() == []

@@ -22,7 +22,10 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
 import hashlib
 import json
 import os
@@ -40,6 +43,18 @@ from kzgit.remote._repospec import RepoSpec
 _FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 #: Longest wait for another kzgit process holding a repository's lock, in seconds.
 LOCK_WAIT = 600.0
+
+
+def _lock_nb(fd: int) -> None:
+    """Take an exclusive lock on ``fd`` or raise OSError(EAGAIN); released by closing ``fd``."""
+    if fcntl is not None:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return
+    import msvcrt  # pragma: no cover - Windows
+    try:  # pragma: no cover
+        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+    except OSError:  # pragma: no cover
+        raise OSError(errno.EAGAIN, "locked") from None
 
 
 def cache_root() -> str:
@@ -138,7 +153,7 @@ class RepoCache:
             deadline = time.monotonic() + wait
             while True:
                 try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    _lock_nb(fd)
                     break
                 except OSError as e:
                     if e.errno not in (errno.EAGAIN, errno.EACCES):
@@ -197,8 +212,10 @@ class RepoCache:
             self._remove_stale_work_dirs()
             work = self._tmpdir()
             try:
-                run = lambda *a: run_git(list(a), cwd=work, timeout=spec.timeout,  # noqa: E731
-                                         label=self.label, secrets=self.secrets)
+                def run(*a: str) -> str:
+                    return run_git(list(a), cwd=work, timeout=spec.timeout, label=self.label,
+                                   secrets=self.secrets)
+
                 run("init", "--quiet")
                 # relative submodule URLs need an origin (kustomize #5131)
                 run("remote", "add", "origin", "--", url)

@@ -7,7 +7,6 @@ here touches the network or runs a program.
 from __future__ import annotations
 
 import dataclasses
-import logging
 import posixpath
 import re
 import urllib.parse
@@ -15,8 +14,6 @@ from typing import Dict, List, Optional, Tuple
 
 from kzgit.errors import RemoteError
 from kzgit.remote._redact import redact
-
-log = logging.getLogger("kzgit.remote")
 
 # repospec.go: defaultTimeout, defaultSubmodules
 DEFAULT_TIMEOUT = 27.0
@@ -61,6 +58,14 @@ class RepoSpec:
     def clone_url(self) -> str:
         """The URL handed to git (repospec.go CloneSpec)."""
         return self.host + self.org_repo
+
+    def warnings(self) -> List[str]:
+        """Warnings kustomize logs while parsing this reference (for the build's warnings)."""
+        if self.forced_git_prefix:
+            return [f"'{self.redacted()}': forcing the git protocol using the 'git::' URL prefix is "
+                    "not supported; kustomize and kzgit strip this prefix. Please remove the "
+                    "'git::' prefix from your configuration."]
+        return []
 
     def redacted(self) -> str:
         """The reference as the user wrote it, with credentials replaced by ``***``."""
@@ -259,10 +264,7 @@ def _trim_prefix_ignore_case(s: str, prefix: str) -> Tuple[str, bool]:
 
 def _extract_host(n: str) -> Tuple[str, str, bool]:
     # ignoreForcedGitProtocol: "git::" is a go-getter relic, stripped with a warning.
-    n, forced = _trim_prefix_ignore_case(n, "git::")
-    if forced:
-        log.warning("Forcing the git protocol using the 'git::' URL prefix is not supported; "
-                    "kzgit strips it as kustomize does. Please remove it from your configuration.")
+    n, forced = _trim_prefix_ignore_case(n, "git::")  # see RepoSpec.warnings()
     scheme = ""
     for prefix in (SSH_SCHEME, HTTPS_SCHEME, HTTP_SCHEME, FILE_SCHEME):
         rest, found = _trim_prefix_ignore_case(n, prefix)
