@@ -395,7 +395,7 @@ def test_container_mount_restrictions(root: Path, src: str, why: str) -> None:
 
 
 def test_starlark_is_unsupported(root: Path) -> None:
-    cfg = {"apiVersion": "x/v1", "kind": "S", "metadata": {"name": "s", "annotations": {
+    cfg: Dict[str, Any] = {"apiVersion": "x/v1", "kind": "S", "metadata": {"name": "s", "annotations": {
         "config.kubernetes.io/function": "starlark:\n  path: script.star\n"}}}
     with pytest.raises(PluginError, match="Starlark functions are not supported"):
         external.transform(cfg, "k", Loader(str(root)), ResMap(), opts())

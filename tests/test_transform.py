@@ -374,3 +374,32 @@ def test_cli_transform_and_errors(export: Path, tmp_path: Path, capsys: pytest.C
     assert "unknown plugin(s): nope" in capsys.readouterr().err
     assert main(["transform", str(export), "-p", str(pd), "--optional-flags", "[1]",
                  "-o", str(tmp_path / "o3")]) == 2
+
+
+def test_overlay_renders_with_kzgit_build_like_kubectl(tmp_path: Path) -> None:
+    """Real pipeline end to end: SOURCE rendered by kzgit build, OUT rendered by both tools."""
+    src = tmp_path / "app"
+    src.mkdir()
+    (src / "kustomization.yaml").write_text(
+        "namespace: apps\nresources:\n- res.yaml\nconfigMapGenerator:\n- name: env\n"
+        "  literals: [A=1]\n")
+    (src / "res.yaml").write_text(dump_documents([deployment("web", None), deployment("db", None)]))
+    pd = tmp_path / "plugins"
+    plugin(pd, "a", whiteout=["db"], patches={"web": replicas(3)})
+    plugin(pd, "b", patches={"*": [{"op": "add", "path": "/metadata/annotations",
+                                    "value": {"migrated": "true"}}]})
+    out = tmp_path / "out"
+    assert main(["transform", str(src), "-p", str(pd), "-o", str(out), "-q"]) == 0
+    from kzgit.build import build
+    mine = build(str(out)).to_yaml()
+    got = load_documents(mine.encode())
+    assert [(o["kind"], o["metadata"]["name"]) for o in got] == [
+        ("ConfigMap", got[0]["metadata"]["name"]), ("Deployment", "web")]
+    assert got[0]["metadata"]["name"].startswith("env-")
+    assert got[1]["spec"]["replicas"] == 3
+    assert all(o["metadata"]["annotations"] == {"migrated": "true"} for o in got)
+    if KUBECTL is None:
+        pytest.skip("kubectl not on PATH: kzgit's render checked, kubectl's not")
+    res = subprocess.run([KUBECTL, "kustomize", str(out)], capture_output=True, timeout=60)
+    assert res.returncode == 0, res.stderr.decode()
+    assert mine == res.stdout.decode()

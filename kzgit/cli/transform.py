@@ -13,7 +13,7 @@ from typing import List, Optional, TextIO
 from kzgit.errors import UsageError
 
 
-def register(sub: "argparse._SubParsersAction") -> None:
+def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     p = sub.add_parser(
         "transform", help="run crane transform plugins with priorities; write an overlay",
         description="Run crane-compatible transform plugins over SOURCE and write a kustomization "

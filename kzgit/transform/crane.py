@@ -20,7 +20,7 @@ import dataclasses
 import json
 import os
 import stat
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from kzgit.errors import PluginError
 from kzgit.plugins.process import run_process
@@ -33,7 +33,7 @@ PROTOCOL_VERSION = "v1"
 #: crane-lib binary_plugin.go MetadataRequest
 METADATA_REQUEST = b"{}"
 #: RFC 6902 operations and the members each needs besides ``op`` and ``path``.
-OPS: Dict[str, tuple] = {"add": ("value",), "remove": (), "replace": ("value",),
+OPS: Dict[str, Tuple[str, ...]] = {"add": ("value",), "remove": (), "replace": ("value",),
                          "move": ("from",), "copy": ("from",), "test": ("value",)}
 
 

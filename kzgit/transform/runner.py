@@ -50,6 +50,11 @@ class SourceResource:
 
     obj: Dict[str, Any]
     file: Optional[str] = None
+    #: the name an overlay sees, when it differs from the rendered one: kustomize appends
+    #: ConfigMap/Secret hash suffixes only at the top level (kusttarget.go makeCustomizeResMap:
+    #: "must be done last, not as part of the recursion"), so an overlay's patches target the
+    #: base's generated resources by their names *without* the hash
+    overlay_name: Optional[str] = None
 
     @property
     def ident(self) -> str:
@@ -99,7 +104,7 @@ def read_source(source: str, build_options: Any = None) -> Tuple[List[SourceReso
     if is_kustomization_root(source):
         from kzgit.build import build
         result = build(source, build_options)
-        return [SourceResource(r.obj) for r in result.resources], True
+        return [SourceResource(r.obj, overlay_name=_unhashed_name(r)) for r in result.resources], True
     out: List[SourceResource] = []
     for dirpath, dirnames, filenames in os.walk(source):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
@@ -121,6 +126,14 @@ def read_source(source: str, build_options: Any = None) -> Tuple[List[SourceReso
                         raise BuildError(f"{full}: every resource needs kind and metadata.name")
                     out.append(SourceResource(obj, rel))
     return out, False
+
+
+def _unhashed_name(r: Any) -> Optional[str]:
+    """The name of a hash-suffixed resource before the suffix (the id stored before hashing)."""
+    if not getattr(r, "needs_hash", False) or not getattr(r, "prev_ids", None):
+        return None
+    before = r.prev_ids[-1].name
+    return before if before and r.name.startswith(before + "-") else None
 
 
 def parse_optional_flags(text: Optional[str]) -> Dict[str, str]:
@@ -207,7 +220,8 @@ def _exact(name: str) -> str:
     return _REGEX_META.sub(r"\\\1", name)
 
 
-def _target(obj: Dict[str, Any]) -> Dict[str, str]:
+def _target(res: SourceResource) -> Dict[str, str]:
+    obj = res.obj
     group, version = split_api_version(str(obj.get("apiVersion") or ""))
     md = obj.get("metadata") or {}
     t: Dict[str, str] = {}
@@ -215,7 +229,7 @@ def _target(obj: Dict[str, Any]) -> Dict[str, str]:
         t["group"] = group
     t["version"] = version
     t["kind"] = str(obj.get("kind"))
-    t["name"] = _exact(str(md.get("name")))
+    t["name"] = _exact(res.overlay_name or str(md.get("name")))
     if md.get("namespace"):
         t["namespace"] = _exact(str(md["namespace"]))
     return t
@@ -254,9 +268,11 @@ def write_overlay(outcomes: List[ResourceOutcome], tree: str, base: Optional[str
             obj = o.resource.obj
             rel = f"patches/{n:04d}-delete-{_file_stem(obj)}.yaml"
             md = obj.get("metadata") or {}
+            meta = {k: md[k] for k in ("name", "namespace") if md.get(k)}
+            if o.resource.overlay_name:
+                meta["name"] = o.resource.overlay_name
             doc = {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
-                   "metadata": {k: md[k] for k in ("name", "namespace") if md.get(k)},
-                   "$patch": "delete"}
+                   "metadata": meta, "$patch": "delete"}
             _write(tree, rel, dump_documents([doc]))
             patches.append({"path": rel})
     else:
@@ -277,7 +293,7 @@ def write_overlay(outcomes: List[ResourceOutcome], tree: str, base: Optional[str
         n += 1
         rel = f"patches/{n:04d}-{_file_stem(o.resource.obj)}.json"
         _write(tree, rel, json.dumps([p.operation for p in o.operations], indent=2) + "\n")
-        patches.append({"path": rel, "target": _target(o.resource.obj)})
+        patches.append({"path": rel, "target": _target(o.resource)})
     if patches:
         kust["patches"] = patches
     _write(tree, "kustomization.yaml", dump_documents([kust]))
@@ -320,8 +336,8 @@ def run_transform(source: str, plugins: List[CranePlugin], out: str, *,
     os.makedirs(parent, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(out_abs)}.tmp-", dir=parent)
     try:
-        base = os.path.relpath(os.path.realpath(source), os.path.realpath(parent))
-        base = os.path.join("..", base).replace(os.sep, "/") if is_kust else None
+        rel = os.path.relpath(os.path.realpath(source), os.path.realpath(parent))
+        base = os.path.join("..", rel).replace(os.sep, "/") if is_kust else None
         write_overlay(outcomes, tmp, base)
         if os.path.lexists(out_abs):
             raise UsageError(f"output '{out}' appeared while kzgit transform was running")
