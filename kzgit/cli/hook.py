@@ -24,7 +24,10 @@ HOOKS = {
     "localized-sync": "localized copies are what `kzgit localize` makes now",
     "pinned-refs": "remote references in changed kustomizations carry a version",
     "exec-bits": "downloaded files of localized copies are not executable (fixer)",
+    "all": "run every hook above on one workspace (what the plain git hooks run)",
 }
+# The order "all" runs them in: the fixer first, the cheap checks before the builds.
+ALL_ORDER = ("exec-bits", "pinned-refs", "render", "localized-sync")
 
 
 def register(sub: "argparse._SubParsersAction") -> None:
@@ -40,16 +43,16 @@ def register(sub: "argparse._SubParsersAction") -> None:
         src.add_argument("--staged", action="store_true", help="check the git index (plain git hook)")
         src.add_argument("--rev", metavar="REV", help="check the tree of commit REV (pre-push)")
         h.add_argument("--from", dest="from_rev", metavar="OLD", help="with --rev: the changes since OLD")
-        if name in ("render", "localized-sync"):
+        if name in ("render", "localized-sync", "all"):
             h.add_argument("--offline", action="store_true", help="use only cached remote references")
-        if name == "render":
+        if name in ("render", "all"):
             h.add_argument("-j", "--jobs", type=int, default=0,
                            help="parallel builds (default: the `jobs` setting, else one per CPU)")
             h.add_argument("--engine", choices=["builtin", "kustomize", "kubectl"],
                            help="override the configured engine")
-        if name == "pinned-refs":
+        if name in ("pinned-refs", "all"):
             h.add_argument("--require-sha", action="store_true", help="accept full commit SHAs only")
-        if name == "exec-bits":
+        if name in ("exec-bits", "all"):
             h.add_argument("--check", action="store_true", help="report only, change nothing")
         h.set_defaults(func=run)
 
@@ -119,11 +122,19 @@ def run(args: argparse.Namespace) -> int:
     if not (args.files or args.all or args.staged or args.rev):
         return 0  # pre-commit passed nothing this hook looks at
     with _Source(args) as ws:
-        return report(_dispatch(args, ws))
+        if args.hook != "all":
+            return report(_dispatch(args.hook, args, ws))
+        status = 0
+        for name in ALL_ORDER:
+            findings = _dispatch(name, args, ws)
+            if findings:
+                print(f"kzgit-{name}:")
+                status = report(findings)
+        return status
 
 
-def _dispatch(args: argparse.Namespace, ws: Workspace) -> List[Finding]:
-    if args.hook == "render":
+def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace) -> List[Finding]:
+    if hook == "render":
         from kzgit.engine import engine_from_config, get_engine
         from kzgit.hooks import render
         c = ws.config
@@ -132,10 +143,10 @@ def _dispatch(args: argparse.Namespace, ws: Workspace) -> List[Finding]:
         else:
             engine = engine_from_config(c)
         return render.run(ws, engine, jobs=args.jobs, offline=args.offline)
-    if args.hook == "localized-sync":
+    if hook == "localized-sync":
         from kzgit.hooks import localized_sync
         return localized_sync.run(ws)
-    if args.hook == "pinned-refs":
+    if hook == "pinned-refs":
         from kzgit.hooks import pinned_refs
         return pinned_refs.run(ws, require_sha=args.require_sha)
     from kzgit.hooks import exec_bits

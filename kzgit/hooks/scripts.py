@@ -32,9 +32,7 @@ status=0
 _PRE_COMMIT = """if [ -x "$HERE/pre-commit.legacy" ]; then
     "$HERE/pre-commit.legacy" "$@" || status=$?
 fi
-for hook in exec-bits pinned-refs render localized-sync; do
-    kzgit hook "$hook" --staged || {{ [ "$status" -ne 0 ] || status=1; }}
-done
+kzgit hook all --staged || {{ [ "$status" -ne 0 ] || status=1; }}
 exit "$status"
 """
 
@@ -45,9 +43,7 @@ fi
 zero=0000000000000000000000000000000000000000
 while read -r local_ref local_sha remote_ref remote_sha; do
     [ -n "$local_sha" ] && [ "$local_sha" != "$zero" ] || continue
-    for hook in exec-bits pinned-refs render localized-sync; do
-        kzgit hook "$hook" --rev "$local_sha" --from "$remote_sha" </dev/null || {{ [ "$status" -ne 0 ] || status=1; }}
-    done
+    kzgit hook all --rev "$local_sha" --from "$remote_sha" </dev/null || {{ [ "$status" -ne 0 ] || status=1; }}
 done <<KZGIT_PUSHED_REFS
 $input
 KZGIT_PUSHED_REFS
