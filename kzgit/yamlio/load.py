@@ -232,8 +232,15 @@ class _Builder:
                         f"line {first.start_mark.line + 1}")
                 seen[knode.value] = knode
             k = self.build(knode, depth + 1)
-            if type(k) is not str:
-                k = _key_text(k, knode)
+            if type(k) is not str or (knode.tag == _PLAIN and k != knode.value):
+                # (a str that differs from its text is a timestamp: a time.Time key)
+                if self.v3:
+                    # v3 decodes such a map as map[interface{}]interface{},
+                    # which encoding/json refuses (kustomize: "json:
+                    # unsupported type: map[interface {}]interface {}").
+                    raise self.fail(knode, f"json: unsupported type: map[interface {{}}]interface {{}} "
+                                           f"(the mapping key {knode.value!r} is not a string)")
+                k = _key_text(k, knode) if type(k) is not str else knode.value
             out[k] = self.build(vnode, depth + 1)
         if merges:
             if len(merges) > 1:
@@ -420,8 +427,10 @@ def _fast_build(root: Node, v3: bool) -> Any:
             if kn.__class__ is not ScalarNode or kn.value == "<<":
                 raise _NeedSlowPath()
             k = scalar(kn)
-            if type(k) is not str:
-                k = _key_text(k, kn)
+            if type(k) is not str or k != kn.value:
+                if v3:
+                    raise _NeedSlowPath()
+                k = _key_text(k, kn) if type(k) is not str else kn.value
             out[k] = build(vn)
         if len(out) != len(n.value):
             raise _NeedSlowPath()  # a duplicate key: let _Builder word the error
