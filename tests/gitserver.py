@@ -19,7 +19,8 @@ API
     Context manager (or ``start()``/``stop()``); ``.url`` is ``http://127.0.0.1:<port>``.
     Routes: ``/git/<path>`` smart HTTP through ``git http-backend`` (GIT_PROJECT_ROOT =
     ``git_root``; ``<path>`` may name a repo directory or its ``.git``);
-    ``/raw/<path>`` files under ``raw_root``; ``/big/<n>`` an ``n``-byte body;
+    ``/site/<path>`` like a forge: git smart HTTP for git clients, an HTML page for
+    any other GET; ``/raw/<path>`` files under ``raw_root``; ``/big/<n>`` an ``n``-byte body;
     ``/slow/<n>?delay=s`` ``n`` bytes, one every ``delay`` seconds;
     ``/hang/...`` never answers (until the server stops); ``/status<code>`` and
     ``/status/<code>[/...]`` answer ``<code>``;
@@ -274,6 +275,12 @@ class GitHTTPServer:
         try:
             if path.startswith("/git/"):
                 self._git(h, method, path[len("/git"):], parsed.query)
+            elif path.startswith("/site/"):
+                if path.endswith(("/info/refs", "/git-upload-pack")):
+                    self._git(h, method, path[len("/site"):], parsed.query)
+                else:
+                    self._send(h, 200, b"<!DOCTYPE html>\n<html><body>a repository</body></html>\n",
+                               [("Content-Type", "text/html")])
             elif path.startswith("/raw/"):
                 f = os.path.realpath(os.path.join(self.raw_root, path[len("/raw/"):]))
                 if not f.startswith(os.path.realpath(self.raw_root) + os.sep) or not os.path.isfile(f):

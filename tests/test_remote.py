@@ -402,3 +402,11 @@ def test_cached_ref_kind(repo: GitRepo, parent: Loader) -> None:
     open_remote(parent, repo.file_url("base", "v1"), ONLINE)
     open_remote(parent, repo.file_url("base", "main"), ONLINE)
     assert cached_ref_kind(spec) == "tag" and cached_ref_kind(spec, "main") == "branch"
+
+
+def test_http_html_page_of_a_repo_falls_back_to_git(repo: GitRepo, parent: Loader,
+                                                    server: GitHTTPServer) -> None:
+    # like GitHub: the URL answers 200 with a web page, and git can clone it
+    ldr = open_remote(parent, server.url + "/site/org/repo//base?ref=v1", ONLINE)
+    assert isinstance(ldr, Loader) and "v: 1" in _read(ldr, "cm.yaml")
+    assert ("GET", "/site/org/repo//base?ref=v1") in server.requests

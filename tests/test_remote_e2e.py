@@ -142,3 +142,16 @@ def test_github_url_over_smart_http(repos: Dict[str, GitRepo], tmp: str, github:
     path = _local(tmp, kustomization(("https://github.com/org/lib//svc?ref=v1.0.0",)))
     assert build(path, BuildOptions()).to_yaml() == want
     assert any("/git/org/lib" in p for _, p in github.requests)
+
+
+def test_loopback_http_file_and_repo_match_kubectl(repos: Dict[str, GitRepo], tmp: str) -> None:
+    """kubectl and kzgit both GET the URLs first: a raw file is a resource, a forge-like
+    page (HTML) makes them clone the URL instead."""
+    raw = os.path.join(tmp, "rawfiles")
+    os.makedirs(raw)
+    with open(os.path.join(raw, "cm.yaml"), "w") as f:
+        f.write(configmap("fromhttp", a="1"))
+    with GitHTTPServer(os.path.join(tmp, "srv"), raw_root=raw) as s:
+        path = _local(tmp, kustomization((s.url + "/raw/cm.yaml", s.url + "/site/org/lib//svc?ref=v1.0.0")))
+        out = _compare(path)
+    assert "name: fromhttp" in out and "name: lib-svc" in out

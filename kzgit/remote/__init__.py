@@ -144,9 +144,12 @@ def open_remote(parent: Loader, ref: str, options: "BuildOptions") -> Union[Load
 
     * An http(s) URL is first fetched as a file and its bytes returned (bounded:
       :data:`kzgit.remote._http.HTTP_TIMEOUT`, :data:`~kzgit.remote._http.HTTP_MAX_BYTES`).
-      If the server answers non-2xx (or not at all) and the URL also parses as a
-      repo spec, it is fetched as a git repository, as kustomize does
-      (fileloader.go httpClientGetContent: "URL is a git repository").
+      If the server answers non-2xx (or not at all), or with an HTML page, and the
+      URL also parses as a repo spec, it is fetched as a git repository, as
+      kustomize does (fileloader.go httpClientGetContent: "URL is a git
+      repository"; kusttarget.go accumulateResources).  Other bodies that turn
+      out not to be YAML should be retried with :func:`open_remote_repo` by the
+      caller when ``parse_repo_spec(ref)`` is not None.
     * A repo URL returns a RootOnly :class:`Loader` (see :func:`open_remote_repo`).
 
     Raises :class:`kzgit.errors.RemoteError`; messages never contain credentials.
@@ -160,8 +163,14 @@ def open_remote(parent: Loader, ref: str, options: "BuildOptions") -> Union[Load
                                   tip="run the build without --offline")
         else:
             try:
-                return _http.http_get(ref)
+                body = _http.http_get(ref)
             except (_http.HTTPStatusError, _http.HTTPTransportError):
                 if spec is None:
                     raise
+            else:
+                # A web page (e.g. GitHub's HTML view of https://github.com/org/repo?ref=v1) is
+                # never a resource: kustomize fails to read it as YAML and then clones the URL
+                # (kusttarget.go accumulateResources: accumulateFile, then ldr.New).
+                if spec is None or not body.lstrip()[:1] == b"<":
+                    return body
     return open_remote_repo(parent, ref, options)
