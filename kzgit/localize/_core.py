@@ -14,9 +14,9 @@ import hashlib
 import os
 import posixpath
 import stat
-from typing import Any, Callable, Dict, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.comments import CommentedSeq
 
 from kzgit.errors import BuildError, KzgitError, LoadRestrictionError
 from kzgit.loader import ROOT_ONLY, Loader
@@ -690,7 +690,3 @@ def _is_git_like(spec: RepoSpec, ref: str) -> bool:
     after_scheme = raw.split("://", 1)[-1]
     return "//" in after_scheme or "_git/" in raw or ".git" in raw or \
         spec.host.lower().startswith(("https://github.com", "http://github.com"))
-
-
-def set_of(run: Run) -> Set[str]:
-    return set(run.files)

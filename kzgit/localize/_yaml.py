@@ -95,7 +95,6 @@ class YamlText:
                 line, col = container.lc.value(key)
         except (KeyError, IndexError, TypeError, AttributeError):
             line, col = -1, -1
-        style = getattr(old, "style", None) if old is not None else None
         # Keep the scalar's class (quoted, literal...) so a fallback dump keeps its style.
         if hasattr(old, "style") and type(old) is not str and "\n" not in new:
             try:
@@ -111,7 +110,6 @@ class YamlText:
             self._fallback = True
             return
         self._edits.append((line, col, "" if old is None else str(old), new))
-        del style
 
     # -- output --------------------------------------------------------------------------
     def result(self) -> str:
