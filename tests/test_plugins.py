@@ -24,6 +24,15 @@ from kzgit.yamlio import load_documents
 PY = sys.executable
 
 
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Never read or write the real home or plugin home."""
+    h = tmp_path_factory.mktemp("isolated-home")
+    monkeypatch.setenv("HOME", str(h))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(h / ".config"))
+    monkeypatch.delenv("KUSTOMIZE_PLUGIN_HOME", raising=False)
+
+
 @pytest.fixture()
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fake HOME with a plugin home under $XDG_CONFIG_HOME/kustomize/plugin."""

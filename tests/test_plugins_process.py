@@ -15,6 +15,15 @@ from kzgit.errors import PluginError
 from kzgit.plugins.process import run_process
 
 
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Never read or write the real home or plugin home."""
+    h = tmp_path_factory.mktemp("isolated-home")
+    monkeypatch.setenv("HOME", str(h))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(h / ".config"))
+    monkeypatch.delenv("KUSTOMIZE_PLUGIN_HOME", raising=False)
+
+
 def group_alive(pgid: int) -> bool:
     """True while a non-zombie process of group ``pgid`` exists.
 
