@@ -215,6 +215,18 @@ def test_credentials_redacted_in_git_errors(parent: Loader, server: GitHTTPServe
     assert "***@127.0.0.1" in str(e.value)
 
 
+
+def test_credentials_never_stored_in_the_cache(repo: GitRepo, parent: Loader, server: GitHTTPServer,
+                                               cache: str) -> None:
+    url = f"http://alice:s3cret@127.0.0.1:{server.port}/git/org/repo//base?ref=v1"
+    ldr = open_remote(parent, url, ONLINE)
+    assert isinstance(ldr, Loader) and ldr.remote_label == url.replace("alice:s3cret", "***")
+    for dirpath, _, files in os.walk(cache):
+        for name in files:
+            with open(os.path.join(dirpath, name), "rb") as f:
+                assert b"s3cret" not in f.read(), os.path.join(dirpath, name)
+
+
 def test_git_timeout_names_url(parent: Loader, server: GitHTTPServer,
                                monkeypatch: pytest.MonkeyPatch) -> None:
     for k, v in insteadof_env({"https://slow.example/": server.url + "/hang/"}).items():

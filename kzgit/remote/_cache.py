@@ -7,7 +7,8 @@ else ``~/.cache/kzgit``)::
         url            the clone URL, redacted (for people browsing the cache)
         .lock          flock()ed while a fetch of this repository runs
         refs.json      {"tags": {ref: commit}, "branches": {ref: commit}}
-        trees/<commit>-<s|n>/   a complete checkout (s: with submodules, n: without)
+        trees/<commit>-<s|n>/   a complete checkout (s: with submodules, n: without),
+                       without ``.git`` (which would keep the URL and its credentials)
         tmp/           work directories, renamed into trees/ when complete
 
 A checkout appears in ``trees/`` only by an atomic ``rename``, so a reader that
@@ -146,8 +147,6 @@ class RepoCache:
     @contextlib.contextmanager
     def locked(self, wait: float = LOCK_WAIT) -> Iterator[None]:
         os.makedirs(self.dir, exist_ok=True)
-        with open(os.path.join(self.dir, "url"), "w", encoding="utf-8") as f:
-            f.write(redact(self.spec.clone_url()) + "\n")
         fd = os.open(os.path.join(self.dir, ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
         try:
             deadline = time.monotonic() + wait
@@ -162,6 +161,10 @@ class RepoCache:
                         raise RemoteError(f"timed out after {wait:g}s waiting for another kzgit "
                                           f"process fetching '{self.label}' (lock {self.dir}/.lock)")
                     time.sleep(0.05)
+            url_file = os.path.join(self.dir, "url")
+            if not os.path.exists(url_file):
+                with open(url_file, "w", encoding="utf-8") as f:
+                    f.write(redact(self.spec.clone_url()) + "\n")
             yield
         finally:
             os.close(fd)  # closing releases the flock
@@ -229,6 +232,7 @@ class RepoCache:
                     run("checkout", "--quiet", "FETCH_HEAD")
                     if spec.submodules and os.path.exists(os.path.join(work, ".gitmodules")):
                         self._submodules(work)
+                    _strip_git_metadata(work)
                     os.makedirs(self.trees, exist_ok=True)
                     os.rename(work, final)
                 if ref and not _FULL_SHA.fullmatch(ref):
@@ -249,7 +253,8 @@ class RepoCache:
         else:
             protocols = tuple(p for p in ALLOWED_PROTOCOLS if p != "file")
             config = ("protocol.file.allow=never",)
-        run_git(["submodule", "--quiet", "update", "--init", "--recursive", "--depth=1"],
+        # no --depth: a pinned submodule commit need not be a branch tip (kustomize: none either)
+        run_git(["submodule", "--quiet", "update", "--init", "--recursive"],
                 cwd=work, timeout=spec.timeout, label=self.label, config=config,
                 protocols=protocols, secrets=self.secrets)
 
@@ -270,6 +275,21 @@ class RepoCache:
         tmp = os.path.join(self.dir, "tmp")
         os.makedirs(tmp, exist_ok=True)
         return tempfile.mkdtemp(dir=tmp)
+
+
+def _strip_git_metadata(work: str) -> None:
+    """Drop ``.git`` (directories and submodule gitfiles) from a finished checkout.
+
+    The cache keeps files, not repositories: ``.git/config`` and ``FETCH_HEAD``
+    hold the clone URL, credentials included, and nothing reads them later
+    (the commit is the directory's name).
+    """
+    for dirpath, dirnames, filenames in os.walk(work):
+        if ".git" in dirnames:
+            shutil.rmtree(os.path.join(dirpath, ".git"))
+            dirnames.remove(".git")
+        if ".git" in filenames:
+            os.remove(os.path.join(dirpath, ".git"))
 
 
 def checkout(spec: RepoSpec, *, offline: bool, root: Optional[str] = None) -> str:
