@@ -155,3 +155,22 @@ def test_loopback_http_file_and_repo_match_kubectl(repos: Dict[str, GitRepo], tm
         path = _local(tmp, kustomization((s.url + "/raw/cm.yaml", s.url + "/site/org/lib//svc?ref=v1.0.0")))
         out = _compare(path)
     assert "name: fromhttp" in out and "name: lib-svc" in out
+
+
+def test_cli_offline_miss_and_refused_ref(repos: Dict[str, GitRepo], tmp: str) -> None:
+    import sys
+    app = repos["app"]
+    marker = os.path.join(tmp, "pwned")
+
+    def kzgit_build(*args: str) -> "subprocess.CompletedProcess[str]":
+        return subprocess.run([sys.executable, "-m", "kzgit", "build", *args], capture_output=True,
+                              text=True, timeout=120)
+    path = _local(tmp, kustomization((app.file_url("base", "v2"),)))
+    p = kzgit_build("--offline", path)
+    assert p.returncode == 1 and "Traceback" not in p.stderr
+    assert f"offline: '{app.file_url('base', 'v2')}' at ref 'v2'" in p.stderr
+    evil = app.file_url("base") + f"?ref=--upload-pack=touch%20{marker}%20%26%26%20git-upload-pack"
+    path = _local(tmp, kustomization((evil,)))
+    p = kzgit_build(path)
+    assert p.returncode == 1 and "refusing ref '--upload-pack=" in p.stderr
+    assert not os.path.exists(marker)
