@@ -7,7 +7,7 @@ exactly; see notes/kustomize-build.md §2.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Dict, List, Optional, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from kzgit.build import BuildOptions, BuildResult
 from kzgit.errors import BuildError, KzgitError, UnsupportedError
@@ -98,15 +98,29 @@ def _copy_merge_metadata(res: Resource, old: Resource) -> None:
     res.refby = list(old.refby)
 
 
+class _Steps(list):
+    """A list of (kind, step) built by appending steps; the kind is set per block."""
+
+    kind = ""
+
+    def append(self, step: Any) -> None:  # type: ignore[override]
+        super().append((self.kind, step))
+
+
 class Target:
     """One kustomization (or component) root."""
 
-    def __init__(self, loader: Loader, options: BuildOptions, ctx: "BuildContext") -> None:
+    def __init__(self, loader: Loader, options: BuildOptions, ctx: "BuildContext",
+                 origin: Optional[str] = None) -> None:
         self.loader = loader
         self.options = options
         self.ctx = ctx
-        path, _ = loader.find_kustomization_file()
+        path, name = loader.find_kustomization_file()
         self.kfile = path
+        self.kfile_name = name
+        # origin.go: the directory of this level relative to the top, or None when
+        # the top kustomization asks for no buildMetadata (no tracking at all)
+        self.origin = origin
         self.k: Kustomization = parse_kustomization(loader.fs.read_bytes(path), path)
         ctx.warnings.extend(self.k.warnings)
 
@@ -152,10 +166,22 @@ class Target:
                 continue
             self._append_file_resources(ra, data, path)
 
+    def origin_of(self, path: str) -> str:
+        """Origin.Append: filepath.Join of this level's origin path and ``path``."""
+        return os.path.normpath(os.path.join(self.origin or "", path))
+
+    def builtin_origin(self, kind: str) -> Optional[Dict[str, Any]]:
+        if self.origin is None:
+            return None
+        return {"configuredIn": self.origin_of(self.kfile_name),
+                "configuredBy": {"apiVersion": "builtin", "kind": kind}}
+
     def _append_file_resources(self, ra: Accumulator, data: bytes, path: str) -> None:
         try:
             res = resources_from_bytes(data, os.path.join(self.loader.root, path))
             for r in res:
+                if self.origin is not None:
+                    r.origin = {"path": self.origin_of(path)}
                 ra.resmap.append(r)
         except KzgitError as e:
             raise BuildError(f"accumulating resources from '{path}': {e}") from None
@@ -176,7 +202,8 @@ class Target:
 
     def _accumulate_loader(self, ra: Accumulator, loader: Loader, path: str, component: bool) -> None:
         try:
-            sub = Target(loader, self.options, self.ctx)
+            sub = Target(loader, self.options, self.ctx,
+                         None if self.origin is None else self.origin_of(path))
         except KzgitError as e:
             raise BuildError(f"couldn't make target for path '{loader.root}': {e}") from None
         sub.k.data["buildMetadata"] = self.k.get("buildMetadata")
@@ -205,31 +232,41 @@ class Target:
         k = self.k
         gopts = k.get("generatorOptions")
         for args in k.get("configMapGenerator", []):
-            ra.absorb(make_configmap(args or {}, self.loader, gopts, self.kfile), "ConfigMapGenerator")
+            res = make_configmap(args or {}, self.loader, gopts, self.kfile)
+            res.origin = self.builtin_origin("ConfigMapGenerator")
+            ra.absorb(res, "ConfigMapGenerator")
         for args in k.get("secretGenerator", []):
-            ra.absorb(make_secret(args or {}, self.loader, gopts, self.kfile), "SecretGenerator")
+            res = make_secret(args or {}, self.loader, gopts, self.kfile)
+            res.origin = self.builtin_origin("SecretGenerator")
+            ra.absorb(res, "SecretGenerator")
         if k.get("helmCharts") or k.get("helmChartInflationGenerator"):
             self.ctx.helm(self, ra)
         if k.get("generators"):
             self.ctx.plugins.generate_all(self, k.get("generators"), ra)
 
-    def builtin_transformers(self, cfg: TransformerConfig) -> List[Callable[[ResMap], None]]:
-        """configureBuiltinTransformers, in kustomize's order."""
+    def builtin_transformers(self, cfg: TransformerConfig) -> List[Tuple[str, Callable[[ResMap], None]]]:
+        """configureBuiltinTransformers, in kustomize's order: (plugin kind, step)."""
         from kzgit.transformers import images, metadata, namespace, prefix_suffix, replicas
         from kzgit.transformers import patches as patch_tf
-        k, out = self.k, []
+        k, out = self.k, _Steps()
         t = cfg.tables
+        out.kind = "PatchStrategicMergeTransformer"
         if k.get("patchesStrategicMerge"):
             out.append(lambda m: patch_tf.patch_strategic_merge(m, k.get("patchesStrategicMerge"), self.loader, self.kfile))
+        out.kind = "PatchTransformer"
         for p in k.get("patches", []):
             out.append(lambda m, p=p: patch_tf.patch(m, p or {}, self.loader, self.kfile))
+        out.kind = "NamespaceTransformer"
         if k.get("namespace"):
             cfg_ns = {"metadata": {"namespace": k.get("namespace")}, "fieldSpecs": t["namespace"]}
             out.append(lambda m: namespace.transform(m, cfg_ns))
+        out.kind = "PrefixTransformer"
         if k.get("namePrefix"):
             out.append(lambda m: prefix_suffix.prefix(m, {"prefix": k.get("namePrefix"), "fieldSpecs": t["namePrefix"]}))
+        out.kind = "SuffixTransformer"
         if k.get("nameSuffix"):
             out.append(lambda m: prefix_suffix.suffix(m, {"suffix": k.get("nameSuffix"), "fieldSpecs": t["nameSuffix"]}))
+        out.kind = "LabelTransformer"
         if k.get("labels") or k.get("commonLabels"):
             from kzgit.resource.fieldspec import merge_specs
             for lab in k.get("labels", []):
@@ -244,27 +281,40 @@ class Target:
                     fss = merge_specs(fss, [FieldSpec("", "", "", "metadata/labels", True)])
                 out.append(lambda m, lab=lab, fss=fss: metadata.labels(m, {"labels": lab.get("pairs"), "fieldSpecs": fss}))
             out.append(lambda m: metadata.labels(m, {"labels": k.get("commonLabels"), "fieldSpecs": t["commonLabels"]}))
+        out.kind = "AnnotationsTransformer"
         if k.get("commonAnnotations"):
             out.append(lambda m: metadata.annotations(m, {"annotations": k.get("commonAnnotations"), "fieldSpecs": t["commonAnnotations"]}))
+        out.kind = "PatchJson6902Transformer"
         for p in k.get("patchesJson6902", []):
             out.append(lambda m, p=p: patch_tf.patch_json6902(m, p or {}, self.loader, self.kfile))
+        out.kind = "ReplicaCountTransformer"
         for rep in k.get("replicas", []):
             out.append(lambda m, rep=rep: replicas.transform(m, {"replica": rep or {}, "fieldSpecs": t["replicas"]}))
+        out.kind = "ImageTagTransformer"
         for img in k.get("images", []):
             out.append(lambda m, img=img: images.transform(m, {"imageTag": img or {}, "fieldSpecs": t["images"]}))
+        out.kind = "ReplacementTransformer"
         if k.get("replacements"):
             out.append(lambda m: self.ctx.replacements(self, m, k.get("replacements")))
         return out
 
     def run_transformers(self, ra: Accumulator) -> None:
-        steps = self.builtin_transformers(ra.config)
-        if self.k.get("transformers"):
-            steps.append(lambda m: self.ctx.plugins.transform_all(self, self.k.get("transformers"), m))
-        for step in steps:
+        for kind, step in self.builtin_transformers(ra.config):
             step(ra.resmap)
-            # multitransformer.go: resources emptied by a transformer are dropped after each one
-            if any(not r.obj for r in ra.resmap.resources()):
-                ra.resmap.replace_items([r for r in ra.resmap.resources() if r.obj])
+            self.after_transformer(ra.resmap, self.builtin_origin(kind))
+        if self.k.get("transformers"):
+            self.ctx.plugins.transform_all(self, self.k.get("transformers"), ra.resmap)
+
+    def after_transformer(self, m: ResMap, origin: Optional[Dict[str, Any]]) -> None:
+        """multitransformer.go: record the transformer on every resource, drop emptied ones."""
+        if any(not r.obj for r in m.resources()):
+            m.replace_items([r for r in m.resources() if r.obj])
+        if origin is not None:
+            for r in m.resources():
+                if r.origin is None:
+                    r.origin = origin
+                else:
+                    r.transformations.append(origin)
 
     def run_validators(self, ra: Accumulator) -> None:
         if self.k.get("validators"):
@@ -393,6 +443,8 @@ def run(path: str, options: BuildOptions) -> BuildResult:
     ctx = BuildContext(options)
     loader = new_root_loader(path, options.fs, options.load_restrictor)
     top = Target(loader, options, ctx)
+    if top.k.get("buildMetadata"):
+        top.origin = ""
     ctx.set_openapi(top, reset=True)
     ra = top.accumulate()
     # makeCustomizedResMap: these run once, on the final content, at the top only
@@ -416,6 +468,6 @@ def run(path: str, options: BuildOptions) -> BuildResult:
     for bm in build_md:
         if bm not in ("originAnnotations", "transformerAnnotations", "managedByLabel"):
             raise BuildError(f"{top.kfile}: unknown buildMetadata option '{bm}'")
-    if "originAnnotations" in build_md or "transformerAnnotations" in build_md:
-        raise UnsupportedError(f"{top.kfile}: buildMetadata originAnnotations/transformerAnnotations are not supported yet by kzgit")
+    from kzgit.build.origin import annotate_origins
+    annotate_origins(resources, "originAnnotations" in build_md, "transformerAnnotations" in build_md)
     return BuildResult(resources=resources, warnings=ctx.warnings)

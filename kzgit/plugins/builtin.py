@@ -9,7 +9,7 @@ them without ``--enable-alpha-plugins``.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Dict, List
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
 from kzgit.build import BuildOptions
 from kzgit.errors import BuildError, KzgitError, PluginError
@@ -82,9 +82,10 @@ class PluginRunner:
         self.options = options
 
     # -- loading configs -------------------------------------------------------------------
-    def configs(self, t: "Target", entries: List[str]) -> List[Dict[str, Any]]:
+    def configs(self, t: "Target", entries: List[str]) -> List[Tuple[Dict[str, Any], Optional[Dict[str, Any]]]]:
+        """The plugin configs of ``entries`` with their origin (OriginFromCustomPlugin)."""
         from kzgit.build.pipeline import Accumulator
-        out: List[Dict[str, Any]] = []
+        out: List[Tuple[Dict[str, Any], Optional[Dict[str, Any]]]] = []
         ra = Accumulator()
         paths: List[str] = []
         for e in entries:
@@ -93,18 +94,28 @@ class PluginRunner:
             except KzgitError:
                 objs = []
             if objs:
-                rm = ResMap(Resource(o, t.kfile) for o in objs)
-                ra.resmap.append_all(rm.resources())
+                for o in objs:
+                    r = Resource(o, t.kfile)
+                    if t.origin is not None:
+                        r.origin = {"path": t.origin_of(t.kfile_name)}
+                    ra.resmap.append(r)
             else:
                 paths.append(e)
         t.accumulate_resources(ra, paths)
         for r in ra.resmap.resources():
-            out.append(r.obj)
+            origin = None
+            if r.origin is not None:
+                md = _meta(r.obj)
+                origin = {"repo": r.origin.get("repo"), "ref": r.origin.get("ref"),
+                          "configuredIn": r.origin.get("path"),
+                          "configuredBy": {"apiVersion": r.api_version, "kind": r.kind,
+                                           "name": md.get("name"), "namespace": md.get("namespace")}}
+            out.append((r.obj, origin))
         return out
 
     # -- the three lists ---------------------------------------------------------------------
     def generate_all(self, t: "Target", entries: List[str], ra: "Accumulator") -> None:
-        for cfg in self.configs(t, entries):
+        for cfg, origin in self.configs(t, entries):
             where = f"{cfg.get('kind')} {_meta(cfg).get('name', '')} in {t.kfile}"
             if _is_builtin(cfg):
                 gens = _builtin_generator(canonical_keys(cfg), t, where)
@@ -112,20 +123,22 @@ class PluginRunner:
                 from kzgit.plugins import external
                 gens = external.generate(cfg, t.kfile, t.loader, self.options)
             for res in gens:
+                if res.origin is None:
+                    res.origin = origin
                 ra.absorb(res, where)
 
     def transform_all(self, t: "Target", entries: List[str], m: ResMap) -> None:
-        for cfg in self.configs(t, entries):
+        for cfg, origin in self.configs(t, entries):
             where = f"{cfg.get('kind')} {_meta(cfg).get('name', '')} in {t.kfile}"
             if _is_builtin(cfg):
                 _builtin_transformer(canonical_keys(cfg), t, where, self.options)(m)
             else:
                 from kzgit.plugins import external
                 external.transform(cfg, t.kfile, t.loader, m, self.options)
-            m.replace_items([r for r in m.resources() if r.obj])
+            t.after_transformer(m, origin)
 
     def validate_all(self, t: "Target", entries: List[str], m: ResMap) -> None:
-        for cfg in self.configs(t, entries):
+        for cfg, _origin in self.configs(t, entries):
             if _is_builtin(cfg):
                 raise PluginError(f"{t.kfile}: builtin {cfg.get('kind')} cannot be used as a validator")
             from kzgit.plugins import external

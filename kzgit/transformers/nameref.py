@@ -11,7 +11,7 @@ from collections import defaultdict
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from kzgit.errors import BuildError
-from kzgit.resource import Gvk, ResMap, Resource
+from kzgit.resource import TOTALLY_NOT_A_NAMESPACE, Gvk, ResMap, Resource
 from kzgit.resource.fieldspec import FieldSpec, apply_fieldspec
 
 
@@ -39,7 +39,7 @@ class _Index:
         self.by_prev_name: Dict[str, List[Resource]] = defaultdict(list)
         self.by_org_ns: Dict[str, List[Resource]] = defaultdict(list)
         for r in resmap.resources():
-            self.by_org_ns[r.org_id().namespace].append(r)
+            self.by_org_ns[r.org_id().effective_namespace()].append(r)
             for n in {i.name for i in r.prev_ids}:
                 self.by_prev_name[n].append(r)
 
@@ -150,11 +150,13 @@ def _apply(ref: _Referrer, spec: FieldSpec, target: Gvk, index: _Index) -> None:
         cands = candidates(old)
         if "namespace" in m:
             ns = m["namespace"]
-            by_org = [t for t in cands if t.org_id().namespace == ns]
-            if any(ref.could_reference(t) for t in index.by_org_ns.get(ns, ())):
-                cands = by_org
+            # reswrangler.go GroupedByOriginalNamespace / GroupedByCurrentNamespace
+            # (keyed by effective namespace; cluster-scoped resources excluded)
+            if ns != TOTALLY_NOT_A_NAMESPACE and any(ref.could_reference(t) for t in index.by_org_ns.get(ns, ())):
+                cands = [t for t in cands if t.org_id().effective_namespace() == ns]
             else:
-                cands = [t for t in cands if t.namespace == ns]
+                cands = [t for t in cands if t.cur_id().effective_namespace() == ns
+                         and ns != TOTALLY_NOT_A_NAMESPACE]
         referral = _select(ref, old if isinstance(old, str) else str(old), cands, target, spec, _names_ns_same)
         if referral is None:
             return m
