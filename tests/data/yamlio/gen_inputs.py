@@ -117,6 +117,15 @@ def main() -> None:
     (HERE / "crlf" / "kustomization.yaml").write_text(KUST)
     (HERE / "crlf" / "input.yaml").write_bytes(CRLF.replace("\n", "\r\n").encode())
     write("floats", FLOATS)
+    # 5. long and multi-line strings at several depths and in sequences.
+    samples = [LONG[1], LONG[3], LONG[6], LONG[11], LONG[12], LONG[18], LONG[20], MULTI[0], MULTI[4],
+               MULTI[6], MULTI[22], " lead\n" + "word " * 20, "\U0001F600 " * 40 + "end"]
+    lines = ["apiVersion: example.com/v1", "kind: Tricky", "metadata:", "  name: nesting", "spec:"]
+    for i, v in enumerate(samples):
+        lines += [f"  s{i:02d}:", f"    a:", f"      b: {dq(v)}", f"      c:", f"      - {dq(v)}",
+                  f"      - - {dq(v)}", f"        - x: {dq(v)}", f"          y: [{dq(v)}]",
+                  f"      - {dq(v)}: {dq(v)}"]
+    write("nesting", "\n".join(lines) + "\n")
 
 
 STRUCTURE = """\
