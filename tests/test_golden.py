@@ -123,3 +123,14 @@ def test_golden(case_dir: Path, outcomes: Dict[Path, object]) -> None:
         assert out.returncode != 0, (
             "kubectl fails on this case but kzgit succeeded; kubectl said:\n"
             + (case_dir / "expected.err").read_text(encoding="utf-8"))
+
+
+def test_examples_fixtures_copy_examples_dir() -> None:
+    """tests/fixtures/examples/* hold a copy of examples/: keep them in step (re-record both)."""
+    examples = ROOT / "examples"
+    want = {p.relative_to(examples).as_posix(): p.read_bytes()
+            for p in examples.rglob("*") if p.is_file()}
+    for case_dir in sorted((FIXTURES / "examples").iterdir()):
+        got = {p.relative_to(case_dir).as_posix(): p.read_bytes() for p in case_dir.rglob("*")
+               if p.is_file() and p.relative_to(case_dir).as_posix() not in recorder.META_FILES}
+        assert got == want, f"{case_dir} differs from examples/; copy it again and re-record"
