@@ -422,3 +422,11 @@ def test_http_html_page_of_a_repo_falls_back_to_git(repo: GitRepo, parent: Loade
     ldr = open_remote(parent, server.url + "/site/org/repo//base?ref=v1", ONLINE)
     assert isinstance(ldr, Loader) and "v: 1" in _read(ldr, "cm.yaml")
     assert ("GET", "/site/org/repo//base?ref=v1") in server.requests
+
+
+def test_insteadof_from_the_users_gitconfig(repo: GitRepo, parent: Loader, srv_root: str) -> None:
+    with open(os.path.join(os.environ["HOME"], ".gitconfig"), "w") as f:
+        f.write(f'[url "file://{srv_root}/"]\n\tinsteadOf = https://mirror.example/\n')
+    ldr = open_remote(parent, "https://mirror.example/org/repo//base?ref=v1", ONLINE)
+    assert isinstance(ldr, Loader) and "v: 1" in _read(ldr, "cm.yaml")
+    assert ldr.remote_label == "https://mirror.example/org/repo//base?ref=v1"
