@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import posixpath
-import re
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from kzgit.loader import KUSTOMIZATION_FILE_NAMES
@@ -83,18 +82,9 @@ class Reach:
 
 
 def default_looks_remote(ref: str) -> bool:
-    """Whether a resources entry is a remote target (kzgit.remote's rule when present)."""
-    try:
-        from kzgit.remote import looks_remote  # type: ignore[attr-defined]
-    except ImportError:
-        looks_remote = None
-    if looks_remote is not None:
-        return bool(looks_remote(ref))
-    if "://" in ref or ref.startswith(("git@", "git::")):
-        return True
-    if re.match(r"^(github\.com|gitlab\.com|bitbucket\.org|dev\.azure\.com)[/:]", ref):
-        return True
-    return "?ref=" in ref or "?version=" in ref or "&ref=" in ref
+    """Whether a resources entry is a remote target: kustomize's rule (:func:`kzgit.remote.looks_remote`)."""
+    from kzgit.remote import looks_remote
+    return looks_remote(ref)
 
 
 class Graph:
@@ -129,8 +119,7 @@ class Graph:
 
     def affected_roots(self, changed: Iterable[str]) -> List[str]:
         """Roots (sorted) whose rendering a change of any of ``changed`` can alter."""
-        paths = [_norm(p) for p in changed]
-        paths = [p for p in paths if p is not None]
+        paths = [n for n in (_norm(p) for p in changed) if n is not None]
         return [r for r in self.roots if any(self.reach(r).touches(p) for p in paths)]
 
     def kustomization_files(self) -> List[str]:
@@ -169,9 +158,9 @@ def scan(paths: Iterable[str], read: ReadFn, *, roots: Sequence[str] = (),
 
     all_files: Set[str] = set()
     for p in paths:
-        n = _norm(p)
-        if n is not None:
-            all_files.add(n)
+        norm = _norm(p)
+        if norm is not None:
+            all_files.add(norm)
     dirs: Set[str] = {ROOT_DIR}
     for f in all_files:
         d = posixpath.dirname(f)
@@ -350,7 +339,8 @@ class _Fields:
 
     def _helm(self, k: Dict[str, Any]) -> None:
         charts = _as_list(k.get("helmCharts"))
-        globals_ = k.get("helmGlobals") if isinstance(k.get("helmGlobals"), dict) else {}
+        g = k.get("helmGlobals")
+        globals_: Dict[str, Any] = g if isinstance(g, dict) else {}
         if charts or globals_:
             self.tree(globals_.get("chartHome") or "charts")
             if globals_.get("configHome"):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import List
 
 import pytest
 
@@ -68,5 +69,5 @@ def test_errors_name_key_and_file(tmp_path: Path, file: str, text: str, needle: 
     ("a/tests/fixtures/b", ["**/tests/**"], True),
     ("overlays/prod", [], False),
 ])
-def test_glob_match(path: str, patterns: list, expected: bool) -> None:
+def test_glob_match(path: str, patterns: List[str], expected: bool) -> None:
     assert glob_match(path, patterns) is expected

@@ -1,7 +1,7 @@
 """The dependency graph: what each kustomization reaches, roots, affected roots."""
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Dict, List, Optional
 
 import pytest
 
@@ -78,7 +78,7 @@ def test_broken_kustomization_is_kept_with_its_error() -> None:
     (["../outside.yaml"], []),
     (["./base/deploy.yaml"], ["overlays/dev", "overlays/prod"]),
 ])
-def test_affected_roots(changed: list, expected: list) -> None:
+def test_affected_roots(changed: List[str], expected: List[str]) -> None:
     assert _graph().affected_roots(changed) == expected
 
 

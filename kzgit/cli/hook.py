@@ -30,7 +30,7 @@ HOOKS = {
 ALL_ORDER = ("exec-bits", "pinned-refs", "render", "localized-sync")
 
 
-def register(sub: "argparse._SubParsersAction") -> None:
+def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     p = sub.add_parser("hook", help="run one git hook check (pre-commit framework or plain git)")
     hooks = p.add_subparsers(dest="hook", metavar="HOOK", parser_class=type(p))
     hooks.required = True

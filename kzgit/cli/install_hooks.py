@@ -18,7 +18,7 @@ from kzgit.errors import UsageError
 from kzgit.hooks.scripts import HOOK_TYPES, MARKER, script
 
 
-def register(sub: "argparse._SubParsersAction") -> None:
+def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     p = sub.add_parser("install-hooks", help="install kzgit's plain git hooks (pre-commit, pre-push)")
     p.add_argument("-t", "--hook-type", action="append", choices=HOOK_TYPES, dest="hook_types",
                    help="hook to install (repeatable; default: pre-commit)")

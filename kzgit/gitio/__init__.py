@@ -12,9 +12,12 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
-from typing import Dict, Iterable, List, Optional
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional
 
 from kzgit.errors import KzgitError, UsageError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pygit2
 
 GIT_TIMEOUT = 120.0
 MODE_EXECUTABLE = 0o100755
@@ -90,22 +93,22 @@ def rev_files(root: str, rev: str) -> List[str]:
     return _z(git(["ls-tree", "-r", "-z", "--name-only", rev], root))
 
 
-def _open_index(root: str) -> "object":
+def _open_index(root: str) -> "pygit2.Index":
     import pygit2
-    repo = pygit2.Repository(root)
     env_index = os.environ.get("GIT_INDEX_FILE")
     if env_index:
         # git commit -a / git commit FILE: the hook must see and edit git's temporary index.
-        return pygit2.Index(os.path.abspath(env_index)), repo
-    return repo.index, repo
+        return pygit2.Index(os.path.abspath(env_index))
+    index: "pygit2.Index" = pygit2.Repository(root).index
+    return index
 
 
 def index_modes(root: str, paths: Optional[Iterable[str]] = None) -> Dict[str, int]:
     """Mode of each index entry (all of them when ``paths`` is None)."""
-    index, _ = _open_index(root)
+    index = _open_index(root)
     want = None if paths is None else set(paths)
     out: Dict[str, int] = {}
-    for entry in index:  # type: ignore[attr-defined]
+    for entry in index:
         if want is None or entry.path in want:
             out[entry.path] = entry.mode
     return out
@@ -117,16 +120,16 @@ def clear_exec_bits_in_index(root: str, paths: Iterable[str]) -> List[str]:
     Only the mode changes: the entry keeps its blob id, so the staged content is untouched.
     """
     import pygit2
-    index, _ = _open_index(root)
+    index = _open_index(root)
     changed: List[str] = []
     for path in paths:
         try:
-            entry = index[path]  # type: ignore[index]
+            entry = index[path]
         except KeyError:
             continue
         if entry.mode == MODE_EXECUTABLE:
-            index.add(pygit2.IndexEntry(path, entry.id, pygit2.GIT_FILEMODE_BLOB))  # type: ignore[attr-defined]
+            index.add(pygit2.IndexEntry(path, entry.id, pygit2.enums.FileMode.BLOB))
             changed.append(path)
     if changed:
-        index.write()  # type: ignore[attr-defined]
+        index.write()
     return changed
