@@ -108,6 +108,11 @@ def test_set_schema_rules() -> None:
     assert oa.schema_for("apps/v1", "Deployment") is None
     with pytest.raises(BuildError):
         oa.set_custom_schema(["not", "a", "map"], "x.json")
+    # set_custom_schema(reset=False) also keeps an earlier choice
+    oa.reset_schema()
+    oa.set_schema({"version": "v1.21.2"}, None, "top", reset=True)
+    oa.set_custom_schema({"definitions": {}}, "sub.json", reset=False)
+    assert oa.schema_for("apps/v1", "Deployment") is not None
 
 
 def test_crd_fieldspecs_recorded_with_kubectl() -> None:

@@ -230,13 +230,17 @@ def schema_version() -> str:
     return _state.version or BUILTIN_VERSION
 
 
-def set_custom_schema(doc: Any, source: str) -> None:
+def set_custom_schema(doc: Any, source: str, reset: bool = True) -> None:
     """Use the swagger document ``doc`` instead of the builtin Kubernetes schema.
 
     kyaml ``initSchema`` parses only the custom file (then the Kustomization
     API), so builtin kinds lose their merge keys unless the file has them
-    (issues #4613, #3852).  ``doc`` is the parsed JSON or YAML file.
+    (issues #4613, #3852).  ``doc`` is the parsed JSON or YAML file.  With
+    ``reset`` False (a kustomization below the top one) a schema already set
+    wins, as in kyaml ``SetSchema``.
     """
+    if not reset and (_state.version != "" or _state.custom is not None):
+        return
     if not isinstance(doc, dict):
         raise BuildError(f"invalid schema file: {source}: not a swagger document")
     defs = doc.get("definitions") or {}
@@ -264,7 +268,7 @@ def set_schema(openapi_field: Mapping[str, str], doc: Any, source: str, reset: b
         if version is not None:
             raise BuildError(
                 f"{source}: builtin version and custom schema provided, cannot use both")
-        set_custom_schema(doc, source)
+        set_custom_schema(doc, source, reset=True)
         return
     # Quirk: an empty version leaves a previous custom schema in place
     # (kyaml SetSchema returns before clearing customSchema).
