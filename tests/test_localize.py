@@ -398,3 +398,35 @@ def test_check_copy_without_lock(tmp: str) -> None:
 def test_localize_errors_are_library_errors(tmp: str) -> None:
     with pytest.raises(LocalizeError, match="unable to establish localize target"):
         localize("missing")
+
+
+def test_kustomization_symlinked_out_of_root_is_refused(tmp: str, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp, {"elsewhere/kustomization.yaml": "namePrefix: a-\n", "t/x": ""})
+    os.symlink(os.path.join(tmp, "elsewhere/kustomization.yaml"), os.path.join(tmp, "t/kustomization.yaml"))
+    _fails(tmp, ["t"], ["not in or below"], capsys)
+
+
+def test_credentials_never_reach_the_lock(server: Tuple[GitHTTPServer, str], tmp: str) -> None:
+    s, root = server
+    write(os.path.join(root, "raw"), {"pod.yaml": POD})
+    url = s.url.replace("http://", "http://user:s3cret@") + "/raw/pod.yaml"
+    write(tmp, {"t/kustomization.yaml": f"resources:\n- {url}\n"})
+    localize("t", "dst", verify=False)
+    text = read(os.path.join(tmp, "dst", LOCK_FILE_NAME))
+    assert "s3cret" not in text
+    assert read(os.path.join(tmp, "dst/kustomization.yaml")) == "resources:\n- localized-files/127.0.0.1/raw/pod.yaml\n"
+
+
+def test_helm_and_container_functions_print_next_steps(tmp: str, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp, {"t/kustomization.yaml": ("helmCharts:\n- name: app\n  valuesFile: values.yaml\n"
+                                        "transformers:\n- fn.yaml\n"),
+                "t/values.yaml": "a: 1\n", "t/charts/app/Chart.yaml": "name: app\n", "t/charts/app/values.yaml": "",
+                "t/fn.yaml": ("apiVersion: example.com/v1\nkind: Fn\nmetadata:\n  name: fn\n  annotations:\n"
+                              "    config.kubernetes.io/function: |\n      container:\n        image: example.com/fn:v1\n")})
+    assert main(["localize", "t"]) == 0
+    out = capsys.readouterr()
+    assert "--enable-helm" in out.out and "--enable-alpha-plugins" in out.out and "SUCCESS" not in out.out
+    assert "example.com/fn:v1" in out.err
+    assert tree(os.path.join(tmp, "localized-t")) == sorted([
+        LOCK_FILE_NAME, "charts/app/Chart.yaml", "charts/app/values.yaml", "fn.yaml", "kustomization.yaml",
+        "values.yaml"])

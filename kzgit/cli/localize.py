@@ -6,6 +6,7 @@ and everything it references into NEWDIR, downloading remote references.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any, Optional
 
@@ -28,8 +29,6 @@ def register(sub: "argparse._SubParsersAction") -> None:
 def _engine() -> Optional[Any]:
     """The engine the repository's configuration asks for (builtin when none)."""
     try:
-        import os
-
         from kzgit.config import load_config
         from kzgit.engine import engine_from_config
     except ImportError:  # pragma: no cover - engine seam not available
@@ -46,4 +45,6 @@ def run(args: argparse.Namespace) -> int:
         print(w, file=sys.stderr)
     for m in result.messages:
         print(m)
+    if not result.messages:
+        print(f"localized {args.target} to {args.new_dir or os.path.relpath(result.new_dir)}")
     return 0

@@ -24,6 +24,7 @@ from kzgit.localize import _paths
 from kzgit.localize._fetch import Clone, Cloner, RepoSpec, fetch_file, parse_repo_spec
 from kzgit.localize._yaml import YamlText
 from kzgit.localize.errors import LocalizeError
+from kzgit.remote._redact import redact
 
 #: api/types/helmchartargs.go HelmDefaultHome
 HELM_DEFAULT_HOME = "charts"
@@ -143,7 +144,9 @@ class _Localizer:
     def localize(self) -> None:
         """localizer.go ``localize``: load, rewrite native fields and builtin plugins, write."""
         path, name = self.ldr.find_kustomization_file()
-        content = self.ldr.fs.read_bytes(path)
+        # Through the loader: a kustomization file symlinked out of its root is refused,
+        # as kustomize's LoadKustFile (api/internal/target/kusttarget.go) refuses it.
+        content = self.ldr.load(name)
         from kzgit.kustomization import parse_kustomization
         parse_kustomization(content, path)   # same validation as build (unknown fields...)
         text = content.decode("utf-8")
@@ -255,7 +258,10 @@ class _Localizer:
     def _load(self, path: str) -> bytes:
         """locloader.go ``Load``: restricted to the root, never into NEWDIR; http(s) fetched."""
         if _paths.is_remote_file(path):
-            return fetch_file(path)
+            try:
+                return fetch_file(path)
+            except KzgitError as e:
+                raise LocalizeError(f"invalid file reference '{redact(path)}': {redact(str(e))}") from None
         abs_path = path if os.path.isabs(path) else os.path.join(self.root, path)
         abs_path = os.path.normpath(abs_path)
         if self.local:
@@ -266,7 +272,7 @@ class _Localizer:
             raise LocalizeError(f"invalid file reference '{path}': {e} (outside localize scope "
                                 f"'{self.run.scope}'? every file must be in or below its kustomization root)") from None
         except KzgitError as e:
-            raise LocalizeError(f"invalid file reference '{path}': {e}") from None
+            raise LocalizeError(f"invalid file reference '{redact(path)}': {redact(str(e))}") from None
         except OSError as e:
             raise LocalizeError(f"invalid file reference '{path}': {e.strerror or e}") from None
         return data
@@ -287,7 +293,7 @@ class _Localizer:
         if _paths.is_remote_file(path):
             self._refuse_existing_localize_dir(path, "file")
             loc = _paths.loc_file_path(path)
-            self._write(os.path.join(self.dst, loc), content, url=path)
+            self._write(os.path.join(self.dst, loc), content, url=redact(path))
             return loc
         loc, source = self._cleaned_relative_path(path)
         self._write(os.path.join(self.dst, loc), content, source=source)
@@ -342,9 +348,10 @@ class _Localizer:
             try:
                 return self.localize_root(path)
             except KzgitError as root_err:
+                shown = redact(path)
                 raise LocalizeError(
-                    f"could not localize path '{path}' as file: {file_err}; could not localize "
-                    f"path '{path}' as directory: {root_err}") from None
+                    f"could not localize path '{shown}' as file: {redact(str(file_err))}; could not "
+                    f"localize path '{shown}' as directory: {redact(str(root_err))}") from None
 
     # -- roots -----------------------------------------------------------------------------
     def localize_root(self, path: str) -> str:
