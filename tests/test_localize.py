@@ -165,6 +165,13 @@ def test_story1_local_overlay_with_scope(server: Tuple[GitHTTPServer, str], tmp:
         f"  - {mb.rstrip('/')}\n  - {hw}configMap.yaml  # a remote file\n")
     assert read(os.path.join(tmp, "localized-overlay/overlay/kustomization.yaml")) == (
         f"resources:\n  - ../base\n  - {hw}deployment.yaml\n")
+    # the copy builds offline, with kzgit and with kubectl, to the original's bytes
+    from kzgit.build import BuildOptions, build
+    original = build("example/overlay").to_yaml()
+    assert build("localized-overlay/overlay", BuildOptions(offline=True)).to_yaml() == original
+    if KUBECTL:
+        r = subprocess.run([KUBECTL, "kustomize", "localized-overlay/overlay"], capture_output=True, timeout=120)
+        assert r.returncode == 0 and r.stdout.decode() == original, r.stderr
 
 
 def test_story2_remote_target(server: Tuple[GitHTTPServer, str], tmp: str,
