@@ -20,6 +20,7 @@ import re
 import shutil
 import signal
 import subprocess
+import threading
 from typing import Dict, List, Mapping, Optional, Protocol
 
 from kzgit.build import BuildOptions
@@ -79,6 +80,26 @@ class ExternalEngine:
         self.name = name
         self.binary = binary
         self.timeout = timeout
+        self._live: "set[subprocess.Popen[bytes]]" = set()
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> Dict[str, object]:
+        # picklable for process pools: the live set and its lock belong to this process
+        return {"name": self.name, "binary": self.binary, "timeout": self.timeout}
+
+    def __setstate__(self, state: Dict[str, object]) -> None:
+        self.__init__(str(state["name"]), str(state["binary"]), float(state["timeout"]))  # type: ignore[arg-type,misc]
+
+    def kill_all(self) -> None:
+        """Kill every render in flight (their own sessions do not see the terminal's ^C)."""
+        with self._lock:
+            live = list(self._live)
+        for proc in live:
+            # only the signal: the thread that owns ``proc`` reaps it in communicate()
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
 
     def argv(self, path: str, options: BuildOptions) -> List[str]:
         """The command line for rendering ``path`` with ``options``."""
@@ -110,6 +131,8 @@ class ExternalEngine:
                                     start_new_session=True)
         except OSError as e:
             raise UsageError(f"engine {self.name!r}: cannot run {self.binary}: {e.strerror or e}") from None
+        with self._lock:
+            self._live.add(proc)
         try:
             out, err = proc.communicate(timeout=self.timeout)
         except subprocess.TimeoutExpired:
@@ -118,6 +141,9 @@ class ExternalEngine:
         except BaseException:  # KeyboardInterrupt / SIGTERM: leave no orphan behind
             _kill_group(proc)
             raise
+        finally:
+            with self._lock:
+                self._live.discard(proc)
         if proc.returncode != 0:
             raise BuildError(_error_message(err.decode("utf-8", "replace"), shown, path,
                                             proc.returncode))

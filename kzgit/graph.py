@@ -367,13 +367,18 @@ def disk_reader(repo_root: str) -> ReadFn:
     import os
     import stat
 
+    top = os.path.realpath(repo_root)
+
     def read(path: str) -> Optional[bytes]:
         full = os.path.join(repo_root, *path.split("/"))
         try:
-            st = os.stat(full)
+            real = os.path.realpath(full)
+            if real != top and not real.startswith(top + os.sep):
+                return None  # a symlink out of the repository is not followed
+            st = os.stat(real)
             if not stat.S_ISREG(st.st_mode) or st.st_size > 64 * 1024 * 1024:
                 return None
-            with open(full, "rb") as f:
+            with open(real, "rb") as f:
                 return f.read()
         except OSError:
             return None

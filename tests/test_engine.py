@@ -92,3 +92,23 @@ def test_kubectl_renders(tmp_path: Path) -> None:
     os.remove(tmp_path / "cm.yaml")
     with pytest.raises(BuildError, match="cm.yaml"):
         get_engine("kubectl").render(str(tmp_path), BuildOptions())
+
+
+def test_kill_all_stops_renders_in_flight(tmp_path: Path) -> None:
+    import threading
+    eng = ExternalEngine("kustomize", _fake(tmp_path, "sleep 30\n"), timeout=60)
+    errors: list = []
+    t = threading.Thread(target=lambda: errors.append(pytest.raises(BuildError, eng.render, "d", BuildOptions())))
+    t0 = time.monotonic()
+    t.start()
+    while not eng._live and time.monotonic() - t0 < 10:
+        time.sleep(0.05)
+    eng.kill_all()
+    t.join(20)
+    assert not t.is_alive() and time.monotonic() - t0 < 15
+
+
+def test_external_engine_pickles() -> None:
+    import pickle
+    eng = pickle.loads(pickle.dumps(ExternalEngine("kubectl", "/bin/k", 7)))
+    assert (eng.name, eng.binary, eng.timeout) == ("kubectl", "/bin/k", 7) and eng._live == set()

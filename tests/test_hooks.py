@@ -283,3 +283,24 @@ def test_localized_sync_with_real_localize(tmp_path: Path, monkeypatch: pytest.M
     rc, _, err = kz(repo, monkeypatch, capsys, "rebuild", "copy")
     assert rc == 0, err
     assert kz(repo, monkeypatch, capsys, "hook", "localized-sync", "base/cm.yaml") == (0, "", "")
+
+
+def test_render_sees_staged_deletions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """pre-commit passes no deleted file, so the hook adds the index's deletions itself."""
+    repo = make_repo(tmp_path / "r", GOOD)
+    git(repo, "rm", "-q", "base/cm.yaml")
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "render", "README.md")
+    assert rc == 1 and "overlays/dev: does not render" in out and "overlays/prod: does not render" in out
+
+
+def test_graph_does_not_follow_symlinks_out_of_the_repo(tmp_path: Path) -> None:
+    from kzgit.graph import disk_reader
+    secret = tmp_path / "secret.yaml"
+    secret.write_text("resources: [x]\n")
+    repo = tmp_path / "r"
+    repo.mkdir()
+    (repo / "kustomization.yaml").symlink_to(secret)
+    (repo / "in.yaml").write_text("a")
+    read = disk_reader(str(repo))
+    assert read("kustomization.yaml") is None and read("in.yaml") == b"a"

@@ -110,6 +110,10 @@ class _Source:
             changed = None
         else:
             changed = [r for r in (_rel(repo, f) for f in a.files) if r is not None]
+            if in_git:
+                # pre-commit never passes deleted files, yet deleting a base's resource
+                # breaks every root that reached it: add the staged deletions.
+                changed += gitio.staged_deletions(repo)
         return Workspace(repo, files, changed, config, repo=repo)
 
     def __exit__(self, *exc: object) -> None:

@@ -68,6 +68,12 @@ def staged_changes(root: str) -> List[str]:
     return _z(git(["diff", "--cached", "--name-only", "-z", "--no-renames", "--no-ext-diff"], root))
 
 
+def staged_deletions(root: str) -> List[str]:
+    """Paths the index deletes relative to HEAD (pre-commit passes no deleted file names)."""
+    return _z(git(["diff", "--cached", "--name-only", "-z", "--no-renames", "--no-ext-diff",
+                   "--diff-filter=D"], root))
+
+
 def changed_between(root: str, old: Optional[str], new: str) -> Optional[List[str]]:
     """Paths changed from ``old`` to ``new``; None when there is no ``old`` (everything is new)."""
     if not old or old == ZERO_SHA:

@@ -59,7 +59,17 @@ def run(ws: Workspace, engine: Engine, jobs: int = 0, offline: bool = False) -> 
     else:
         pool_cls = (concurrent.futures.ProcessPoolExecutor if engine.name == "builtin"
                     else concurrent.futures.ThreadPoolExecutor)
-        with pool_cls(max_workers=workers) as pool:
+        pool = pool_cls(max_workers=workers)
+        try:
             futures = [(r, pool.submit(_render_one, engine, ws.path(r), options)) for r in roots]
             results = [(r, f.result()) for r, f in futures]
+        except BaseException:
+            # ^C / SIGTERM: drop queued builds and stop external renders in flight (they run
+            # in their own process groups, which the terminal's signal does not reach).
+            pool.shutdown(wait=False, cancel_futures=True)
+            kill_all = getattr(engine, "kill_all", None)
+            if callable(kill_all):
+                kill_all()
+            raise
+        pool.shutdown()
     return [Finding(root, "does not render: " + ws.scrub(err)) for root, err in results if err]
