@@ -45,7 +45,8 @@ MAX_DEPTH = 10000
 MAX_ALIAS_EXPANSION = 1_000_000
 ALIAS_EXPANSION_FACTOR = 10
 
-_PLAIN = "kzgit:plain"  # resolver tag for an untagged plain scalar
+_PLAIN = "(True, False)"  # _Loader's tag for an untagged plain scalar
+_QUOTED = "(False, True)"  # _Loader's tag for an untagged quoted or block scalar
 _STR = "tag:yaml.org,2002:str"
 _MAP = "tag:yaml.org,2002:map"
 _SEQ = "tag:yaml.org,2002:seq"
@@ -61,15 +62,20 @@ _MERGE = "tag:yaml.org,2002:merge"
 class _Loader(yaml.CSafeLoader):  # type: ignore[misc]
     """libyaml's parser and composer; every implicit tag decision is ours.
 
-    The C composer calls ``resolve`` for each untagged node: plain scalars get
-    a private tag typed later by go-yaml's rules, quoted and block scalars are
-    strings (YAML 1.2 and 1.1 agree on that).
+    The C composer calls ``resolve(kind, value, implicit)`` for each
+    untagged node and ``descend_resolver``/``ascend_resolver`` around every
+    node.  Python methods there cost about a third of the load time, so they
+    are C builtins: ``resolve`` is ``"{2}".format``, which turns a scalar's
+    ``(plain_implicit, quoted_implicit)`` into the text ``"(True, False)"``
+    (plain: typed later by go-yaml's rules, :data:`_PLAIN`) or
+    ``"(False, True)"`` (quoted or block: a string, :data:`_QUOTED`);
+    collections get "True"/"1", which nothing reads.  The path resolvers are
+    unused and become no-ops.
     """
 
-    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
-        if kind is ScalarNode:
-            return _PLAIN if implicit[0] else _STR
-        return _MAP if kind is MappingNode else _SEQ
+    resolve = staticmethod("{2}".format)
+    descend_resolver = staticmethod(slice)
+    ascend_resolver = staticmethod(tuple)
 
 
 class _Inf:
@@ -145,7 +151,7 @@ class _Builder:
                 # resource (resource.go AsYAML → json.Marshal).
                 raise self.fail(node, f"json: unsupported value: {value!s} (.inf and .nan cannot be converted to JSON)")
             return v
-        if tag == _STR:
+        if tag == _QUOTED or tag == _STR:
             return value
         if tag == _BINARY:
             # v3/v2 decode: base64.StdEncoding, which skips \r and \n; json then
@@ -397,12 +403,12 @@ def _fast_build(root: Node, v3: bool) -> Any:
     words = _V3_WORDS if v3 else _V2_WORDS
     cache: Dict[str, Any] = {}
     plain_tag = _PLAIN
-    str_tag = _STR
+    quoted_tag = _QUOTED
 
     def scalar(n: ScalarNode) -> Any:
         tag = n.tag
         v = n.value
-        if tag is plain_tag:
+        if tag == plain_tag:
             if not v:
                 return None
             r = cache.get(v, _INF)
@@ -412,7 +418,7 @@ def _fast_build(root: Node, v3: bool) -> Any:
                     raise _NeedSlowPath()
                 cache[v] = r
             return r
-        if tag is str_tag:
+        if tag == quoted_tag:
             return v
         raise _NeedSlowPath()
 
