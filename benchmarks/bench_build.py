@@ -3,7 +3,8 @@
 
 For each size (default 300 and 3,000 resources) a tree is generated with ``gen_tree.py`` and
 both tools build its overlay (or its base with ``--base``).  Printed per size and tool: wall
-time (best of ``--repeat`` runs), peak RSS (from ``os.wait4`` on that very child, so runs do not
+time (best of ``--repeat`` runs) and that run's user+system CPU time (steadier than wall time
+on a busy machine), peak RSS (from ``os.wait4`` on that very child, so runs do not
 mask each other), then the kzgit/kubectl time ratio, whether the outputs are byte-identical,
 and each tool's growth factor between consecutive sizes (time ratio / size ratio: ~1 means
 linear, ~10 for a 10x step means quadratic).
@@ -15,6 +16,7 @@ linear, ~10 for a 10x step means quadratic).
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import shutil
 import sys
@@ -33,6 +35,7 @@ KZGIT = [sys.executable, "-m", "kzgit", "build"]
 @dataclass
 class Run:
     seconds: float
+    cpu_seconds: float
     max_rss_mb: float
     returncode: int
     output: bytes
@@ -52,7 +55,8 @@ def run_measured(argv: Sequence[str], cwd: Optional[str] = None) -> Run:
         err.seek(0)
         # ru_maxrss is KiB on Linux, bytes on macOS.
         rss = usage.ru_maxrss / (1024 * 1024 if sys.platform == "darwin" else 1024)
-        return Run(elapsed, rss, proc.returncode, out.read(), err.read())
+        cpu = usage.ru_utime + usage.ru_stime
+        return Run(elapsed, cpu, rss, proc.returncode, out.read(), err.read())
 
 
 def best_of(argv: Sequence[str], repeat: int) -> Run:
@@ -81,11 +85,12 @@ def _print_row(n: int, row: Dict[str, Run]) -> None:
     for tool, r in row.items():
         status = "" if r.returncode == 0 else f"  FAILED (exit {r.returncode}): " + \
             r.stderr.decode("utf-8", "replace").strip().splitlines()[0][:100]
-        print(f"{n:>7} {tool:<8} {r.seconds:9.3f} s {r.max_rss_mb:9.1f} MB{status}")
+        print(f"{n:>7} {tool:<8} {r.seconds:9.3f} s {r.cpu_seconds:9.3f} s {r.max_rss_mb:9.1f} MB{status}")
     if "kubectl" in row:
         k, z = row["kubectl"], row["kzgit"]
         same = z.returncode == 0 and k.returncode == 0 and z.output == k.output
-        print(f"{n:>7} ratio    kzgit/kubectl = {z.seconds / k.seconds:.3f}  "
+        print(f"{n:>7} ratio    kzgit/kubectl = {z.seconds / k.seconds:.3f} wall, "
+              f"{z.cpu_seconds / max(k.cpu_seconds, 1e-9):.3f} cpu  "
               f"output identical: {'yes' if same else 'NO'}")
     sys.stdout.flush()
 
@@ -94,8 +99,10 @@ def print_growth(results: List[Tuple[int, Dict[str, Run]]]) -> None:
     for (n1, r1), (n2, r2) in zip(results, results[1:]):
         for tool in r1:
             t = r2[tool].seconds / r1[tool].seconds
-            print(f"growth {tool:<8} {n1}->{n2} ({n2 / n1:.0f}x resources): time x{t:.1f}"
-                  f" (exponent {__import__('math').log(t) / __import__('math').log(n2 / n1):.2f})")
+            c = r2[tool].cpu_seconds / max(r1[tool].cpu_seconds, 1e-9)
+            e = math.log(n2 / n1)
+            print(f"growth {tool:<8} {n1}->{n2} ({n2 / n1:.0f}x resources): wall x{t:.1f}"
+                  f" (exponent {math.log(t) / e:.2f}), cpu x{c:.1f} (exponent {math.log(c) / e:.2f})")
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -109,7 +116,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     use_kubectl = not ns.no_kubectl and shutil.which("kubectl") is not None
     if not ns.no_kubectl and not use_kubectl:
         print("kubectl not on PATH: timing kzgit alone", file=sys.stderr)
-    print(f"{'size':>7} {'tool':<8} {'wall':>11} {'peak RSS':>12}")
+    print(f"{'size':>7} {'tool':<8} {'wall':>11} {'cpu':>11} {'peak RSS':>12}")
     if ns.keep:
         os.makedirs(ns.keep, exist_ok=True)
         results = bench(ns.sizes, ns.repeat, use_kubectl, "base" if ns.base else "overlay", ns.keep)
