@@ -153,7 +153,10 @@ def _worker() -> int:
             os.environ.clear()
             os.environ.update(isolated_env(tmp))
             os.chdir(work)
-            out, err = io.StringIO(), io.StringIO()
+            # Byte-backed streams so code writing to sys.stdout.buffer works as in a real run.
+            out_b, err_b = io.BytesIO(), io.BytesIO()
+            out = io.TextIOWrapper(out_b, encoding="utf-8", errors="surrogateescape", newline="")
+            err = io.TextIOWrapper(err_b, encoding="utf-8", errors="replace", newline="")
             try:
                 with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                     rc = kzgit_main(["build", str(case["target"])] + [str(a) for a in case["args"]])  # type: ignore[union-attr]
@@ -166,9 +169,11 @@ def _worker() -> int:
                 os.chdir(saved_cwd)
                 os.environ.clear()
                 os.environ.update(saved_env)
-            stderr = err.getvalue()
-            stderr = mask_paths(stderr, work)
-            results.append({"returncode": rc, "stdout": out.getvalue(), "stderr": stderr})
+            out.flush()
+            err.flush()
+            stdout = out_b.getvalue().decode("utf-8", "surrogateescape")
+            stderr = mask_paths(err_b.getvalue().decode("utf-8", "replace"), work)
+            results.append({"returncode": rc, "stdout": stdout, "stderr": stderr})
     sys.stdout.write(json.dumps(results))
     return 0
 
