@@ -227,9 +227,11 @@ class _Fields:
         self.ctx, self.node, self.text = ctx, node, text
 
     # -- helpers -------------------------------------------------------------------------
-    def remote(self, field: str, value: str, kind: str = "git") -> None:
-        self.node.remotes.append(RemoteRef(self.node.file, field, value,
-                                           _line_of(self.text, value), kind))
+    def remote(self, field: str, value: str, kind: str = "git",
+               where: Optional[Tuple[str, str]] = None) -> None:
+        """Record a remote reference written in the kustomization (or ``where`` = (file, text))."""
+        file, text = where or (self.node.file, self.text)
+        self.node.remotes.append(RemoteRef(file, field, value, _line_of(text, value), kind))
 
     def file(self, ref: Any) -> None:
         if isinstance(ref, str) and ref:
@@ -260,7 +262,7 @@ class _Fields:
         elif p is not None:
             self.node.files.add(p)  # missing: a change that creates it affects this root
 
-    def plugin_config(self, field: str, obj: Any) -> None:
+    def plugin_config(self, field: str, obj: Any, where: Optional[Tuple[str, str]] = None) -> None:
         """An inline or file plugin config: KRM exec paths and container images it names."""
         if not isinstance(obj, dict):
             return
@@ -278,12 +280,12 @@ class _Fields:
             if isinstance(ex, dict) and isinstance(ex.get("path"), str):
                 path = ex["path"]
                 if self.ctx.looks_remote(path):
-                    self.remote(field, path)
+                    self.remote(field, path, where=where)
                 else:
                     self.file(path)
             ct = spec.get("container")
             if isinstance(ct, dict) and isinstance(ct.get("image"), str):
-                self.remote(field, ct["image"], kind="image")
+                self.remote(field, ct["image"], kind="image", where=where)
 
     # -- the walk ------------------------------------------------------------------------
     def walk(self, k: Dict[str, Any]) -> None:
@@ -334,8 +336,9 @@ class _Fields:
             docs = list(yaml.load_all(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
         except Exception:  # noqa: BLE001
             return
+        where = (p, data.decode("utf-8", "replace"))
         for doc in docs:
-            self.plugin_config(field, doc)
+            self.plugin_config(field, doc, where)
 
     def _helm(self, k: Dict[str, Any]) -> None:
         charts = _as_list(k.get("helmCharts"))

@@ -6,6 +6,7 @@ import shutil
 import stat
 import time
 from pathlib import Path
+from typing import List
 
 import pytest
 
@@ -97,7 +98,7 @@ def test_kubectl_renders(tmp_path: Path) -> None:
 def test_kill_all_stops_renders_in_flight(tmp_path: Path) -> None:
     import threading
     eng = ExternalEngine("kustomize", _fake(tmp_path, "sleep 30\n"), timeout=60)
-    errors: list = []
+    errors: List[object] = []
     t = threading.Thread(target=lambda: errors.append(pytest.raises(BuildError, eng.render, "d", BuildOptions())))
     t0 = time.monotonic()
     t.start()

@@ -304,3 +304,30 @@ def test_graph_does_not_follow_symlinks_out_of_the_repo(tmp_path: Path) -> None:
     (repo / "in.yaml").write_text("a")
     read = disk_reader(str(repo))
     assert read("kustomization.yaml") is None and read("in.yaml") == b"a"
+
+
+def test_all_files_means_every_root_and_untracked_overlays_are_ignored(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`pre-commit run --all-files` passes every tracked file: every root is affected."""
+    repo = make_repo(tmp_path / "r", GOOD)
+    write(repo, {"overlays/wip/kustomization.yaml": "resources:\n- ../../base\n- missing.yaml\n"})
+    every = git(repo, "ls-files").split()
+    assert kz(repo, monkeypatch, capsys, "hook", "render", *every) == (0, "", "")
+    git(repo, "add", "overlays/wip")
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "render", *every)
+    assert rc == 1 and out.startswith("overlays/wip: does not render")
+
+
+def test_pinned_refs_images_and_helm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    fn = ("apiVersion: v1\nkind: Fn\nmetadata:\n  name: f\n  annotations:\n"
+          "    config.kubernetes.io/function: |\n      container:\n        image: {image}\n")
+    k = ("transformers:\n- fn.yaml\nhelmCharts:\n- name: c\n  repo: https://charts.example.com\n{version}")
+    repo = make_repo(tmp_path / "r", {"o/kustomization.yaml": k.format(version="  version: 1.2.3\n"),
+                                      "o/fn.yaml": fn.format(image="gcr.io/x/fn:v1.0.0")})
+    assert kz(repo, monkeypatch, capsys, "hook", "pinned-refs", "--all") == (0, "", "")
+    write(repo, {"o/kustomization.yaml": k.format(version=""), "o/fn.yaml": fn.format(image="gcr.io/x/fn")})
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "pinned-refs", "o/fn.yaml")
+    assert rc == 1
+    assert "o/kustomization.yaml:5: https://charts.example.com c@: helm chart has no version" in out
+    assert "o/fn.yaml:8: gcr.io/x/fn: image has no tag or digest" in out

@@ -105,7 +105,9 @@ class _Source:
                 except KzgitError:  # the remote's commit is not here: check everything
                     changed = None
             return Workspace(self.tmp, files, changed, config, repo=repo, staged=bool(a.staged))
-        files = gitio.worktree_files(repo) if in_git else _plain_files(repo)
+        # Tracked files only: pre-commit leaves untracked files on disk, and an untracked
+        # overlay is not part of the commit (pre-commit itself never passes it).
+        files = gitio.index_files(repo) if in_git else _plain_files(repo)
         if a.all:
             changed = None
         else:
