@@ -75,6 +75,24 @@ def test_yaml11_empty_is_none() -> None:
     assert load_yaml11("# only a comment\n", "k.yaml") is None
 
 
+FOLDED = [  # kubectl kustomize results for ">" block scalars (the go-yaml v3 emitter quirk)
+    (">\n  a\n    b\n  c\n", "a\n\n  b\nc\n"),
+    (">\n  a\n\n    b\n  c\n", "a\n\n\n  b\nc\n"),
+    (">-\n  a\n   b\n", "a\n\n b"),
+    (">\n  a\n  \tb\n  c\n", "a\n\n\tb\nc\n"),
+    (">4\n   a\n  b\n    c\n", " a\nb\n  c\n"),
+    (">\n  x y\n  z\n\n\n    w\n  q\n    r\n", "x y z\n\n\n\n  w\nq\n\n  r\n"),
+    (">\n  a \n    b\n", "a \n  b\n"),
+    (">\n  plain\n  folded\n", "plain folded\n"),
+]
+
+
+@pytest.mark.parametrize("block,want", FOLDED)
+def test_folded_block_scalars(block: str, want: str) -> None:
+    doc = load_documents("k: " + block.replace("\n", "\n  ").rstrip(" ") , "r.yaml")[0]
+    assert doc["k"] == want
+
+
 # ------------------------------------------------------------------ errors
 
 def _err(text: str) -> str:

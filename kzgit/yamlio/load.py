@@ -121,6 +121,41 @@ def _resolve_plain(value: str, words: Dict[str, Any], timestamps: bool) -> Any:
     return value
 
 
+_FOLD_RUN = re.compile(r"(?<=[^\n])\n+(?=[ \t])")
+
+
+def go_folded_round_trip(value: str) -> str:
+    """The value of a ``>`` block scalar after kyaml's v3 encode → decode round trip.
+
+    goyaml.v3 emitterc.go yaml_emitter_write_folded_scalar looks for the
+    character after a run of line breaks with ``is_break(value, k)`` from
+    k = 0 instead of from the break, so unless the value starts with a blank
+    it writes an extra break before *every* line break of a line that does
+    not start with a blank.  Read back, that extra break only shows before a
+    more-indented line (one starting with a space or tab), which is where
+    libyaml (and the YAML spec) would not have written it: there the value
+    gains one "\n".  kubectl: ``>\n a\n   b\n`` → ``"a\n\n  b\n"``.
+    """
+    if not value or value[0] in " \t\n" or " \n" in value or value.rstrip("\n").endswith(" "):
+        # Starts blank: the bug never fires.  Space before a break or a
+        # trailing space: v3 cannot write a block scalar and double-quotes it.
+        return value
+    out = []
+    pos = 0
+    for m in _FOLD_RUN.finditer(value):
+        # The line the run ends must not itself start with a blank.
+        line_start = value.rfind("\n", 0, m.start()) + 1
+        if value[line_start] in " \t":
+            continue
+        out.append(value[pos:m.end()])
+        out.append("\n")
+        pos = m.end()
+    if not out:
+        return value
+    out.append(value[pos:])
+    return "".join(out)
+
+
 class _Builder:
     """Turns one composed node graph into plain Python values."""
 
@@ -152,6 +187,8 @@ class _Builder:
                 raise self.fail(node, f"json: unsupported value: {value!s} (.inf and .nan cannot be converted to JSON)")
             return v
         if tag == _QUOTED or tag == _STR:
+            if node.style == ">":
+                return go_folded_round_trip(value)
             return value
         if tag == _BINARY:
             # v3/v2 decode: base64.StdEncoding, which skips \r and \n; json then
@@ -237,6 +274,9 @@ class _Builder:
                         f"mapping key {json.dumps(knode.value, ensure_ascii=False)} already defined at "
                         f"line {first.start_mark.line + 1}")
                 seen[knode.value] = knode
+            if knode.__class__ is not ScalarNode:
+                # go-yaml v3 decoding into map[string]interface{}: "invalid map key".
+                raise self.fail(knode, "invalid map key: a mapping or sequence cannot be a key")
             k = self.build(knode, depth + 1)
             if type(k) is not str or (knode.tag == _PLAIN and k != knode.value):
                 # (a str that differs from its text is a timestamp: a time.Time key)
@@ -419,6 +459,8 @@ def _fast_build(root: Node, v3: bool) -> Any:
                 cache[v] = r
             return r
         if tag == quoted_tag:
+            if n.style == ">":
+                return go_folded_round_trip(v)
             return v
         raise _NeedSlowPath()
 
