@@ -126,6 +126,22 @@ def main() -> None:
                   f"      - - {dq(v)}", f"        - x: {dq(v)}", f"          y: [{dq(v)}]",
                   f"      - {dq(v)}: {dq(v)}"]
     write("nesting", "\n".join(lines) + "\n")
+    # 6. the same texts in single-quoted and block styles (kyaml re-encodes each
+    #    node in its input style before kustomize's JSON round trip).
+    lines = ["apiVersion: example.com/v1", "kind: Tricky", "metadata:", "  name: styles", "single:"]
+    printable = [v for v in INDICATORS + LONG + SPACES + WORDS
+                 if all(c == " " or (c.isprintable() and ord(c) < 0xFFFF) for c in v)]
+    for i, v in enumerate(printable):
+        lines.append(f"  k{i:03d}: '" + v.replace("'", "''") + "'")
+    lines.append("literal:")
+    for i, v in enumerate(MULTI + [w + "\n" + w for w in LONG[:8]]):
+        if v.strip("\n") and all(c == "\n" or (c.isprintable() and ord(c) < 0xFFFF) for c in v) \
+                and not v.startswith((" ", "\n")):
+            body = "".join("    " + ln + "\n" if ln else "\n" for ln in v.rstrip("\n").split("\n"))
+            chomp = "-" if not v.endswith("\n") else ("+" if v.endswith("\n\n") else "")
+            lines.append(f"  k{i:03d}: |{chomp}")
+            lines.append(body.rstrip("\n") + ("\n" * (len(v) - len(v.rstrip("\n")) - 1) if chomp == "+" else ""))
+    write("styles", "\n".join(lines) + "\n")
 
 
 STRUCTURE = """\
