@@ -142,13 +142,12 @@ def _make_lock(t: _Target, run: Run, target_in_copy: str, final: str) -> Dict[st
         entry: Dict[str, Any] = {"sha256": rec.sha256}
         if rec.url:
             entry["url"] = rec.url
+            if rec.commit:
+                entry["commit"] = rec.commit
         elif rec.source:
-            if t.remote and t.clone is not None and _paths.is_within(rec.source, t.clone.dir):
-                entry["url"] = t.spec.redacted()
-            else:
-                entry["source"] = _rel_or_url(rec.source, final)
-                if rec.source_sha256:
-                    entry["source_sha256"] = rec.source_sha256
+            entry["source"] = _rel_or_url(rec.source, final)
+            if rec.source_sha256:
+                entry["source_sha256"] = rec.source_sha256
         if rec.executable_stripped:
             entry["executable_stripped"] = True
         files[rel] = entry

@@ -54,7 +54,8 @@ class FileRecord:
     sha256: str
     source: Optional[str] = None          # absolute path of the original file
     source_sha256: Optional[str] = None   # its hash when copied (detects drift)
-    url: Optional[str] = None             # remote file URL, or remote root URL
+    url: Optional[str] = None             # remote file URL, or the repository it came from
+    commit: Optional[str] = None          # the commit, for files from a repository
     executable_stripped: bool = False
 
 
@@ -149,8 +150,7 @@ class _Localizer:
         content = self.ldr.load(name)
         from kzgit.kustomization import parse_kustomization
         parse_kustomization(content, path)   # same validation as build (unknown fields...)
-        text = content.decode("utf-8")
-        yt = YamlText(text, path)
+        yt = YamlText(_text(content, path), path)
         kust = yt.doc
         if isinstance(kust, dict):
             self._native_fields(yt, kust)
@@ -510,7 +510,7 @@ class _Localizer:
             inline_err = str(e)
         try:
             data = self._load(entry)
-            yt = YamlText(data.decode("utf-8"), entry, multi=True)
+            yt = YamlText(_text(data, entry), entry, multi=True)
             for d in yt.docs:
                 if d is not None:
                     problem = _resource_problem(d)
@@ -643,7 +643,8 @@ class _Localizer:
             os.chmod(dst, mode)
         rec = FileRecord(sha256=sha256(data), url=url, executable_stripped=exec_stripped)
         if self.clone is not None and url is None:
-            rec.url = self.clone.clone_url
+            rec.url = redact(self.clone.clone_url)
+            rec.commit = self.clone.commit
         elif source is not None:
             rec.source = source
             if source_data is None:
@@ -654,6 +655,13 @@ class _Localizer:
                     source_data = None
             rec.source_sha256 = sha256(source_data) if source_data is not None else None
         self.run.files[self.run.rel(dst)] = rec
+
+
+def _text(data: bytes, what: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise LocalizeError(f"'{what}' is not UTF-8 text: {e}") from None
 
 
 def _walk_field(doc: Any, path: Tuple[str, ...]) -> List[Tuple[Any, Any]]:
