@@ -16,6 +16,7 @@ Width 80, indent 2, unicode allowed: the settings of v2's emitter.
 """
 from __future__ import annotations
 
+import functools
 import re
 import secrets
 import sys
@@ -26,7 +27,7 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from kzgit.errors import YamlError
 from kzgit.yamlio.load import MAX_DEPTH, no_gc
-from kzgit.yamlio._gonum import DOT_FLOAT, INT64_MAX, INT64_MIN, parse_timestamp, resolve_number, yaml_number_text
+from kzgit.yamlio._gonum import DOT_FLOAT, parse_timestamp, resolve_number, yaml_number_text
 
 # One tag for every node: see _Dumper.
 _TAG = "tag:yaml.org,2002:str"
@@ -148,12 +149,15 @@ _BYTEWISE_SAFE = re.compile(r"[A-Za-z!-/:-@ ]*\Z")
 _order_cache: Dict[Tuple[str, ...], List[str]] = {}
 
 
-def _insertion_sort(keys: List[str]) -> List[str]:
-    # keyList.Less is not a strict weak order for every input, so mirror Go's
-    # sort.Sort only loosely: a stable comparison sort is what matters in
-    # practice (keys are distinct).
-    import functools
+def _comparison_sort(keys: List[str]) -> List[str]:
+    """Sorts with keyList.Less itself.
 
+    On key sets where Less is a total order any sort gives Go's result.  On
+    the rare sets where it is not (``b1c b10c b01c``), Go's own output
+    depends on the random map iteration order, so kubectl is not
+    deterministic there either (observed: four different outputs in six
+    runs) and no order is "right".
+    """
     def cmp(x: str, y: str) -> int:
         if key_less(x, y):
             return -1
@@ -175,7 +179,7 @@ def sorted_keys(d: Dict[str, Any]) -> List[str]:
     if all(_BYTEWISE_SAFE.match(k) for k in keys):
         out = sorted(keys)
     else:
-        out = _insertion_sort(list(keys))
+        out = _comparison_sort(list(keys))
     if len(keys) <= 64:
         if len(_order_cache) > 20_000:
             _order_cache.clear()
@@ -198,12 +202,6 @@ def _scalar_text(v: Any) -> Tuple[str, Optional[str]]:
     if v is None:
         return "null", None
     raise YamlError(f"cannot write a value of type {t.__name__} as YAML")
-
-
-def _key_string(k: Any) -> str:
-    if type(k) is str:
-        return k
-    return _scalar_text(k)[0]
 
 
 class _Writer:
@@ -338,11 +336,6 @@ def _bom_escaped(s: str) -> str:
             out.append("\\U%08X" % o)
     out.append('"')
     return "".join(out)
-
-
-def to_node(obj: Any) -> Any:
-    """The v2 representation of a JSON-like value as a PyYAML node tree (no fix-ups)."""
-    return _Writer().node(obj)
 
 
 class _Dumper(yaml.CSafeDumper):  # type: ignore[misc]

@@ -28,7 +28,7 @@ import gc
 import json
 import re
 import sys
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -159,7 +159,7 @@ def go_folded_round_trip(value: str) -> str:
 class _Builder:
     """Turns one composed node graph into plain Python values."""
 
-    def __init__(self, source: str, offset_line: int, v3: bool) -> None:
+    def __init__(self, source: str, v3: bool) -> None:
         self.source = source
         self.v3 = v3
         self.words = _V3_WORDS if v3 else _V2_WORDS
@@ -168,7 +168,6 @@ class _Builder:
         self.aliased = False
         # id(node) -> (value, expanded size); None marks "being built".
         self.memo: Dict[int, Optional[Tuple[Any, int]]] = {}
-        self.offset_line = offset_line
 
     def fail(self, node: Node, msg: str) -> YamlError:
         line = node.start_mark.line + 1 if node.start_mark is not None else 0
@@ -500,7 +499,7 @@ def _build_value(node: Node, source: str, v3: bool, anchors: bool) -> Any:
                 return _fast_build(node, v3)
             except _NeedSlowPath:
                 pass
-        b = _Builder(source, 0, v3)
+        b = _Builder(source, v3)
         value = b.build(node, 0)
         if b.aliased:
             # Shared objects would let an edit through one alias show up at the
@@ -619,5 +618,3 @@ def load_yaml11(data: Union[bytes, str], source: str = "") -> Any:
         return None
     return _build_value(node, source, False, "&" in text)
 
-
-Loader = Callable[[Union[bytes, str], str], Any]
