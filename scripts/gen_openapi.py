@@ -119,13 +119,26 @@ def compact_schema(s: Dict[str, Any]) -> Optional[Dict[str, Any]]:
     return out
 
 
+#: API groups the upstream swagger lists but a v1.21.2 cluster does not serve.
+_UNSERVED_GROUPS = ("admission.k8s.io", "imagepolicy.k8s.io")
+
+
+def _served(gvk: Dict[str, Any]) -> bool:
+    """Whether kustomize's schema (fetched from a kind v1.21.2 cluster, where
+    no alpha API is enabled) knows this GVK.  Checked with kubectl: a
+    ``node.k8s.io/v1alpha1`` RuntimeClass's finalizers are replaced, the
+    ``v1beta1`` one's merged."""
+    return "alpha" not in str(gvk.get("version")) and gvk.get("group") not in _UNSERVED_GROUPS
+
+
 def build(definitions: Dict[str, Any], provenance: Dict[str, Any]) -> Dict[str, Any]:
     """Return the compact document for ``definitions`` (a swagger map)."""
     defs: Dict[str, Any] = {}
     for name, d in sorted(definitions.items()):
         c = compact_schema(d) or {}
-        if "x-kubernetes-group-version-kind" in d:
-            c["x-kubernetes-group-version-kind"] = d["x-kubernetes-group-version-kind"]
+        gvks = [g for g in d.get("x-kubernetes-group-version-kind") or [] if _served(g)]
+        if gvks:
+            c["x-kubernetes-group-version-kind"] = gvks
         if c:
             defs[name] = c
     return {"provenance": provenance, "definitions": defs, "kustomization": KUSTOMIZATION_API}
