@@ -437,3 +437,21 @@ def test_helm_and_container_functions_print_next_steps(tmp: str, capsys: pytest.
     assert tree(os.path.join(tmp, "localized-t")) == sorted([
         LOCK_FILE_NAME, "charts/app/Chart.yaml", "charts/app/values.yaml", "fn.yaml", "kustomization.yaml",
         "values.yaml"])
+
+
+def test_absolute_references_into_target_point_into_newdir(tmp: str) -> None:
+    write(tmp, {"a/t/kustomization.yaml": f"resources:\n- {tmp}/a/base\n- {tmp}/a/t/cm.yaml\n",
+                "a/t/cm.yaml": configmap("cm"), "a/base/kustomization.yaml": "resources:\n- pod.yaml\n",
+                "a/base/pod.yaml": POD})
+    localize("a/t", "dst", scope="a", verify=False)
+    assert read(os.path.join(tmp, "dst/t/kustomization.yaml")) == "resources:\n- ../base\n- cm.yaml\n"
+    assert tree(os.path.join(tmp, "dst")) == sorted([LOCK_FILE_NAME, "base/kustomization.yaml", "base/pod.yaml",
+                                                     "t/cm.yaml", "t/kustomization.yaml"])
+
+
+def test_check_copy_sees_new_files_in_a_chart_home(tmp: str) -> None:
+    write(tmp, {"t/kustomization.yaml": "helmGlobals:\n  chartHome: home\n", "t/home/app/Chart.yaml": "name: app\n"})
+    localize("t", "dst", verify=False)
+    assert check_copy("dst") == []
+    write(tmp, {"t/home/app/templates/new.yaml": "kind: X\n"})
+    assert any("has a new file" in p for p in check_copy("dst"))
