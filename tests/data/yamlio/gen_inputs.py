@@ -7,6 +7,7 @@ Each case is a directory with ``kustomization.yaml`` and ``input.yaml``;
 from __future__ import annotations
 
 import pathlib
+import random
 from typing import Dict, List
 
 HERE = pathlib.Path(__file__).parent
@@ -142,6 +143,18 @@ def main() -> None:
             lines.append(f"  k{i:03d}: |{chomp}")
             lines.append(body.rstrip("\n") + ("\n" * (len(v) - len(v.rstrip("\n")) - 1) if chomp == "+" else ""))
     write("styles", "\n".join(lines) + "\n")
+    # 7. 600 random strings (seeded) as values, sequence items at depth, and keys.
+    rnd = random.Random(7)
+    alphabet = (list("abcxyz") * 6 + list(" " * 10) + list(":#-?,[]{}&*!|>'\"%@`\\/.~=+")
+                + ["\n", "\t", "é", "日", "\U0001F600", "0", "1", "9"])
+    vals = ["".join(rnd.choice(alphabet) for _ in range(rnd.choice([1, 2, 3, 5, 8, 20, 40, 75, 79, 80, 81, 85,
+                                                                     120, 200])))
+            for _ in range(600)]
+    lines = ["apiVersion: v1", "kind: T", "metadata:", "  name: x", "data:"]
+    lines += [f"  k{i:04d}: {dq(v)}" for i, v in enumerate(vals)]
+    lines += ["deep:", "  a:", "    b:"] + [f"    - {dq(v)}" for v in vals[:200]]
+    lines += ["keys:"] + [f"  {dq(v + str(i))}: {i}" for i, v in enumerate(vals[200:400]) if "\n" not in v]
+    write("random", "\n".join(lines) + "\n")
 
 
 STRUCTURE = """\
