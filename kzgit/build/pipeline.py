@@ -434,6 +434,35 @@ class BuildContext:
             raise UnsupportedError("field 'openapi' is not supported yet by kzgit") from None
 
 
+def _scalar_text(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return repr(v) if not v.is_integer() else str(int(v))
+    return str(v)
+
+
+def _stringify_annotations(r: Resource) -> None:
+    """Resource.RemoveBuildAnnotations re-sets a non-empty annotation map through
+    SetAnnotations(map[string]string): every value comes out as a string."""
+    md = r.obj.get("metadata")
+    if not isinstance(md, dict) or "annotations" not in md:
+        return
+    ann = md["annotations"]
+    if ann is None or ann == {}:
+        # kustomize stores build annotations during the build and re-sets the map
+        # afterwards; an empty map is removed then [verified with kubectl v1.32]
+        del md["annotations"]
+        return
+    if not isinstance(ann, dict):
+        return
+    for k, v in ann.items():
+        if not isinstance(v, str) and not isinstance(v, (dict, list)):
+            ann[k] = _scalar_text(v)
+
+
 def run(path: str, options: BuildOptions) -> BuildResult:
     """Kustomizer.Run."""
     from kzgit.transformers.hashing import add_hashes
@@ -468,6 +497,8 @@ def run(path: str, options: BuildOptions) -> BuildResult:
     for bm in build_md:
         if bm not in ("originAnnotations", "transformerAnnotations", "managedByLabel"):
             raise BuildError(f"{top.kfile}: unknown buildMetadata option '{bm}'")
+    for r in resources:
+        _stringify_annotations(r)
     from kzgit.build.origin import annotate_origins
     annotate_origins(resources, "originAnnotations" in build_md, "transformerAnnotations" in build_md)
     return BuildResult(resources=resources, warnings=ctx.warnings)
