@@ -11,6 +11,7 @@ its stderr) in ``<kind>_expected.json``.  Tests compare semantically.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -34,7 +35,9 @@ def run_case(case: Dict[str, Any]) -> Dict[str, str]:
         (d / "kustomization.yaml").write_text(yaml.safe_dump(kust))
         p = subprocess.run(["kubectl", "kustomize", str(d)], capture_output=True, text=True)
         if p.returncode != 0:
-            return {"error": p.stderr.replace(tmp, "<tmp>")}
+            # drop klog's timestamp/pid prefix so re-recording is stable
+            err = re.sub(r"(?m)^E\d{4} [\d:.]+\s+\d+ \S+\] ", "", p.stderr)
+            return {"error": err.replace(tmp, "<tmp>")}
         return {"output": p.stdout}
 
 
