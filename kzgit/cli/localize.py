@@ -11,7 +11,7 @@ import sys
 from typing import Any, Optional
 
 
-def register(sub: "argparse._SubParsersAction") -> None:
+def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     p = sub.add_parser("localize", help="make a self-contained copy of a kustomization (kustomize localize)",
                        description="Copy TARGET and every file it references into NEWDIR, download "
                                    "remote references into localized-files/, and verify that both "

@@ -12,7 +12,7 @@ import sys
 from kzgit.errors import KzgitError
 
 
-def register(sub: "argparse._SubParsersAction") -> None:
+def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     p = sub.add_parser("rebuild", help="refresh localized copies from their originals",
                        description="Re-localize each NEWDIR (default: every localized copy found "
                                    "in the repository) from the original recorded in its lock file.")

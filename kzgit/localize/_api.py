@@ -15,7 +15,7 @@ import difflib
 import os
 import shutil
 import tempfile
-from typing import Any, Callable, Dict, List, Optional, Protocol
+from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple
 
 from kzgit.errors import KzgitError
 from kzgit.loader import ROOT_ONLY, Loader, new_root_loader
@@ -327,7 +327,7 @@ class RebuildResult:
         return not (self.added or self.removed or self.changed)
 
 
-def _pins(lock: Dict[str, Any]) -> Dict[tuple, str]:
+def _pins(lock: Dict[str, Any]) -> Dict[Tuple[str, str], str]:
     pins = {(r["url"], r["ref"]): r["commit"] for r in lock.get("remotes") or []}
     if lock.get("target_commit"):
         pins[(lock["target"], lock.get("target_ref", ""))] = lock["target_commit"]

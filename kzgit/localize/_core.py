@@ -16,8 +16,6 @@ import posixpath
 import stat
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ruamel.yaml.comments import CommentedSeq
-
 from kzgit.errors import BuildError, KzgitError, LoadRestrictionError
 from kzgit.loader import ROOT_ONLY, Loader
 from kzgit.localize import _paths
@@ -159,7 +157,8 @@ class _Localizer:
         self._write(os.path.join(self.dst, name), out, source=os.path.realpath(path),
                     source_data=content)
 
-    def _seq(self, kust: Any, field: str) -> Optional[CommentedSeq]:
+    def _seq(self, kust: Any, field: str) -> Optional[Any]:
+        """The list at ``field`` (a ruamel ``CommentedSeq``), matched case-insensitively."""
         k = _lookup(kust, field)
         v = kust.get(k) if k is not None else None
         return v if isinstance(v, list) else None
@@ -191,7 +190,7 @@ class _Localizer:
                 self._edit(yt, chart, hk, self.copy_chart_home_entry, f"helmChartInflationGenerator entry {i}")
             else:
                 self._wrap(lambda: self.copy_chart_home_entry(""), f"helmChartInflationGenerator entry {i}")
-        charts = self._seq(kust, "helmCharts") or []
+        charts: List[Any] = self._seq(kust, "helmCharts") or []
         for i, chart in enumerate(charts):
             if not isinstance(chart, dict):
                 continue
@@ -486,12 +485,11 @@ class _Localizer:
     def _builtin_plugins(self, yt: YamlText, kust: Any) -> None:
         """localizer.go ``localizeBuiltinPlugins``: generators, transformers, validators."""
         for field in ("generators", "transformers", "validators"):
-            seq = self._seq(kust, field)
-            for i in range(len(seq or [])):
-                entry = seq[i]
-                if entry is None:
+            seq = self._seq(kust, field) or []
+            for i in range(len(seq)):
+                if seq[i] is None:
                     continue
-                entry = str(entry)
+                entry = str(seq[i])
                 new = self._wrap(lambda: self._plugin_entry(field, entry), f"{field} entry")
                 if new != entry and not _same_path(entry, new):
                     yt.set(seq, i, new)

@@ -83,7 +83,7 @@ class YamlText:
     def changed(self) -> bool:
         return bool(self._edits) or self._fallback
 
-    def set(self, container: Container, key: Any, new: str) -> None:
+    def set(self, container: Any, key: Any, new: str) -> None:
         """Replace the string at ``container[key]`` with ``new`` (no-op when equal)."""
         old = container[key]
         if isinstance(old, str) and str(old) == new:
