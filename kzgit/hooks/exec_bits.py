@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import posixpath
 import stat
-from typing import List, Set
+from typing import Dict, List, Set
 
 from kzgit.hooks import LOCALIZED_FILES_DIR, Finding, Workspace
 from kzgit.hooks import _localize_api
@@ -47,14 +47,14 @@ def run(ws: Workspace, fix: bool = True) -> List[Finding]:
             continue
         if stat.S_ISREG(st.st_mode) and st.st_mode & 0o111:
             bad_tree.append(p)
-    from kzgit.gitio import index_modes, MODE_EXECUTABLE
+    from kzgit.gitio import MODE_EXECUTABLE, index_modes
     try:
         modes = index_modes(ws.repo, targets)
     except Exception:  # noqa: BLE001 - not a git repo (e.g. a plain directory): tree only
         modes = {}
     bad_index = sorted(p for p, m in modes.items() if m == MODE_EXECUTABLE)
     findings: List[Finding] = []
-    where = {p: [] for p in sorted(set(bad_tree) | set(bad_index))}  # type: dict[str, List[str]]
+    where: Dict[str, List[str]] = {p: [] for p in sorted(set(bad_tree) | set(bad_index))}
     for p in bad_tree:
         where[p].append("work tree")
     for p in bad_index:

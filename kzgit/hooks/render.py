@@ -57,9 +57,14 @@ def run(ws: Workspace, engine: Engine, jobs: int = 0, offline: bool = False) -> 
     if workers == 1:
         results = [(r, _render_one(engine, ws.path(r), options)) for r in roots]
     else:
-        pool_cls = (concurrent.futures.ProcessPoolExecutor if engine.name == "builtin"
-                    else concurrent.futures.ThreadPoolExecutor)
-        pool = pool_cls(max_workers=workers)
+        pool: concurrent.futures.Executor
+        if engine.name == "builtin":
+            # Import the pipeline once here, so forked workers inherit it instead of each
+            # importing it again.
+            import kzgit.build.pipeline  # noqa: F401
+            pool = concurrent.futures.ProcessPoolExecutor(max_workers=workers)
+        else:
+            pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers)
         try:
             futures = [(r, pool.submit(_render_one, engine, ws.path(r), options)) for r in roots]
             results = [(r, f.result()) for r, f in futures]
