@@ -331,3 +331,38 @@ def test_pinned_refs_images_and_helm(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert rc == 1
     assert "o/kustomization.yaml:5: https://charts.example.com c@: helm chart has no version" in out
     assert "o/fn.yaml:8: gcr.io/x/fn: image has no tag or digest" in out
+
+
+def test_pinned_refs_refuses_a_ref_the_cache_knows_as_a_branch(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Offline a name cannot tell a tag from a branch; the remote cache can."""
+    import json
+
+    from kzgit.remote import parse_repo_spec
+    from kzgit.remote._cache import RepoCache
+
+    url = "https://github.com/org/repo//deploy?ref=release-1.2"
+    monkeypatch.setenv("KZGIT_CACHE_DIR", str(tmp_path / "cache"))
+    spec = parse_repo_spec(url)
+    assert spec is not None
+    cache = RepoCache(spec)
+    os.makedirs(cache.dir)
+    refs = {"tags": {}, "branches": {"release-1.2": "b" * 40}}
+    Path(cache.dir, "refs.json").write_text(json.dumps(refs))
+    repo = make_repo(tmp_path / "r", {"o/kustomization.yaml": f"resources:\n- {url}\n"})
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "pinned-refs", "o/kustomization.yaml")
+    assert rc == 1 and "ref 'release-1.2' is a branch in the cached repository" in out
+    Path(cache.dir, "refs.json").write_text(json.dumps({"tags": {"release-1.2": "c" * 40}, "branches": {}}))
+    assert kz(repo, monkeypatch, capsys, "hook", "pinned-refs", "o/kustomization.yaml") == (0, "", "")
+
+
+def test_localized_setting_bounds_where_copies_are(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "r", {".kzgit.toml": "localized = ['vendor/**']\n",
+                                      "vendor/c/localized-files/bin": "x", "docs/localized-files/example": "x"},
+                     commit=False)
+    for p in ("vendor/c/localized-files/bin", "docs/localized-files/example"):
+        (repo / p).chmod(0o755)
+    git(repo, "add", "-A")
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "exec-bits", "--all")
+    assert rc == 1 and out == "vendor/c/localized-files/bin: removed executable bit (work tree, index)\n"

@@ -64,6 +64,10 @@ class Workspace:
         """Absolute path of a repo-relative path in the content checked."""
         return os.path.join(self.root, *[p for p in rel.split("/") if p and p != "."])
 
+    def in_localized_area(self, rel: str) -> bool:
+        """Whether ``rel`` lies where the configuration says localized copies live (``localized``)."""
+        return not self.config.localized or glob_match(rel, self.config.localized)
+
     def is_changed(self, rel: str) -> bool:
         """Whether ``rel`` is among the changed files (always, with ``changed`` None)."""
         return self.changed is None or rel in self._changed_set

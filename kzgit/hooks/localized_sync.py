@@ -24,7 +24,8 @@ def copies(ws: Workspace) -> List[str]:
     name = _localize_api.lock_file_name()
     if not name:
         return []
-    return sorted(posixpath.dirname(f) or "." for f in ws.files if posixpath.basename(f) == name)
+    found = sorted(posixpath.dirname(f) or "." for f in ws.files if posixpath.basename(f) == name)
+    return [c for c in found if ws.in_localized_area(c)]
 
 
 def _touched(ws: Workspace, copy: str) -> bool:
@@ -56,7 +57,8 @@ def run(ws: Workspace) -> List[Finding]:
     if not found:
         if _localize_api.lock_file_name() is None:
             trees = sorted({f.split(f"/{LOCALIZED_FILES_DIR}/")[0] for f in ws.files
-                            if f"/{LOCALIZED_FILES_DIR}/" in f or f.startswith(f"{LOCALIZED_FILES_DIR}/")})
+                            if (f"/{LOCALIZED_FILES_DIR}/" in f or f.startswith(f"{LOCALIZED_FILES_DIR}/"))
+                            and ws.in_localized_area(f)})
             touched = [t for t in trees if ws.changed is None
                        or any(c.startswith(t + "/") for c in ws.changed)]
             return [Finding(t, "cannot check this localized copy: this kzgit has no "
