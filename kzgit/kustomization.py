@@ -170,6 +170,11 @@ def parse_kustomization(content: bytes, path: str) -> Kustomization:
             k.warnings.append(msg)
     _fix(data)
     kind = data.get("kind") or ""
+    if kind not in ("", KUSTOMIZATION_KIND, COMPONENT_KIND):
+        raise BuildError(f"Failed to read kustomization file {path}: kind should be Kustomization or Component")
+    if not any(v is not None for f, v in data.items() if f not in ("kind", "apiVersion")):
+        # kusttarget.go Load: a kustomization equal to its bare TypeMeta is "empty"
+        raise BuildError(f"kustomization.yaml is empty ({path})")
     if kind == "":
         data["kind"] = KUSTOMIZATION_KIND
     if not data.get("apiVersion"):

@@ -494,9 +494,6 @@ def run(path: str, options: BuildOptions) -> BuildResult:
             if not isinstance(labels, dict):
                 labels = r.metadata["labels"] = {}
             labels[MANAGED_BY_LABEL] = MANAGED_BY_VALUE
-    for bm in build_md:
-        if bm not in ("originAnnotations", "transformerAnnotations", "managedByLabel"):
-            raise BuildError(f"{top.kfile}: unknown buildMetadata option '{bm}'")
     for r in resources:
         _stringify_annotations(r)
     from kzgit.build.origin import annotate_origins

@@ -35,8 +35,7 @@ def _env_file(data: bytes, path: str) -> List[Tuple[str, str]]:
             k, v = line.split("=", 1)
         else:
             k, v = line, ""
-        if not k or any(c.isspace() for c in k):
-            raise BuildError(f"env source files: [{path}]: invalid env: key '{k}' in line {i + 1}")
+        # key validation is a no-op in kustomize (api/internal/validate/fieldvalidator.go)
         out.append((k, v))
     return out
 
@@ -117,10 +116,9 @@ def _finish(obj: Dict[str, Any], args: Dict[str, Any], opts: Dict[str, Any], sou
         obj["immutable"] = True
     r = Resource(obj, source)
     r.needs_hash = not opts["disableNameSuffixHash"]
+    # types.NewGenerationBehavior: anything but merge/replace is "unspecified", i.e. create
     behavior = args.get("behavior") or "create"
-    if behavior not in ("create", "merge", "replace"):
-        raise BuildError(f"invalid behavior '{behavior}' in generator '{args.get('name')}' ({source})")
-    r.behavior = behavior
+    r.behavior = behavior if behavior in ("merge", "replace") else "create"
     r.is_generated = True
     return r
 
@@ -135,7 +133,7 @@ def make_configmap(args: Dict[str, Any], loader: Loader, global_opts: Optional[D
             try:
                 data[k] = v.decode("utf-8")
             except UnicodeDecodeError:
-                binary[k] = base64.b64encode(v).decode("ascii")
+                binary[k] = encode_base64(v)
         else:
             data[k] = v
     if data:
