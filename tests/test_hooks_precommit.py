@@ -200,3 +200,13 @@ def test_stale_localized_copy_is_refused(session: Session, tmp_path: Path) -> No
     write(repo, {"base/cm.yaml": GOOD["base/cm.yaml"].replace("a: b", "a: changed")})
     rc, out = session.commit(repo)
     assert rc == 1 and "kzgit rebuild" in out, out
+
+
+def test_run_all_files_checks_every_root(session: Session, tmp_path: Path) -> None:
+    repo = session.repo(tmp_path / "r", GOOD, ["kzgit-render"])
+    write(repo, {"overlays/prod/kustomization.yaml": "resources:\n- ../../nowhere\n"})
+    git(repo, session.env, "add", "-A")
+    rc, out = run(["git", "commit", "-q", "--no-verify", "-m", "sneak"], repo, session.env)
+    assert rc == 0, out
+    rc, out = run([sys.executable, "-m", "pre_commit", "run", "--all-files"], repo, session.env, timeout=300)
+    assert rc == 1 and "overlays/prod: does not render" in out, out
