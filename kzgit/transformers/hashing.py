@@ -6,15 +6,8 @@ from typing import Any, Dict
 
 from kzgit.errors import UnsupportedError
 from kzgit.resource import ResMap, Resource
-try:
-    from kzgit.yamlio import go_json_dumps
-except ImportError:  # until yamlio provides it
-    import json as _json
+from kzgit.yamlio import go_json_dumps
 
-    def go_json_dumps(obj: Any) -> str:
-        s = _json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return (s.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-                .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 
 # hasher.go encode(): sha256 hex, first 10 chars, then these substitutions so the
 # suffix never looks like a number or a bad word.
