@@ -146,8 +146,7 @@ class _Localizer:
         # Through the loader: a kustomization file symlinked out of its root is refused,
         # as kustomize's LoadKustFile (api/internal/target/kusttarget.go) refuses it.
         content = self.ldr.load(name)
-        from kzgit.kustomization import parse_kustomization
-        parse_kustomization(content, path)   # same validation as build (unknown fields...)
+        _unmarshal_kustomization(content, path)
         yt = YamlText(_text(content, path), path)
         kust = yt.doc
         if isinstance(kust, dict):
@@ -653,6 +652,27 @@ class _Localizer:
                     source_data = None
             rec.source_sha256 = sha256(source_data) if source_data is not None else None
         self.run.files[self.run.rel(dst)] = rec
+
+
+def _unmarshal_kustomization(content: bytes, path: str) -> None:
+    """types.Kustomization ``Unmarshal``: strict field check only, as the localizer does.
+
+    localizer.go ``load`` unmarshals without kusttarget.go ``Load``'s checks, so a
+    wrong ``kind`` or a kustomization holding only ``kind`` localizes fine
+    (TestLoadGVKNN, TestLocalizeBases); unknown fields are errors
+    (TestLoadUnknownKustFields).
+    """
+    import kzgit.kustomization as kz
+    from kzgit.yamlio import load_yaml11
+    raw = load_yaml11(content, path)
+    if raw is None:
+        return
+    if not isinstance(raw, dict):
+        raise LocalizeError(f"invalid Kustomization in {path}: not a YAML mapping")
+    try:
+        kz._decode(raw, kz.KUSTOMIZATION, "")   # the same table and decoder as the build
+    except KzgitError as e:
+        raise LocalizeError(f"{e} (in {path})") from None
 
 
 def _text(data: bytes, what: str) -> str:
