@@ -295,7 +295,13 @@ def _umask() -> int:
 def _commit(tmp: str, final: str, replace: bool) -> None:
     """Rename the finished copy into place; replacing an old copy keeps a backup until done."""
     if not replace or not os.path.lexists(final):
-        os.rename(tmp, final)
+        if os.path.lexists(final):
+            raise LocalizeError(f"localize destination '{final}' appeared while localizing; "
+                                "nothing was written")
+        try:
+            os.rename(tmp, final)
+        except OSError as e:
+            raise LocalizeError(f"unable to move the localized copy into '{final}': {e.strerror or e}") from None
         return
     backup = tempfile.mkdtemp(prefix=f".{os.path.basename(final)}.kzgit-old-", dir=os.path.dirname(final))
     os.rmdir(backup)
