@@ -455,3 +455,27 @@ def test_check_copy_sees_new_files_in_a_chart_home(tmp: str) -> None:
     assert check_copy("dst") == []
     write(tmp, {"t/home/app/templates/new.yaml": "kind: X\n"})
     assert any("has a new file" in p for p in check_copy("dst"))
+
+
+def test_interrupt_during_download_leaves_nothing(tmp: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    from kzgit.localize import _fetch
+    scratch = os.path.join(os.path.dirname(tmp), "scratch")
+    os.makedirs(scratch)
+    monkeypatch.setattr(tempfile, "tempdir", scratch)
+    repo = GitRepo.create(os.path.normpath(os.path.join(tmp, "..", "r")), {"k/kustomization.yaml": "namePrefix: a-\n"})
+    repo.tag("v1")
+    write(tmp, {"t/kustomization.yaml": f"resources:\n- {repo.file_url('k', 'v1')}\n"})
+    real_clone = _fetch.Cloner.clone
+
+    def interrupted(self: _fetch.Cloner, spec: _fetch.RepoSpec) -> _fetch.Clone:
+        real_clone(self, spec)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_fetch.Cloner, "clone", interrupted)
+    before = snapshot(tmp)
+    with pytest.raises(KeyboardInterrupt):
+        localize("t", "dst")
+    assert snapshot(tmp) == before
+    assert os.listdir(scratch) == [], "the download work directory was left behind"
