@@ -9,6 +9,7 @@ value on the path is turned into the kind being created.
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional
 
 from kzgit.errors import BuildError
@@ -18,8 +19,9 @@ MAP = "map"
 SCALAR = "scalar"
 
 
+@functools.lru_cache(maxsize=4096)
 def split_path(path: str) -> List[str]:
-    """kyaml utils.PathSplitter with '/': a backslash escapes the delimiter."""
+    """kyaml utils.PathSplitter with '/': a backslash escapes the delimiter (cached; callers must not mutate)."""
     out, cur, i = [], [], 0
     while i < len(path):
         c = path[i]
@@ -99,15 +101,18 @@ Setter = Callable[[Any], Any]
 
 
 def apply_fieldspec(obj: Dict[str, Any], fs: FieldSpec, fn: Setter, create_kind: Optional[str] = None,
-                    resource_desc: str = "") -> None:
-    """Call ``fn(old) -> new`` at every field ``fs`` selects in ``obj`` (when its gvk matches)."""
+                    resource_desc: Any = "") -> None:
+    """Call ``fn(old) -> new`` at every field ``fs`` selects in ``obj`` (when its gvk matches).
+
+    ``resource_desc`` names the resource in errors; a callable is only called on error."""
     if not fs.matches(obj):
         return
     segs = split_path(fs.path)
     try:
         _walk(obj, segs, 0, fs.create, create_kind, fn)
     except BuildError as e:
-        raise BuildError(f"considering field '{fs.path}' of object {resource_desc}: {e}") from None
+        desc = resource_desc() if callable(resource_desc) else resource_desc
+        raise BuildError(f"considering field '{fs.path}' of object {desc}: {e}") from None
 
 
 def _walk(node: Any, segs: List[str], i: int, create: bool, create_kind: Optional[str], fn: Setter) -> None:

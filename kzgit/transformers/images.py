@@ -97,4 +97,4 @@ def transform(resmap: ResMap, config: Dict[str, Any], where: str = "ImageTagTran
             continue
         _legacy_walk(r.obj, upd)
         for fs in specs:
-            apply_fieldspec(r.obj, fs, upd, None, str(r.cur_id()))
+            apply_fieldspec(r.obj, fs, upd, None, r.cur_id)

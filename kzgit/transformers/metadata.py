@@ -25,9 +25,8 @@ def _set_map(resmap: ResMap, pairs: Dict[str, str], config: Dict[str, Any], wher
         return m
 
     for r in resmap.resources():
-        desc = None
         for fs in specs:
-            apply_fieldspec(r.obj, fs, setter, MAP, desc or str(r.cur_id()))
+            apply_fieldspec(r.obj, fs, setter, MAP, r.cur_id)
 
 
 def labels(resmap: ResMap, config: Dict[str, Any], where: str = "LabelTransformer") -> None:

@@ -35,7 +35,11 @@ def _affixes_equal(r: Resource, o: Resource, allow_empty: bool) -> bool:
 
 
 class _Index:
+    """Candidates by previous name and original namespace, plus each resource's current id
+    (names do not change while references are fixed, so ids are computed once)."""
+
     def __init__(self, resmap: ResMap) -> None:
+        self.cur: Dict[int, Any] = {id(r): r.cur_id() for r in resmap.resources()}
         self.by_prev_name: Dict[str, List[Resource]] = defaultdict(list)
         self.by_org_ns: Dict[str, List[Resource]] = defaultdict(list)
         for r in resmap.resources():
@@ -114,11 +118,16 @@ def fix_back_references(resmap: ResMap, backrefs: List[Tuple[Gvk, List[FieldSpec
     """Run the name-reference transformer over the whole map once."""
     index = _Index(resmap)
     referrers: Dict[int, _Referrer] = {}
+    # original gvk of every resource, grouped by kind: each spec only visits its kind
+    every = [(r, r.org_id().gvk) for r in resmap.resources()]
+    by_kind: Dict[str, List[Tuple[Resource, Gvk]]] = defaultdict(list)
+    for r, g in every:
+        by_kind[g.kind].append((r, g))
     for target, specs in backrefs:
         for spec in specs:
             sel = Gvk(spec.group, spec.version, spec.kind)
-            for r in resmap.resources():
-                if not r.org_id().gvk.is_selected(sel):
+            for r, g in (by_kind.get(spec.kind, ()) if spec.kind else every):
+                if not g.is_selected(sel):
                     continue
                 ref = referrers.get(id(r))
                 if ref is None:
@@ -179,6 +188,6 @@ def _apply(ref: _Referrer, spec: FieldSpec, target: Gvk, index: _Index) -> None:
 
     fs = FieldSpec(cur_gvk.group, cur_gvk.version, cur_gvk.kind, spec.path, spec.create)
     try:
-        apply_fieldspec(r.obj, fs, setter, None, str(r.cur_id()))
+        apply_fieldspec(r.obj, fs, setter, None, r.cur_id)
     except BuildError as e:
         raise BuildError(f"updating name reference in '{spec.path}' field of '{r.cur_id()}': {e}") from None

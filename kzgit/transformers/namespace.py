@@ -42,7 +42,7 @@ def transform(resmap: ResMap, config: Dict[str, Any], where: str = "NamespaceTra
         api_version = r.api_version
         fss = [fs for fs in specs if fs.path != "metadata/namespace"
                and (api_version == "v1" or fs.path != "metadata/name")]
-        desc = str(r.cur_id())
+        desc = r.cur_id
         if not r.gvk.is_cluster_scoped():
             apply_fieldspec(obj, _META_NS, setter, SCALAR, desc)
         if r.kind in ("RoleBinding", "ClusterRoleBinding"):

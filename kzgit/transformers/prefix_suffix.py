@@ -40,7 +40,7 @@ def _run(resmap: ResMap, config: Dict[str, Any], key: str, where: str) -> None:
                 fn = lambda v: affix + ("" if v is None else str(v))  # noqa: E731
             else:
                 fn = lambda v: ("" if v is None else str(v)) + affix  # noqa: E731
-            apply_fieldspec(r.obj, fs, fn, None, str(r.cur_id()))
+            apply_fieldspec(r.obj, fs, fn, None, r.cur_id)
     resmap.invalidate()
 
 

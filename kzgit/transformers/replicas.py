@@ -25,7 +25,7 @@ def transform(resmap: ResMap, config: Dict[str, Any], where: str = "ReplicaCount
             if not any(i.name == name and i.gvk.is_selected(sel) for i in r.all_ids()):
                 continue
             found = True
-            apply_fieldspec(r.obj, fs, lambda _old: count, SCALAR, str(r.cur_id()))
+            apply_fieldspec(r.obj, fs, lambda _old: count, SCALAR, r.cur_id)
     if not found:
         gvks = ", ".join(f"{Gvk(fs.group, fs.version, fs.kind)}" for fs in specs)
         raise BuildError(f"resource with name {name} does not match a config with the following GVK [{gvks}]")
