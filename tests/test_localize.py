@@ -479,3 +479,16 @@ def test_interrupt_during_download_leaves_nothing(tmp: str, monkeypatch: pytest.
         localize("t", "dst")
     assert snapshot(tmp) == before
     assert os.listdir(scratch) == [], "the download work directory was left behind"
+
+
+def test_remote_chart_home_and_check_copy(tmp: str) -> None:
+    repo = GitRepo.create(os.path.normpath(os.path.join(tmp, "..", "charts")), {
+        "k/kustomization.yaml": "helmGlobals:\n  chartHome: home\nhelmCharts:\n- name: app\n",
+        "k/home/app/Chart.yaml": "name: app\n"})
+    repo.tag("v1")
+    write(tmp, {"t/kustomization.yaml": f"resources:\n- {repo.file_url('k', 'v1')}\n"})
+    r = localize("t", "dst")
+    assert not r.verified and any("--enable-helm" in m for m in r.messages)
+    home = "localized-files/file-schemed" + repo.path + "/v1/k/home/app/Chart.yaml"
+    assert home in tree(os.path.join(tmp, "dst"))
+    assert check_copy("dst") == []

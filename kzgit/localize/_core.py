@@ -456,7 +456,8 @@ class _Localizer:
         dst = os.path.normpath(os.path.join(self.dst, to_dst))
         if not os.path.lexists(dst):
             self._copy_dir(home.root, dst)
-        self.run.chart_homes[self.run.rel(dst)] = home.root
+        if self.clone is None:   # a home inside a clone is pinned by the commit instead
+            self.run.chart_homes[self.run.rel(dst)] = home.root
         return to_dst.replace(os.sep, "/")
 
     def _copy_dir(self, src: str, dst: str) -> None:
