@@ -6,7 +6,7 @@ import os
 import sys
 
 from kzgit.build import BuildOptions, build
-from kzgit.cli.output import write_atomic
+from kzgit.atomic import write_atomic
 from kzgit.errors import UsageError
 from kzgit.loader import RESTRICTORS, ROOT_ONLY
 

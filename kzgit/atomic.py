@@ -1,4 +1,4 @@
-"""Atomic output helpers shared by commands (temp file then rename)."""
+"""Atomic output (temp file in the same directory, then rename), shared by the CLI and the library."""
 from __future__ import annotations
 
 import os
