@@ -64,13 +64,10 @@ def no_git_env(env: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
     (pre-commit/pre-commit#300, pre_commit/git.py no_git_env).  Configuration
     and transport variables are kept.
     """
-    env = os.environ if env is None else env
-    keep = {"GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSL_CAINFO", "GIT_SSL_NO_VERIFY",
-            "GIT_CONFIG_COUNT", "GIT_HTTP_PROXY_AUTHMETHOD", "GIT_ALLOW_PROTOCOL", "GIT_ASKPASS",
-            "GIT_TERMINAL_PROMPT"}
-    return {k: v for k, v in env.items()
-            if not k.startswith("GIT_") or k in keep
-            or k.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))}
+    from kzgit.remote._gitcli import no_git_env as _scrub
+    # an external kustomize clones remote bases itself: leave it the user's protocol and
+    # prompt settings, which kzgit's own git commands pin
+    return _scrub(env, keep_also=("GIT_ALLOW_PROTOCOL", "GIT_TERMINAL_PROMPT"))
 
 
 class ExternalEngine:

@@ -33,7 +33,8 @@ _PINNED_CONFIG = (
 )
 
 
-def no_git_env(env: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
+def no_git_env(env: Optional[Mapping[str, str]] = None,
+               keep_also: Sequence[str] = ()) -> Dict[str, str]:
     """The environment without ``GIT_*`` variables that redirect git (pre-commit git.py).
 
     git exports GIT_DIR, GIT_INDEX_FILE, GIT_WORK_TREE... to hooks; inherited
@@ -45,7 +46,7 @@ def no_git_env(env: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
     src = os.environ if env is None else env
     keep = {"GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSH_VARIANT", "GIT_SSL_CAINFO",
             "GIT_SSL_CAPATH", "GIT_SSL_NO_VERIFY", "GIT_CONFIG_COUNT", "GIT_HTTP_PROXY_AUTHMETHOD",
-            "GIT_ASKPASS"}
+            "GIT_ASKPASS", *keep_also}
     return {k: v for k, v in src.items()
             if not k.startswith("GIT_") or k in keep
             or k.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))}
