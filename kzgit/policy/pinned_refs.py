@@ -64,13 +64,14 @@ def ref_of(url: str) -> Optional[str]:
 
 
 def _branch_in_cache(url: str, ref: str) -> bool:
-    """Whether kzgit's remote cache has seen ``ref`` of ``url`` as a branch (False if not cached)."""
+    """Whether kzgit's remote cache resolved ``ref`` of ``url`` as a branch (False if not cached;
+    a name the cache knows as a tag is a tag, as checkouts resolve it)."""
     spec = _spec(url)
     if spec is None:
         return False
     try:
-        from kzgit.remote._cache import RepoCache  # TODO: a public kzgit.remote API for this
-        return ref in RepoCache(spec).refs()["branches"]
+        from kzgit.remote import cached_ref_kind
+        return cached_ref_kind(spec, ref) == "branch"
     except Exception:  # noqa: BLE001 - an unreadable cache entry proves nothing
         return False
 
