@@ -64,7 +64,7 @@ def no_git_env(env: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
     (pre-commit/pre-commit#300, pre_commit/git.py no_git_env).  Configuration
     and transport variables are kept.
     """
-    from kzgit.remote._gitcli import no_git_env as _scrub
+    from kzgit.remote import no_git_env as _scrub
     # an external kustomize clones remote bases itself: leave it the user's protocol and
     # prompt settings, which kzgit's own git commands pin
     return _scrub(env, keep_also=("GIT_ALLOW_PROTOCOL", "GIT_TERMINAL_PROMPT"))

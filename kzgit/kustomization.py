@@ -121,6 +121,20 @@ def _decode(value: Any, typ: Any, path: str) -> Any:
     raise AssertionError(typ)
 
 
+def decode_kustomization(raw: Dict[str, Any]) -> Dict[str, Any]:
+    """Check a kustomization mapping as ``types.Kustomization`` ``Unmarshal`` does.
+
+    ``raw`` is the YAML-1.1 mapping of a kustomization file.  Field names are
+    matched case-insensitively and returned in their canonical spelling; an
+    unknown field or a value of the wrong type raises :class:`BuildError` with
+    encoding/json's message (the caller adds the file name).  No defaults are
+    filled in and deprecated fields are not folded: that is
+    :func:`parse_kustomization`'s job.
+    """
+    data: Dict[str, Any] = _decode(raw, KUSTOMIZATION, "")
+    return data
+
+
 class Kustomization:
     """A parsed, fixed kustomization (or component)."""
 
@@ -161,7 +175,7 @@ def parse_kustomization(content: bytes, path: str) -> Kustomization:
     if not isinstance(raw, dict):
         raise BuildError(f"invalid Kustomization: json: cannot unmarshal {_jkind(raw)} into Go value of type types.Kustomization ({path})")
     try:
-        data = _decode(raw, KUSTOMIZATION, "")
+        data = decode_kustomization(raw)
     except BuildError as e:
         raise BuildError(f"{e} (in {path})") from None
     k = Kustomization(data, path)
@@ -177,8 +191,15 @@ def parse_kustomization(content: bytes, path: str) -> Kustomization:
         raise BuildError(f"kustomization.yaml is empty ({path})")
     if kind == "":
         data["kind"] = KUSTOMIZATION_KIND
+    required = COMPONENT_VERSION if data["kind"] == COMPONENT_KIND else KUSTOMIZATION_VERSION
     if not data.get("apiVersion"):
-        data["apiVersion"] = COMPONENT_VERSION if data["kind"] == COMPONENT_KIND else KUSTOMIZATION_VERSION
+        data["apiVersion"] = required
+    elif data["apiVersion"] != required:
+        # types/kustomization.go EnforceFields: a set apiVersion must be the one
+        # of the (defaulted) kind: v1beta1 for a Kustomization, v1alpha1 for a
+        # Component.
+        raise BuildError(f"Failed to read kustomization file {path}: "
+                         f"apiVersion for {data['kind']} should be {required}")
     return k
 
 

@@ -22,7 +22,7 @@ from kzgit.localize import _paths
 from kzgit.localize._fetch import Clone, Cloner, RepoSpec, fetch_file, parse_repo_spec
 from kzgit.localize._yaml import YamlText
 from kzgit.localize.errors import LocalizeError
-from kzgit.remote._redact import redact
+from kzgit.remote import redact
 
 #: api/types/helmchartargs.go HelmDefaultHome
 HELM_DEFAULT_HOME = "charts"
@@ -663,7 +663,7 @@ def _unmarshal_kustomization(content: bytes, path: str) -> None:
     (TestLoadGVKNN, TestLocalizeBases); unknown fields are errors
     (TestLoadUnknownKustFields).
     """
-    import kzgit.kustomization as kz
+    from kzgit.kustomization import decode_kustomization
     from kzgit.yamlio import load_yaml11
     raw = load_yaml11(content, path)
     if raw is None:
@@ -671,7 +671,7 @@ def _unmarshal_kustomization(content: bytes, path: str) -> None:
     if not isinstance(raw, dict):
         raise LocalizeError(f"invalid Kustomization in {path}: not a YAML mapping")
     try:
-        kz._decode(raw, kz.KUSTOMIZATION, "")   # the same table and decoder as the build
+        decode_kustomization(raw)   # the same table and decoder as the build
     except KzgitError as e:
         raise LocalizeError(f"{e} (in {path})") from None
 

@@ -7,9 +7,8 @@ commit a ref resolved to (for the lock file) and a private checkout per run
 shared, mutable cache).  Clones go into the run's work directory and are
 removed with it.
 
-kustomize does the same steps in ``api/internal/git/cloner.go`` (``git init``,
-``git remote add``, ``git fetch --depth=1 origin <ref>``, ``git checkout
-FETCH_HEAD``, ``git submodule update --init --recursive``).
+The checkout itself is :func:`kzgit.remote.fresh_checkout` (kustomize's steps
+from ``api/internal/git/cloner.go``).
 """
 from __future__ import annotations
 
@@ -18,10 +17,7 @@ import os
 from typing import Dict, Optional, Tuple
 
 from kzgit.errors import RemoteError
-from kzgit.remote._cache import validate_spec
-from kzgit.remote._gitcli import run_git
-from kzgit.remote._http import http_get
-from kzgit.remote import RepoSpec, parse_repo_spec
+from kzgit.remote import RepoSpec, fetch_file as _remote_fetch_file, fresh_checkout, parse_repo_spec
 
 __all__ = ["RepoSpec", "parse_repo_spec", "Clone", "Cloner", "fetch_file"]
 
@@ -48,18 +44,8 @@ class Cloner:
         key = (spec.clone_url(), spec.ref)
         if key in self._clones:
             return self._clones[key]
-        validate_spec(spec)   # refs that git would read as options (security.md §3.1)
-        label = spec.redacted()
         d = os.path.join(self.work_dir, "repo-%d" % len(self._clones))
-        os.makedirs(d)
-        t = spec.timeout
-        run_git(["init", "-q", "."], cwd=d, timeout=t, label=label)
-        run_git(["remote", "add", "origin", spec.clone_url()], cwd=d, timeout=t, label=label)
-        run_git(["fetch", "-q", "--depth=1", "origin", spec.ref or "HEAD"], cwd=d, timeout=t, label=label)
-        run_git(["checkout", "-q", "FETCH_HEAD"], cwd=d, timeout=t, label=label)
-        if spec.submodules:
-            run_git(["submodule", "update", "-q", "--init", "--recursive"], cwd=d, timeout=t, label=label)
-        commit = run_git(["rev-parse", "HEAD"], cwd=d, timeout=t, label=label).strip()
+        commit = fresh_checkout(spec, d)
         c = Clone(spec.clone_url(), spec.ref, commit, os.path.realpath(d))
         self._clones[key] = c
         return c
@@ -68,7 +54,7 @@ class Cloner:
 def fetch_file(url: str, timeout: Optional[float] = None) -> bytes:
     """GET a remote file (kustomize's ``fileLoader.Load`` for http(s) paths)."""
     try:
-        return http_get(url, timeout=timeout)
+        return _remote_fetch_file(url, timeout=timeout)
     except RemoteError:
         raise
     except OSError as e:  # pragma: no cover - http_get maps transport errors itself

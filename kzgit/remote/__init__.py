@@ -9,6 +9,11 @@ entries):
 * :func:`open_remote` -- bytes of an http(s) file, or a :class:`~kzgit.loader.Loader`
   rooted in a cached checkout of a git repository.
 
+For ``kzgit localize``, which needs the commit a ref resolved to and a private
+copy of every file: :func:`fresh_checkout` (an uncached checkout into a new
+directory) and :func:`fetch_file` (a bounded http(s) GET).  For anything else
+that runs git on the user's behalf: :func:`no_git_env`.
+
 Differences from kustomize v5.5.0, all on purpose: checkouts are cached by
 commit (kustomize re-clones on every build); refs and URL parts that git could
 read as options are refused; only https/http/ssh/git/file transports; HTTP is
@@ -25,8 +30,9 @@ from typing import TYPE_CHECKING, Optional, Union
 
 from kzgit.errors import RemoteError
 from kzgit.loader import ROOT_ONLY, DiskFS, Loader, is_within
-from kzgit.remote import _http
+from kzgit.remote import _gitcli, _http
 from kzgit.remote._cache import RepoCache, cache_root, checkout, validate_spec
+from kzgit.remote._gitcli import no_git_env
 from kzgit.remote._redact import redact
 from kzgit.remote._repospec import RepoSpec, RepoSpecError, parse_repo_spec
 
@@ -35,7 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["RepoSpec", "RepoSpecError", "looks_remote", "is_http_url", "parse_repo_spec",
            "open_remote", "open_remote_repo", "redact", "cache_root", "validate_spec",
-           "cached_ref_kind"]
+           "cached_ref_kind", "fresh_checkout", "fetch_file", "no_git_env"]
 
 # "<transport>::<address>" (git's remote-helper syntax: ext::, fd::, ...) or "<scheme>://".
 _TRANSPORT_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)(::|://)")
@@ -79,6 +85,47 @@ def cached_ref_kind(spec: RepoSpec, ref: Optional[str] = None) -> Optional[str]:
     if (ref or "HEAD") in refs["branches"]:
         return "branch"
     return None
+
+
+def fresh_checkout(spec: RepoSpec, dest: str) -> str:
+    """Check out ``spec`` at its ref into the new directory ``dest``; return the commit id.
+
+    Not cached and not shared: the caller owns ``dest`` and removes it.  The
+    steps are kustomize's (api/internal/git/cloner.go: ``git init``, ``git
+    remote add``, ``git fetch --depth=1 origin <ref>``, ``git checkout
+    FETCH_HEAD``, ``git submodule update --init --recursive``), run with the
+    same hardening as the cache (scrubbed environment, pinned transports,
+    ``spec.timeout``, process group killed on timeout or interrupt).  Refs that
+    git would read as options are refused before ``dest`` is created.  Raises
+    :class:`kzgit.errors.RemoteError`; messages never contain credentials.
+    """
+    validate_spec(spec)   # refs that git would read as options (security.md §3.1)
+    label = spec.redacted()
+    os.makedirs(dest)
+    t = spec.timeout
+
+    def git(*args: str) -> str:
+        return _gitcli.run_git(list(args), cwd=dest, timeout=t, label=label)
+
+    git("init", "-q", ".")
+    git("remote", "add", "origin", spec.clone_url())
+    git("fetch", "-q", "--depth=1", "origin", spec.ref or "HEAD")
+    git("checkout", "-q", "FETCH_HEAD")
+    if spec.submodules:
+        git("submodule", "update", "-q", "--init", "--recursive")
+    return git("rev-parse", "HEAD").strip()
+
+
+def fetch_file(url: str, *, timeout: Optional[float] = None) -> bytes:
+    """GET an http(s) file and return its body (kustomize's ``fileLoader.Load`` for URLs).
+
+    Bounded: ``timeout`` seconds (default :data:`kzgit.remote._http.HTTP_TIMEOUT`)
+    and :data:`~kzgit.remote._http.HTTP_MAX_BYTES`; redirects are followed to
+    http(s) only.  Raises :class:`kzgit.errors.RemoteError` (for a non-2xx
+    answer, no answer, or a too large or too slow body); messages never
+    contain credentials.
+    """
+    return _http.http_get(url, timeout=timeout)
 
 
 def _refuse_transport(ref: str) -> None:
