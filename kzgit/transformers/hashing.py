@@ -14,17 +14,24 @@ from kzgit.yamlio import go_json_dumps
 _SUBST = str.maketrans({"0": "g", "1": "h", "3": "k", "a": "m", "e": "t"})
 
 
+def _data(obj: Dict[str, Any]) -> Any:
+    # hasher.go getNodeValues: a missing field hashes as "", a present map (even
+    # an empty one, as a generated Secret without entries has) as that map.
+    v = obj.get("data")
+    return v if isinstance(v, dict) else (v or "")
+
+
 def _hash_obj(r: Resource) -> Dict[str, Any]:
     obj = r.obj
     # The name is always "" -- hasher.go looks up the single key "metadata/name",
     # which never exists (a quirk kzgit keeps so the suffixes match).
     if r.kind == "ConfigMap":
-        m: Dict[str, Any] = {"kind": "ConfigMap", "name": "", "data": obj.get("data") or ""}
+        m: Dict[str, Any] = {"kind": "ConfigMap", "name": "", "data": _data(obj)}
         if isinstance(obj.get("binaryData"), dict):
             m["binaryData"] = obj["binaryData"]
         return m
     if r.kind == "Secret":
-        m = {"kind": "Secret", "type": obj.get("type") or "", "name": "", "data": obj.get("data") or ""}
+        m = {"kind": "Secret", "type": obj.get("type") or "", "name": "", "data": _data(obj)}
         if isinstance(obj.get("stringData"), dict):
             m["stringData"] = obj["stringData"]
         return m
