@@ -101,7 +101,10 @@ def merge_options(local: Optional[Dict[str, Any]], glob: Optional[Dict[str, Any]
 
 
 def _base(kind: str, args: Dict[str, Any], opts: Dict[str, Any]) -> Dict[str, Any]:
-    md: Dict[str, Any] = {"name": args.get("name") or ""}
+    if not args.get("name"):
+        # generators/utils.go makeBaseNode (the wording says configmap for Secrets too)
+        raise BuildError("a configmap must have a name")
+    md: Dict[str, Any] = {"name": args["name"]}
     if args.get("namespace"):
         md["namespace"] = args["namespace"]
     if opts["labels"]:
