@@ -2,7 +2,8 @@
 
 Each command module defines ``register(subparsers)`` (adds its parser and sets
 ``func``) and a ``run(args) -> int``.  Exit codes follow pre-commit:
-0 ok, 1 finding / build error, 2 usage, 3 unexpected (crash log), 130 interrupted.
+0 ok, 1 finding / build error, 2 usage, 3 unexpected (crash log), 130 interrupted
+(Ctrl-C); 128+N when signal N (SIGTERM, or SIGHUP when the terminal closes) stopped it.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import signal
 import sys
 import tempfile
 import traceback
-from typing import List, Optional
+from typing import Any, Dict, List, NoReturn, Optional
 
 from kzgit.errors import KzgitError, UsageError
 
@@ -22,7 +23,7 @@ COMMANDS = ["build", "transform", "localize", "rebuild", "diff", "hook", "instal
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # usage errors exit 2, as argparse does
+    def error(self, message: str) -> NoReturn:  # usage errors exit 2, as argparse does
         self.print_usage(sys.stderr)
         self.exit(2, f"{self.prog}: error: {message}\n")
 
@@ -56,17 +57,78 @@ def _crash_log(exc: BaseException) -> str:
     return path
 
 
+# Signals that unwind like Ctrl-C: a supervisor's stop and the terminal closing.
+_UNWIND_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+class _Signalled(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where the program is so cleanup runs as for Ctrl-C."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _unwind(signum: int, frame: object) -> None:
+    # Only the first signal unwinds: another one (a closing terminal may send SIGHUP and
+    # then SIGTERM) must not abort the cleanup it started.  A Python no-op rather than
+    # SIG_IGN, which children started during cleanup would inherit.
+    for s in _UNWIND_SIGNALS:
+        signal.signal(s, lambda *_: None)
+    raise _Signalled(signum)
+
+
+def _install_signal_handlers() -> Dict[int, Any]:
+    """Make SIGTERM and SIGHUP raise :class:`_Signalled`; return the handlers they replace.
+
+    A signal the caller ignores (``nohup``) stays ignored.  Outside the main thread
+    (tests calling :func:`main`) nothing is installed.
+    """
+    previous: Dict[int, Any] = {}
+    for s in _UNWIND_SIGNALS:
+        try:
+            old = signal.getsignal(s)
+            if old is signal.SIG_IGN:
+                continue
+            signal.signal(s, _unwind)
+        except ValueError:  # not in the main thread
+            break
+        previous[s] = old
+    return previous
+
+
+def _say(message: str) -> None:
+    """Print to stderr, which may be gone (a closed terminal): never fail on it."""
+    try:
+        print(message, file=sys.stderr)
+    except (OSError, ValueError):
+        pass
+
+
 def main(argv: Optional[List[str]] = None) -> int:
+    previous = _install_signal_handlers()
+    try:
+        return _main(argv)
+    except KeyboardInterrupt as e:  # the command's own cleanup has run while this unwound
+        if isinstance(e, _Signalled):
+            _say(f"Interrupted ({signal.Signals(e.signum).name})")
+            return 128 + e.signum
+        _say("Interrupted (^C)")
+        return 130
+    finally:
+        for s, handler in previous.items():
+            try:
+                signal.signal(s, handler if handler is not None else signal.SIG_DFL)
+            except (ValueError, TypeError):  # pragma: no cover
+                pass
+
+
+def _main(argv: Optional[List[str]]) -> int:
     parser = make_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
-    # SIGTERM behaves like Ctrl-C so cleanup code (temp dirs, child processes) runs.
-    try:
-        signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
-    except ValueError:  # not in the main thread (tests)
-        pass
     try:
         return int(args.func(args) or 0)
     except UsageError as e:
@@ -79,9 +141,6 @@ def main(argv: Optional[List[str]] = None) -> int:
             raise
         print(f"Error: {e}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("Interrupted (^C)", file=sys.stderr)
-        return 130
     except BrokenPipeError:
         return 1
     except Exception as e:  # noqa: BLE001 - the last line of defence
