@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 from kzgit.loader import ROOT_ONLY, FileSystem
 from kzgit.resource import Resource
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kzgit.build.cache import BuildCache
 
 
 @dataclasses.dataclass
@@ -25,6 +28,8 @@ class BuildOptions:
     mounts: List[str] = dataclasses.field(default_factory=list)
     offline: bool = False
     fs: Optional[FileSystem] = None          # default: the disk
+    # shared by the builds of one run to reuse bases (kzgit.build.cache); None: no reuse
+    cache: Optional["BuildCache"] = None
 
 
 @dataclasses.dataclass

@@ -7,7 +7,7 @@ exactly; see notes/kustomize-build.md §2.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 from kzgit.build import BuildOptions, BuildResult
 from kzgit.errors import BuildError, KzgitError, UnsupportedError
@@ -123,6 +123,7 @@ class Target:
         self.origin = origin
         self.k: Kustomization = parse_kustomization(loader.fs.read_bytes(path), path)
         ctx.warnings.extend(self.k.warnings)
+        ctx.record_target(self)
 
     # -- the recursion ----------------------------------------------------------------------
     def accumulate(self, ra: Optional[Accumulator] = None) -> Accumulator:
@@ -149,6 +150,7 @@ class Target:
             if self.ctx.looks_remote(path):
                 got = self.ctx.open_remote(self.loader, path, self.options)
                 if isinstance(got, bytes):
+                    self.ctx.mark_uncacheable()  # an HTTP file: not keyed by any commit
                     self._append_file_resources(ra, got, path)
                 else:
                     self._accumulate_loader(ra, got, path, component=False)
@@ -216,7 +218,7 @@ class Target:
             if component:
                 sub.accumulate(ra)
                 return
-            sub_ra = sub.accumulate()
+            sub_ra = self._accumulate_base(sub)
         except KzgitError as e:
             raise type(e)(f"recursed accumulation of path '{loader.root}': {e}") from None
         try:
@@ -225,6 +227,32 @@ class Target:
             raise BuildError(f"recursed merging from path '{loader.root}': {e}") from None
         self.ctx.merge_sub_vars(ra, sub_ra)
         ra.merge_config(sub_ra.config)
+
+    def _accumulate_base(self, sub: "Target") -> "Accumulator":
+        """Accumulate a base, or reuse the run's cached accumulation of it (kzgit.build.cache)."""
+        cache = self.options.cache
+        schema = self.ctx.schema_state()
+        if cache is None or schema is None:
+            return sub.accumulate()
+        from kzgit.build.cache import cache_key
+        key = cache_key(sub.loader, sub.origin, sub.k.get("buildMetadata"), self.options, schema)
+        hit = cache.get(key, self.loader.roots_chain())
+        if hit is not None:
+            ra, warnings, roots = hit
+            self.ctx.warnings.extend(warnings)
+            self.ctx.record_roots(roots)
+            return ra
+        first_warning = len(self.ctx.warnings)
+        rec = self.ctx.start_recording()
+        self.ctx.record_target(sub)
+        try:
+            ra = sub.accumulate()
+        finally:
+            self.ctx.stop_recording(rec)
+        if self.ctx.schema_state() != schema:
+            rec.cacheable = False
+        cache.put(key, ra, rec, self.ctx.warnings[first_warning:])
+        return ra
 
     # -- generators, transformers, validators ---------------------------------------------------
     def run_generators(self, ra: Accumulator) -> None:
@@ -329,6 +357,42 @@ class BuildContext:
         self.warnings: List[str] = []
         from kzgit.plugins.builtin import PluginRunner
         self.plugins = PluginRunner(options)
+        self._recordings: List[Any] = []   # kzgit.build.cache.Recording, innermost last
+
+    # reuse of bases (kzgit.build.cache) -----------------------------------------------------
+    def start_recording(self) -> Any:
+        from kzgit.build.cache import Recording
+        rec = Recording()
+        self._recordings.append(rec)
+        return rec
+
+    def stop_recording(self, rec: Any) -> None:
+        self._recordings.remove(rec)
+
+    def record_target(self, t: "Target") -> None:
+        """Note a kustomization directory entered, and whether its result can be reused."""
+        if not self._recordings:
+            return
+        from kzgit.build.cache import UNCACHEABLE_FIELDS
+        cacheable = not any(t.k.get(f) for f in UNCACHEABLE_FIELDS)
+        for rec in self._recordings:
+            rec.roots.add(t.loader.root)
+            rec.cacheable = rec.cacheable and cacheable
+
+    def record_roots(self, roots: Iterable[str]) -> None:
+        """Note the directories of a reused base (part of any base being recorded)."""
+        for rec in self._recordings:
+            rec.roots.update(roots)
+
+    def mark_uncacheable(self) -> None:
+        for rec in self._recordings:
+            rec.cacheable = False
+
+    def schema_state(self) -> Optional[Tuple[str, str]]:
+        """The OpenAPI schema in force, as a cache key part; None with a custom schema."""
+        import kzgit.openapi as oa
+        version = oa.schema_version()
+        return None if version.startswith("using custom") else ("openapi", version)
 
     # remote references ---------------------------------------------------------------------
     def looks_remote(self, path: str) -> bool:

@@ -25,8 +25,11 @@ _MIN_ROOTS_FOR_PROCESSES = 6
 def options_for(ws: Workspace, offline: bool = False) -> BuildOptions:
     """Build options from the repository's configuration."""
     c = ws.config
+    from kzgit.build.cache import BuildCache
+    # one cache for the run: roots sharing a base accumulate it once (per worker process)
     return BuildOptions(load_restrictor=c.load_restrictor, enable_alpha_plugins=c.enable_alpha_plugins,
-                        enable_exec=c.enable_exec, enable_helm=c.enable_helm, offline=offline)
+                        enable_exec=c.enable_exec, enable_helm=c.enable_helm, offline=offline,
+                        cache=BuildCache())
 
 
 def _render_one(engine: Engine, path: str, options: BuildOptions) -> Optional[str]:

@@ -7,10 +7,10 @@ that history as Python attributes and indexes the map by id.
 """
 from __future__ import annotations
 
-import copy
 from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
 from kzgit.konfig import is_cluster_scoped
+from kzgit.yamlio.tree import copy_tree
 
 # kyaml/resid/resid.go, gvk.go
 NO_GROUP, NO_VERSION, NO_KIND, NO_NAME, NO_NAMESPACE = "[noGrp]", "[noVer]", "[noKind]", "[noName]", "[noNs]"
@@ -172,7 +172,7 @@ class Resource:
         return v if isinstance(v, dict) else {}
 
     def copy(self) -> "Resource":
-        r = Resource(copy.deepcopy(self.obj), self.source)
+        r = Resource(copy_tree(self.obj), self.source)
         for s in self.__slots__:
             if s != "obj":
                 v = getattr(self, s)

@@ -1,0 +1,148 @@
+"""Reuse of base accumulations across the builds of one run.
+
+The render hook and ``kzgit diff`` build many roots that share bases: thirty
+overlays over one base would otherwise read, parse and transform that base
+thirty times.  A :class:`BuildCache` handed to every build of the run (through
+:attr:`kzgit.build.BuildOptions.cache`) keeps the accumulated resources of
+each *base* directory (``resources:`` entries, never components, which
+accumulate into their parent) and gives each later build its own copy.
+
+A cached result is only reused when rebuilding could not give anything else:
+
+* the key holds everything the base's accumulation reads besides its files:
+  the directory, the file system, the load restrictor and enclosing cloned
+  repository, the origin path and ``buildMetadata`` handed down by the parent,
+  the build options and the OpenAPI schema in force;
+* subtrees whose result is not a pure function of those are never stored:
+  exec/KRM/builtin plugin entries (``generators``, ``transformers``,
+  ``validators``), ``helmCharts``, ``vars`` (bound to resource identities),
+  ``openapi`` (global state that outlives the subtree, as in kyaml), and
+  remote files fetched over HTTP;
+* kustomize refuses a base directory that contains a root already on the
+  loader chain (``api/internal/loader/fileloader.go``); that chain differs
+  between roots, so each reuse re-checks every directory of the subtree
+  against the new chain, and rebuilds (to raise kustomize's error) when one
+  fails;
+* failures are not cached; warnings are replayed.
+
+Files are assumed not to change during one run (one commit, one revision).
+"""
+from __future__ import annotations
+
+import collections
+import dataclasses
+import json
+import threading
+from typing import TYPE_CHECKING, Any, Hashable, List, Optional, Sequence, Set, Tuple
+
+from kzgit.loader import is_within
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kzgit.build import BuildOptions
+    from kzgit.build.pipeline import Accumulator
+    from kzgit.loader import Loader
+
+# Kustomization fields that make a subtree's accumulation depend on more than its files.
+UNCACHEABLE_FIELDS = ("generators", "transformers", "validators", "helmCharts",
+                      "helmChartInflationGenerator", "vars", "openapi")
+
+# Distinct bases kept per process; each entry holds one copy of a base's resources.
+MAX_ENTRIES = 64
+
+
+class Recording:
+    """What one base's accumulation touched, collected while it runs."""
+
+    __slots__ = ("roots", "cacheable")
+
+    def __init__(self) -> None:
+        self.roots: Set[str] = set()
+        self.cacheable = True
+
+
+@dataclasses.dataclass
+class _Entry:
+    accumulator: "Accumulator"
+    roots: Tuple[str, ...]
+    warnings: Tuple[str, ...]
+
+
+class BuildCache:
+    """Accumulated bases of one run, shared by its builds (thread-safe)."""
+
+    def __init__(self, max_entries: int = MAX_ENTRIES) -> None:
+        self._entries: "collections.OrderedDict[Hashable, _Entry]" = collections.OrderedDict()
+        self._max = max_entries
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def __reduce__(self) -> Tuple[Any, Tuple[()]]:
+        # A process pool pickles the options of every task: each worker process uses its
+        # own cache across the tasks it runs rather than a fresh empty copy per task.
+        return (process_cache, ())
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: Hashable, chain: Sequence[str]
+            ) -> Optional[Tuple["Accumulator", Tuple[str, ...], Tuple[str, ...]]]:
+        """A copy of the base accumulated under ``key``, its warnings and directories, or None.
+
+        ``chain`` is the loader chain of the kustomization asking (its root and
+        ancestors): a hit is refused when a directory of the cached subtree
+        contains one of them, since kustomize reports a cycle there.
+        """
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None:
+                self._entries.move_to_end(key)
+        if entry is None or any(is_within(r, d) for d in entry.roots for r in chain):
+            self.misses += 1
+            return None
+        self.hits += 1
+        return copy_accumulator(entry.accumulator), entry.warnings, entry.roots
+
+    def put(self, key: Hashable, ra: "Accumulator", rec: Recording, warnings: List[str]) -> None:
+        """Keep a copy of ``ra``, the base accumulated under ``key``, if ``rec`` allows."""
+        if not rec.cacheable:
+            return
+        entry = _Entry(copy_accumulator(ra), tuple(sorted(rec.roots)), tuple(warnings))
+        with self._lock:
+            self._entries[key] = entry
+            self._entries.move_to_end(key)
+            while len(self._entries) > self._max:
+                self._entries.popitem(last=False)
+
+
+_PROCESS_CACHE: Optional[BuildCache] = None
+
+
+def process_cache() -> BuildCache:
+    """The cache of this process (what a pickled :class:`BuildCache` becomes)."""
+    global _PROCESS_CACHE
+    if _PROCESS_CACHE is None:
+        _PROCESS_CACHE = BuildCache()
+    return _PROCESS_CACHE
+
+
+def copy_accumulator(ra: "Accumulator") -> "Accumulator":
+    """An accumulator sharing no resource or table with ``ra`` (vars are never cached)."""
+    from kzgit.build.pipeline import Accumulator
+    out = Accumulator()
+    out.resmap.append_all(r.copy() for r in ra.resmap.resources())
+    out.config = ra.config.copy()
+    return out
+
+
+def cache_key(loader: "Loader", origin: Optional[str], build_metadata: Any,
+              options: "BuildOptions", schema: Hashable) -> Hashable:
+    """Everything besides its files that a base's accumulation depends on."""
+    from kzgit.loader import DiskFS
+    opts = tuple((f.name, repr(getattr(options, f.name)))
+                 for f in dataclasses.fields(options) if f.name not in ("fs", "cache"))
+    # every build makes its own DiskFS; any other file system (a git tree) is keyed by
+    # the object itself, which the key keeps alive so its id cannot be reused
+    fs: Hashable = "disk" if type(loader.fs) is DiskFS else loader.fs
+    return (loader.root, fs, loader.restrictor, loader.repo_root, loader.remote_label,
+            origin, json.dumps(build_metadata, sort_keys=True, default=str), opts, schema)
