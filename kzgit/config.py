@@ -29,7 +29,7 @@ import dataclasses
 import os
 import re
 import sys
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 from kzgit.errors import UsageError
 from kzgit.loader import NO_RESTRICTIONS, ROOT_ONLY
@@ -169,32 +169,49 @@ def parse_config(table: Dict[str, Any], source: str, prefix: str = "") -> Config
     return cfg
 
 
-def _load_toml(path: str) -> Dict[str, Any]:
+def _parse_toml(data: bytes, where: str) -> Dict[str, Any]:
     try:
-        with open(path, "rb") as f:
-            return _toml.load(f)
-    except _toml.TOMLDecodeError as e:
-        raise UsageError(f"{path}: not valid TOML: {e}") from None
-    except OSError as e:
-        raise UsageError(f"{path}: cannot read: {e.strerror or e}") from None
+        return _toml.loads(data.decode("utf-8"))
+    except (_toml.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise UsageError(f"{where}: not valid TOML: {e}") from None
+
+
+def config_from_reader(read: Callable[[str], Optional[bytes]],
+                       where: Callable[[str], str]) -> Config:
+    """The configuration in a file tree that is not necessarily the disk (a git revision).
+
+    ``read(name)`` returns the bytes of the top-level file ``name`` or None when
+    it is absent; ``where(name)`` names it in messages (``HEAD:.kzgit.toml``).
+    Same precedence and checks as :func:`load_config`.
+    """
+    own = read(KZGIT_TOML)
+    if own is not None:
+        return parse_config(_parse_toml(own, where(KZGIT_TOML)), where(KZGIT_TOML))
+    pyproject = read(PYPROJECT)
+    if pyproject is None:
+        return Config()
+    data = _parse_toml(pyproject, where(PYPROJECT))
+    tool = data.get("tool", {})
+    table = tool.get("kzgit") if isinstance(tool, dict) else None
+    if table is None:
+        return Config()
+    if not isinstance(table, dict):
+        raise UsageError(f"{where(PYPROJECT)}: bad value for 'tool.kzgit': expected a table")
+    return parse_config(table, where(PYPROJECT), prefix="tool.kzgit.")
 
 
 def load_config(repo_root: str) -> Config:
     """Read the configuration of the repository at ``repo_root`` (defaults when none)."""
-    own = os.path.join(repo_root, KZGIT_TOML)
-    if os.path.isfile(own):
-        return parse_config(_load_toml(own), own)
-    pyproject = os.path.join(repo_root, PYPROJECT)
-    if os.path.isfile(pyproject):
-        data = _load_toml(pyproject)
-        tool = data.get("tool", {})
-        table = tool.get("kzgit") if isinstance(tool, dict) else None
-        if table is None:
-            return Config()
-        if not isinstance(table, dict):
-            raise UsageError(f"{pyproject}: bad value for 'tool.kzgit': expected a table")
-        return parse_config(table, pyproject, prefix="tool.kzgit.")
-    return Config()
+    def read(name: str) -> Optional[bytes]:
+        path = os.path.join(repo_root, name)
+        if not os.path.isfile(path):
+            return None
+        try:
+            with open(path, "rb") as f:
+                return f.read()
+        except OSError as e:
+            raise UsageError(f"{path}: cannot read: {e.strerror or e}") from None
+    return config_from_reader(read, lambda name: os.path.join(repo_root, name))
 
 
 def glob_match(path: str, patterns: Sequence[str]) -> bool:

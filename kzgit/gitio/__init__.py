@@ -81,6 +81,25 @@ def changed_between(root: str, old: Optional[str], new: str) -> Optional[List[st
     return _z(git(["diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", old, new], root))
 
 
+def worktree_changes(root: str, rev: str) -> List[str]:
+    """Paths whose work-tree content differs from commit ``rev`` (staged or not), plus
+    untracked files that are not ignored (a new overlay counts before ``git add``)."""
+    tracked = _z(git(["diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", rev, "--"], root))
+    untracked = _z(git(["ls-files", "-z", "--others", "--exclude-standard"], root))
+    return sorted(set(tracked) | set(untracked))
+
+
+def resolve_commit(root: str, rev: str) -> str:
+    """Full SHA of the commit ``rev`` names; a :class:`UsageError` naming ``rev`` otherwise."""
+    if not rev or rev.startswith("-"):
+        raise UsageError(f"'{rev}' is not a revision")
+    try:
+        out = git(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"], root)
+    except KzgitError:
+        raise UsageError(f"unknown revision '{rev}' (not a commit in {root})") from None
+    return out.decode().strip()
+
+
 def export_index(root: str, dest: str) -> None:
     """Write the staged content (modes and symlinks included) into the directory ``dest``."""
     git(["checkout-index", "--all", "--quiet", f"--prefix={dest.rstrip('/')}/"], root)

@@ -1,0 +1,134 @@
+"""``kzgit diff [--base REV] [--head REV] [--format text|json|github] [--exit-code]``.
+
+Renders every kustomization root the change affects at both revisions and
+prints the per-resource difference (:mod:`kzgit.diff`).  Exit codes, as
+``git diff --exit-code`` plus kzgit's: 0 nothing changed (or no
+``--exit-code``), 1 something changed with ``--exit-code``, 2 usage or
+configuration error, 3 unexpected, 4 a root (or a revision) does not render.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from typing import TYPE_CHECKING, Optional, TextIO
+
+from kzgit.errors import KzgitError, UsageError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kzgit.diff import DiffReport
+
+EXIT_CHANGED = 1
+EXIT_RENDER_FAILED = 4
+FORMATS = ("text", "json", "github")
+
+
+def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    p = sub.add_parser(
+        "diff", help="show how a change alters the rendered kustomizations",
+        description="Render every kustomization root affected by the change between two revisions "
+                    "(default: HEAD and the working tree) and show the difference per resource.")
+    p.add_argument("--base", default="HEAD", metavar="REV", help="the revision compared against (default: HEAD)")
+    p.add_argument("--head", metavar="REV",
+                   help="the revision under review (default: the working tree, staged and unstaged)")
+    p.add_argument("--format", choices=FORMATS, default="text",
+                   help="text (default), json (the documented report) or github (workflow commands "
+                        "and a Markdown summary)")
+    p.add_argument("--exit-code", action="store_true", help="exit 1 when a rendering changed")
+    p.add_argument("--summary", metavar="FILE",
+                   help="with --format github: write the Markdown summary to FILE "
+                        "(default: append it to $GITHUB_STEP_SUMMARY when set)")
+    p.add_argument("--engine", choices=["builtin", "kustomize", "kubectl"],
+                   help="override the base revision's configured engine")
+    p.add_argument("--enable-alpha-plugins", action="store_true",
+                   help="allow exec plugins and KRM functions (else the base revision's setting)")
+    p.add_argument("--enable-exec", action="store_true", help="allow exec KRM functions")
+    p.add_argument("--enable-helm", action="store_true", help="allow helmCharts")
+    p.add_argument("--offline", action="store_true", help="use only cached remote references")
+    p.set_defaults(func=run)
+
+
+class _Progress:
+    """``rendering 3/40 overlays/prod`` on a terminal's stderr, once a run takes a while."""
+
+    DELAY = 0.5   # seconds: short runs stay silent
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.start = time.monotonic()
+        self.shown = False
+
+    def __call__(self, done: int, total: int, root: str) -> None:
+        if done >= total:
+            if self.shown:
+                self.stream.write("\r\x1b[K")
+                self.stream.flush()
+            return
+        if not self.shown and time.monotonic() - self.start < self.DELAY:
+            return
+        self.shown = True
+        self.stream.write(f"\r\x1b[Kkzgit diff: rendering {done + 1}/{total} {root}"[:200])
+        self.stream.flush()
+
+
+def run(args: argparse.Namespace) -> int:
+    from kzgit.diff import DiffOptions, diff
+    if args.summary and args.format != "github":
+        raise UsageError("--summary goes with --format github")
+    progress = _Progress(sys.stderr) if sys.stderr.isatty() else None
+    options = DiffOptions(base=args.base, head=args.head, engine=args.engine,
+                          enable_alpha_plugins=args.enable_alpha_plugins,
+                          enable_exec=args.enable_exec, enable_helm=args.enable_helm,
+                          offline=args.offline, progress=progress)
+    try:
+        report = diff(os.getcwd(), options)
+    except UsageError:
+        raise
+    except KzgitError as e:
+        # a revision that cannot be read or exported: "does not render", not "changed" (1)
+        if getattr(args, "traceback", False):
+            raise
+        print(f"Error: {e}", file=sys.stderr)
+        return EXIT_RENDER_FAILED
+    finally:
+        if progress:
+            progress(1, 1, "")
+    _print(report, args)
+    for r in report.roots:
+        for e in r.errors:
+            first = e.message.splitlines()[0] if e.message else ""
+            print(f"Error: {r.root} does not render at {e.revision}: {first}", file=sys.stderr)
+    if report.failed:
+        return EXIT_RENDER_FAILED
+    return EXIT_CHANGED if args.exit_code and report.changed else 0
+
+
+def _print(report: "DiffReport", args: argparse.Namespace) -> None:
+    from kzgit.diff import output
+    if args.format == "json":
+        sys.stdout.write(output.to_json(report))
+    elif args.format == "github":
+        from kzgit.diff import github
+        sys.stdout.write(github.workflow_commands(report))
+        _write_summary(github.markdown(report), args.summary)
+    else:
+        sys.stdout.write(output.text(report))
+    sys.stdout.flush()
+
+
+def _write_summary(text: str, path: Optional[str]) -> None:
+    if path:
+        from kzgit.atomic import write_atomic
+        try:
+            write_atomic(path, text)
+        except OSError as e:
+            raise UsageError(f"--summary {path}: cannot write: {e.strerror or e}") from None
+        return
+    step = os.environ.get("GITHUB_STEP_SUMMARY")
+    if step:
+        try:
+            with open(step, "a", encoding="utf-8") as f:   # GitHub collects what each step appends
+                f.write(text)
+        except OSError as e:
+            raise UsageError(f"$GITHUB_STEP_SUMMARY ({step}): cannot write: {e.strerror or e}") from None

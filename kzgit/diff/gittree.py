@@ -1,0 +1,206 @@
+"""A read-only :class:`kzgit.loader.FileSystem` over a git tree, read through pygit2.
+
+``kzgit diff`` renders a revision straight from git objects: no checkout, no
+worktree, nothing written.  The tree is *mounted* at an absolute path (the
+repository's own path, so build messages name the files a user knows) and
+behaves as the disk would under it: symlinks stored in the tree are followed
+for ``realpath``, ``is_dir``, ``is_file`` and ``read_bytes`` (not for
+``exists``, which is ``lexists``), a missing path raises
+:class:`FileNotFoundError`, a submodule is an empty directory (what a
+checkout without ``--recurse-submodules`` leaves).
+
+A path outside the mount (an absolute symlink, or ``..`` above the top) is
+never looked up on the disk: ``realpath`` returns it unresolved so the load
+restrictor can name it, and reading it is a :class:`~kzgit.errors.BuildError`.
+"""
+from __future__ import annotations
+
+import errno
+import posixpath
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+
+from kzgit.errors import BuildError
+from kzgit.loader import MAX_FILE_BYTES
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pygit2
+
+# git tree entry modes (object type bits of the filemode)
+_TYPE_MASK = 0o170000
+_TREE = 0o040000
+_BLOB = 0o100000
+_LINK = 0o120000
+_COMMIT = 0o160000    # a submodule (gitlink)
+# Linux's MAXSYMLINKS: a longer chain is a loop (ELOOP), as on the disk.
+_MAX_LINKS = 40
+
+Entry = Tuple[int, "pygit2.Oid"]
+
+
+class _Outside(Exception):
+    """The path leaves the mounted tree; ``path`` is where it points."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.path = path
+
+
+class GitTreeFS:
+    """The files of one git tree, mounted at the absolute path ``mount``."""
+
+    def __init__(self, repo: "pygit2.Repository", tree: "pygit2.Tree", mount: str) -> None:
+        self._repo = repo
+        self.mount = posixpath.normpath(mount)
+        self._root: Entry = (_TREE, tree.id)
+        # directory (tuple of real, symlink-free components) -> its entries
+        self._dirs: Dict[Tuple[str, ...], Optional[Dict[str, Entry]]] = {}
+
+    # -- the tree ------------------------------------------------------------------------
+    def _entries(self, parts: Tuple[str, ...]) -> Optional[Dict[str, Entry]]:
+        """Entries of the directory ``parts``; None when it is not a directory."""
+        if parts in self._dirs:
+            return self._dirs[parts]
+        if not parts:
+            entry: Optional[Entry] = self._root
+        else:
+            parent = self._entries(parts[:-1])
+            entry = parent.get(parts[-1]) if parent is not None else None
+        out: Optional[Dict[str, Entry]] = None
+        if entry is not None and entry[0] & _TYPE_MASK == _TREE:
+            tree = self._repo[entry[1]]
+            out = {e.name: (e.filemode, e.id) for e in tree}  # type: ignore[attr-defined]
+        elif entry is not None and entry[0] & _TYPE_MASK == _COMMIT:
+            out = {}
+        self._dirs[parts] = out
+        return out
+
+    def _inside(self, path: str) -> bool:
+        return path == self.mount or path.startswith(self.mount.rstrip("/") + "/")
+
+    def _rel_parts(self, path: str) -> List[str]:
+        """Components of ``path`` below the mount (``..`` kept: it is resolved after symlinks)."""
+        if not path.startswith("/"):
+            raise FileNotFoundError(errno.ENOENT, "not an absolute path", path)
+        if not self._inside(path):
+            norm = posixpath.normpath(path)
+            if not self._inside(norm):
+                raise _Outside(norm)
+            path = norm
+        return [p for p in path[len(self.mount):].split("/") if p not in ("", ".")]
+
+    def _walk(self, path: str, follow_last: bool) -> Tuple[str, Entry]:
+        """(real path, entry) of ``path``; FileNotFoundError / NotADirectoryError / ELOOP / _Outside."""
+        pending = self._rel_parts(path)
+        real: List[str] = []
+        entry = self._root
+        links = 0
+        while pending:
+            name = pending.pop(0)
+            if name in ("", "."):
+                continue
+            if name == "..":
+                if not real:
+                    raise _Outside(posixpath.normpath("/".join([self.mount, "..", *pending])))
+                real.pop()
+                entry = self._lookup(real)
+                continue
+            entries = self._entries(tuple(real))
+            if entries is None:
+                raise NotADirectoryError(errno.ENOTDIR, "Not a directory", path)
+            found = entries.get(name)
+            if found is None:
+                raise FileNotFoundError(errno.ENOENT, "No such file or directory", path)
+            if found[0] & _TYPE_MASK == _LINK and (pending or follow_last):
+                links += 1
+                if links > _MAX_LINKS:
+                    raise OSError(errno.ELOOP, "Too many levels of symbolic links", path)
+                target = self._repo[found[1]].data.decode("utf-8", "surrogateescape")  # type: ignore[attr-defined]
+                if target.startswith("/"):
+                    real, entry = [], self._root
+                    pending = self._rel_parts("/".join([target, *pending]))
+                else:
+                    pending = [p for p in target.split("/") if p] + pending
+                continue
+            real.append(name)
+            entry = found
+        return "/".join([self.mount, *real]) if real else self.mount, entry
+
+    def _lookup(self, real: List[str]) -> Entry:
+        if not real:
+            return self._root
+        entries = self._entries(tuple(real[:-1]))
+        assert entries is not None and real[-1] in entries  # real was walked already
+        return entries[real[-1]]
+
+    def _kind(self, path: str, follow: bool = True) -> Optional[int]:
+        """The type bits of what ``path`` names, or None when there is nothing there."""
+        try:
+            return self._walk(path, follow)[1][0] & _TYPE_MASK
+        except (OSError, _Outside):
+            return None
+
+    # -- kzgit.loader.FileSystem -----------------------------------------------------------
+    def read_bytes(self, path: str) -> bytes:
+        try:
+            real, (mode, oid) = self._walk(path, True)
+        except _Outside as o:
+            raise BuildError(f"'{path}' resolves to '{o.path}', outside the repository; "
+                             "kzgit diff reads a revision from git objects only") from None
+        if mode & _TYPE_MASK != _BLOB:
+            raise BuildError(f"'{path}' is not a regular file")
+        blob = self._repo[oid]
+        if blob.size > MAX_FILE_BYTES:  # type: ignore[attr-defined]
+            raise BuildError(f"'{path}' is larger than {MAX_FILE_BYTES} bytes")
+        data: bytes = blob.data  # type: ignore[attr-defined]
+        return data
+
+    def is_dir(self, path: str) -> bool:
+        return self._kind(path) in (_TREE, _COMMIT)
+
+    def is_file(self, path: str) -> bool:
+        return self._kind(path) == _BLOB
+
+    def exists(self, path: str) -> bool:
+        return self._kind(path, follow=False) is not None
+
+    def realpath(self, path: str) -> str:
+        try:
+            return self._walk(path, True)[0]
+        except _Outside as o:
+            return o.path
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise BuildError(f"evalsymlink failure on '{path}' : too many links") from None
+            raise
+
+    def listdir(self, path: str) -> List[str]:
+        try:
+            real, (mode, _) = self._walk(path, True)
+        except _Outside:
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", path) from None
+        entries = self._entries(tuple(self._rel_parts(real)))
+        if entries is None:
+            raise NotADirectoryError(errno.ENOTDIR, "Not a directory", path)
+        return sorted(entries)
+
+    # -- for the dependency graph ----------------------------------------------------------
+    def files(self) -> List[str]:
+        """Repo-relative paths of every blob and symlink in the tree (as ``git ls-tree -r``)."""
+        out: List[str] = []
+        stack: List[Tuple[str, ...]] = [()]
+        while stack:
+            parts = stack.pop()
+            for name, (mode, _) in (self._entries(parts) or {}).items():
+                kind = mode & _TYPE_MASK
+                if kind == _TREE:
+                    stack.append(parts + (name,))
+                elif kind in (_BLOB, _LINK):
+                    out.append("/".join(parts + (name,)))
+        return sorted(out)
+
+    def read_rel(self, rel: str) -> Optional[bytes]:
+        """Bytes of a repo-relative file (symlinks inside the tree followed); None when unreadable."""
+        try:
+            return self.read_bytes(posixpath.join(self.mount, rel))
+        except (OSError, BuildError):
+            return None

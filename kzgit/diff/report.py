@@ -1,0 +1,215 @@
+"""The report of ``kzgit diff`` and how resources of two renderings are paired.
+
+Resources are keyed by kind, namespace and name.  A generated ConfigMap or
+Secret gets a hash of its content appended to its name, so any data change
+renames it: ``cfg-7b4mf2dt6g`` at the base and ``cfg-hk9c2m7b5d`` at the head
+are one resource that *changed*, not a deletion plus an addition.  The name
+without the suffix (the *stem*) comes from what the build recorded when it
+added the hash (:attr:`kzgit.resource.Resource.needs_hash` and the id before
+the rename); for an external engine's YAML, which records nothing, from the
+shape of kustomize's suffix (:data:`HASH_SUFFIX`).
+
+Pairing runs in passes, each on what the previous ones left unpaired:
+same apiVersion, kind, namespace and name; same kind, namespace and name
+(an apiVersion change); same kind, namespace and stem (a hash rename).
+"""
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import re
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+CHANGED, ADDED, REMOVED, UNCHANGED, ERROR = "changed", "added", "removed", "unchanged", "error"
+
+# api/hasher/hasher.go encode(): 10 hex digits of a sha256 with 0,1,3,a,e replaced by
+# g,h,k,m,t -- so a suffix only ever holds these 16 characters.
+HASH_SUFFIX = re.compile(r"^(?P<stem>.+)-[245-9bcdfghkmt]{10}$")
+_HASHED_KINDS = ("ConfigMap", "Secret")
+
+
+@dataclasses.dataclass
+class RenderedResource:
+    """One resource of a rendering: its identity and its YAML as ``kustomize build`` prints it."""
+
+    api_version: str
+    kind: str
+    namespace: str
+    name: str
+    text: str
+    stem: Optional[str] = None    # the name without its hash suffix, when it has one
+
+    @property
+    def id(self) -> str:
+        """``Kind/namespace/name``, or ``Kind/name`` without a namespace."""
+        return "/".join(p for p in (self.kind, self.namespace, self.name) if p)
+
+    @property
+    def group(self) -> str:
+        return self.api_version.rpartition("/")[0]
+
+
+def stem_from_shape(kind: str, name: str) -> Optional[str]:
+    """The stem of a generated name judged by its shape alone (no build record)."""
+    if kind not in _HASHED_KINDS:
+        return None
+    m = HASH_SUFFIX.match(name)
+    return m.group("stem") if m else None
+
+
+@dataclasses.dataclass
+class ResourceChange:
+    """A resource that differs between the renderings of one root."""
+
+    status: str                      # CHANGED, ADDED or REMOVED
+    api_version: str
+    kind: str
+    namespace: str
+    name: str                        # at the head (at the base when removed)
+    previous_name: Optional[str]     # at the base, when it differs (a hash suffix changed)
+    diff: str                        # unified diff of the YAML
+
+    @property
+    def id(self) -> str:
+        return "/".join(p for p in (self.kind, self.namespace, self.name) if p)
+
+
+@dataclasses.dataclass
+class RenderError:
+    """A root that does not render at one side."""
+
+    side: str        # "base" or "head"
+    revision: str    # the side's label (the revision as written, or "working tree")
+    message: str
+
+
+@dataclasses.dataclass
+class RootDiff:
+    """What changed in the rendering of one kustomization root."""
+
+    root: str                        # repo-relative directory
+    file: str                        # its kustomization file (at the head, else the base)
+    status: str                      # CHANGED, ADDED, REMOVED, UNCHANGED or ERROR
+    resources: List[ResourceChange] = dataclasses.field(default_factory=list)
+    errors: List[RenderError] = dataclasses.field(default_factory=list)
+
+    def count(self, status: str) -> int:
+        return sum(1 for r in self.resources if r.status == status)
+
+
+@dataclasses.dataclass
+class Drift:
+    """A localized copy that no longer matches its original after the change."""
+
+    copy: str                  # repo-relative directory of the copy
+    original: Optional[str]    # repo-relative directory of the original (None: remote/unknown)
+    status: str                # "original-changed", "copy-changed" or "stale"
+    problems: List[str]        # what check_copy found, repo-relative
+
+    @property
+    def summary(self) -> str:
+        orig = f"'{self.original}'" if self.original else "its original"
+        if self.status == "original-changed":
+            return f"original {orig} changed but the localized copy was not rebuilt"
+        if self.status == "copy-changed":
+            return f"the localized copy changed without its original {orig}"
+        return f"the localized copy does not match its original {orig}"
+
+    @property
+    def rebuild(self) -> str:
+        import shlex
+        return f"kzgit rebuild {shlex.quote(self.copy)}"
+
+
+@dataclasses.dataclass
+class Side:
+    """A revision as the report names it."""
+
+    label: str                 # the revision as written, or "working tree"
+    rev: Optional[str]         # None for the working tree
+    commit: Optional[str]      # full SHA; None for the working tree
+
+
+@dataclasses.dataclass
+class DiffReport:
+    """Everything ``kzgit diff`` found; the formats in :mod:`kzgit.diff.output` print it."""
+
+    base: Side
+    head: Side
+    roots: List[RootDiff] = dataclasses.field(default_factory=list)
+    drift: List[Drift] = dataclasses.field(default_factory=list)
+    notes: List[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        """Whether any rendering differs (what ``--exit-code`` gates on)."""
+        return any(r.status in (CHANGED, ADDED, REMOVED) for r in self.roots)
+
+    @property
+    def failed(self) -> bool:
+        """Whether a root does not render at one side (exit code 4)."""
+        return any(r.errors for r in self.roots)
+
+
+# -- pairing ------------------------------------------------------------------------------------
+_Key = Callable[[RenderedResource], Optional[Tuple[Any, ...]]]
+_PASSES: Tuple[_Key, ...] = (
+    lambda r: (r.group, r.kind, r.namespace, r.name),
+    lambda r: (r.kind, r.namespace, r.name),
+    lambda r: (r.kind, r.namespace, r.stem or r.name) if r.kind in _HASHED_KINDS or r.stem else None,
+)
+
+
+def pair(base: List[RenderedResource], head: List[RenderedResource]
+         ) -> List[Tuple[Optional[RenderedResource], Optional[RenderedResource]]]:
+    """(base, head) pairs; one side None for a resource only the other rendering has."""
+    left = list(range(len(base)))
+    right = list(range(len(head)))
+    pairs: List[Tuple[Optional[RenderedResource], Optional[RenderedResource]]] = []
+    for key in _PASSES:
+        by_key: Dict[Tuple[Any, ...], List[int]] = {}
+        for i in right:
+            k = key(head[i])
+            if k is not None:
+                by_key.setdefault(k, []).append(i)
+        still: List[int] = []
+        taken = set()
+        for i in left:
+            k = key(base[i])
+            cands = by_key.get(k, []) if k is not None else []
+            if cands:
+                j = cands.pop(0)   # several with one key: pair them in rendering order
+                taken.add(j)
+                pairs.append((base[i], head[j]))
+            else:
+                still.append(i)
+        left = still
+        right = [j for j in right if j not in taken]
+    pairs += [(base[i], None) for i in left]
+    pairs += [(None, head[j]) for j in right]
+    return pairs
+
+
+def unified(root: str, a: Optional[RenderedResource], b: Optional[RenderedResource]) -> str:
+    """The unified diff of one resource, headed ``a/ROOT ID`` and ``b/ROOT ID``."""
+    return "".join(difflib.unified_diff(
+        a.text.splitlines(keepends=True) if a else [],
+        b.text.splitlines(keepends=True) if b else [],
+        f"a/{root} {a.id}" if a else "/dev/null",
+        f"b/{root} {b.id}" if b else "/dev/null"))
+
+
+def compare(root: str, base: List[RenderedResource], head: List[RenderedResource]) -> List[ResourceChange]:
+    """The resources that differ, sorted by kind, namespace and name."""
+    out: List[ResourceChange] = []
+    for a, b in pair(base, head):
+        if a is not None and b is not None and a.text == b.text:
+            continue
+        cur = b if b is not None else a
+        assert cur is not None
+        status = CHANGED if a is not None and b is not None else (ADDED if b is not None else REMOVED)
+        prev = a.name if a is not None and b is not None and a.name != b.name else None
+        out.append(ResourceChange(status, cur.api_version, cur.kind, cur.namespace, cur.name, prev,
+                                  unified(root, a, b)))
+    out.sort(key=lambda c: (c.kind, c.namespace, c.name, c.api_version))
+    return out

@@ -1,0 +1,111 @@
+"""One side of a ``kzgit diff``: a commit read from git objects, or the working tree.
+
+A :class:`Revision` gives the dependency graph what it needs (the file list
+and a read function) and the build a :class:`~kzgit.loader.FileSystem`: a
+:class:`~kzgit.diff.gittree.GitTreeFS` mounted at the repository's path for a
+commit, the disk for the working tree.  Code that runs binaries (exec and KRM
+plugins, helm, an external engine) reads paths on the disk itself, so for
+those a commit is exported once into a temporary directory *outside* the
+repository (:meth:`Revision.on_disk`), removed when the diff ends, Ctrl-C
+included.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from typing import List, Optional
+
+from kzgit import gitio
+from kzgit.config import Config, config_from_reader
+from kzgit.errors import UsageError
+from kzgit.graph import ReadFn, disk_reader
+from kzgit.loader import DiskFS, FileSystem, is_within
+
+WORKTREE_LABEL = "working tree"
+
+
+class Revision:
+    """The content of one side of the diff."""
+
+    def __init__(self, repo: str, rev: Optional[str], commit: Optional[str],
+                 fs: FileSystem, files: List[str], read: ReadFn,
+                 cleanup: contextlib.ExitStack) -> None:
+        self.repo = repo          # the repository's real path (where the content is mounted)
+        self.rev = rev            # as the user wrote it; None for the working tree
+        self.commit = commit      # full SHA; None for the working tree
+        self.fs = fs
+        self.files = files        # repo-relative
+        self.read = read
+        self._cleanup = cleanup
+        self._disk: Optional[str] = None if commit else repo
+
+    @property
+    def label(self) -> str:
+        """How messages name this side: the revision as written, or "working tree"."""
+        return self.rev if self.rev is not None else WORKTREE_LABEL
+
+    @property
+    def is_worktree(self) -> bool:
+        return self.commit is None
+
+    def on_disk(self) -> str:
+        """A directory on the disk holding this content (exported once, outside the repository)."""
+        if self._disk is None:
+            assert self.commit is not None
+            tmp = tempfile.mkdtemp(prefix=f"kzgit-diff-{self.commit[:12]}-")
+            self._cleanup.callback(shutil.rmtree, tmp, ignore_errors=True)
+            real = os.path.realpath(tmp)
+            if is_within(real, self.repo):
+                raise UsageError(f"the temporary directory '{real}' is inside the repository",
+                                 tip="point TMPDIR outside the repository")
+            gitio.export_rev(self.repo, self.commit, real)
+            self._disk = real
+        return self._disk
+
+    def scrub(self, message: str) -> str:
+        """Replace a temporary export's path in a message by the repository's."""
+        if self._disk and self._disk != self.repo:
+            message = message.replace(self._disk, self.repo)
+        return message
+
+    def config(self) -> Config:
+        """The kzgit configuration this side holds (``REV:.kzgit.toml`` in messages)."""
+        prefix = f"{self.rev}:" if self.rev is not None else ""
+        return config_from_reader(lambda name: self.read(name) if name in self._file_set() else None,
+                                  lambda name: prefix + name)
+
+    def _file_set(self) -> "set[str]":
+        return set(self.files)
+
+
+def open_commit(repo: str, rev: str, cleanup: contextlib.ExitStack) -> Revision:
+    """The commit ``rev`` names, read from git objects."""
+    import pygit2
+
+    from kzgit.diff.gittree import GitTreeFS
+
+    commit = gitio.resolve_commit(repo, rev)
+    try:
+        repository = pygit2.Repository(repo)
+        tree = repository[commit].peel(pygit2.Tree)  # type: ignore[attr-defined]
+    except (pygit2.GitError, KeyError, ValueError) as e:
+        raise UsageError(f"cannot read revision '{rev}' ({commit}) in {repo}: {e}") from None
+    fs = GitTreeFS(repository, tree, repo)
+    return Revision(repo, rev, commit, fs, fs.files(), fs.read_rel, cleanup)
+
+
+def open_worktree(repo: str, cleanup: contextlib.ExitStack) -> Revision:
+    """The working tree: tracked files (staged and unstaged changes) and untracked, unignored ones."""
+    files = [f for f in gitio.worktree_files(repo)
+             if os.path.lexists(os.path.join(repo, *f.split("/")))]
+    return Revision(repo, None, None, DiskFS(), sorted(set(files)), disk_reader(repo), cleanup)
+
+
+def changed_paths(base: Revision, head: Revision) -> List[str]:
+    """Repo-relative paths that differ between the two sides."""
+    assert base.commit is not None
+    if head.commit is None:
+        return gitio.worktree_changes(base.repo, base.commit)
+    return gitio.changed_between(base.repo, base.commit, head.commit) or []

@@ -1,0 +1,411 @@
+"""``kzgit diff`` end to end, on real git repositories with several commits."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Tuple
+
+import pytest
+from gitserver import GitRepo, git, isolate
+
+from kzgit.cli.main import main
+
+BASE: Dict[str, str] = {
+    "base/kustomization.yaml": ("resources:\n- deploy.yaml\n- service.yaml\nconfigMapGenerator:\n"
+                                "- name: app\n  literals:\n  - LOG_LEVEL=info\n"),
+    "base/deploy.yaml": ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n"
+                         "  replicas: 1\n  template:\n    spec:\n      containers:\n      - name: web\n"
+                         "        image: nginx:1.25\n        envFrom:\n        - configMapRef:\n"
+                         "            name: app\n"),
+    "base/service.yaml": "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  ports:\n  - port: 80\n",
+    "overlays/prod/kustomization.yaml": "resources:\n- ../../base\nnamespace: prod\nreplicas:\n- name: web\n  count: 2\n",
+    "overlays/dev/kustomization.yaml": "resources:\n- ../../base\nnamespace: dev\n",
+    "README.md": "docs\n",
+}
+DEBUG_BASE = BASE["base/kustomization.yaml"].replace("=info", "=debug")
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """c0 initial; c1 replicas; c2 ConfigMap data; c3 new overlay; c4 deleted resource; c5 broken."""
+    path = tmp_path_factory.mktemp("history") / "repo"
+    r = GitRepo.create(str(path), BASE, "initial")
+    r.tag("c0")
+    r.commit({"overlays/prod/kustomization.yaml":
+              BASE["overlays/prod/kustomization.yaml"].replace("count: 2", "count: 3")}, "replicas")
+    r.tag("c1")
+    r.commit({"base/kustomization.yaml": DEBUG_BASE}, "log level")
+    r.tag("c2")
+    r.commit({"overlays/staging/kustomization.yaml": "resources:\n- ../../base\nnamespace: staging\n"},
+             "staging")
+    r.tag("c3")
+    r.commit({"base/service.yaml": None,
+              "base/kustomization.yaml": DEBUG_BASE.replace("- service.yaml\n", "")}, "no service")
+    r.tag("c4")
+    r.commit({"overlays/dev/kustomization.yaml": "resources:\n- ../../base\n- missing.yaml\nnamespace: dev\n"},
+             "broken dev")
+    r.tag("c5")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """No real home or git config; temp dirs in a dir of our own, checked empty afterwards."""
+    isolate(monkeypatch, tmp_path)
+    gitconfig = tmp_path / "gitconfig"
+    gitconfig.write_text("[user]\n\tname = T\n\temail = t@example.com\n[init]\n\tdefaultBranch = main\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    yield tmp
+    assert os.listdir(tmp) == [], "kzgit diff left temporary files behind"
+
+
+def kz(repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+       *argv: str) -> Tuple[int, str, str]:
+    monkeypatch.chdir(repo)
+    rc = main(["diff", *argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def status(repo: Path) -> str:
+    return git("status", "--porcelain", "--ignored", cwd=str(repo))
+
+
+# -- the scenarios of the issue ----------------------------------------------------------------
+def test_replica_change(history: Path, monkeypatch: pytest.MonkeyPatch,
+                        capsys: pytest.CaptureFixture[str]) -> None:
+    before = status(history)
+    rc, out, err = kz(history, monkeypatch, capsys, "--base", "c0", "--head", "c1")
+    assert (rc, err) == (0, "")
+    assert out == """\
+root overlays/prod: 1 changed
+changed Deployment/prod/web
+--- a/overlays/prod Deployment/prod/web
++++ b/overlays/prod Deployment/prod/web
+@@ -4,7 +4,7 @@
+   name: web
+   namespace: prod
+ spec:
+-  replicas: 2
++  replicas: 3
+   template:
+     spec:
+       containers:
+"""
+    assert kz(history, monkeypatch, capsys, "--base", "c0", "--head", "c1", "--exit-code")[0] == 1
+    assert status(history) == before, "kzgit diff wrote into the repository"
+
+
+def test_generated_configmap_rename_is_a_change(history: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = kz(history, monkeypatch, capsys, "--base", "c1", "--head", "c2", "--format", "json")
+    assert rc == 0
+    report = json.loads(out)
+    assert report["version"] == 1 and report["changed"] is True and report["failed"] is False
+    assert report["base"]["rev"] == "c1" and len(report["base"]["commit"]) == 40
+    assert report["head"]["rev"] == "c2"
+    assert [(r["root"], r["status"], r["file"]) for r in report["roots"]] == [
+        ("overlays/dev", "changed", "overlays/dev/kustomization.yaml"),
+        ("overlays/prod", "changed", "overlays/prod/kustomization.yaml")]
+    cm, dep = report["roots"][1]["resources"]
+    assert {k: v for k, v in cm.items() if k != "diff"} == {
+        "status": "changed", "api_version": "v1", "kind": "ConfigMap", "namespace": "prod",
+        "name": "app-47668c6k28", "previous_name": "app-hf678c7m2b"}
+    assert cm["diff"] == """\
+--- a/overlays/prod ConfigMap/prod/app-hf678c7m2b
++++ b/overlays/prod ConfigMap/prod/app-47668c6k28
+@@ -1,7 +1,7 @@
+ apiVersion: v1
+ data:
+-  LOG_LEVEL: info
++  LOG_LEVEL: debug
+ kind: ConfigMap
+ metadata:
+-  name: app-hf678c7m2b
++  name: app-47668c6k28
+   namespace: prod
+"""
+    assert (dep["kind"], dep["name"], dep["previous_name"]) == ("Deployment", "web", None)
+    assert "-            name: app-hf678c7m2b\n+            name: app-47668c6k28\n" in dep["diff"]
+    assert report["localized"] == [] and report["notes"] == []
+
+
+def test_new_overlay_is_an_added_root(history: Path, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = kz(history, monkeypatch, capsys, "--base", "c2", "--head", "c3")
+    assert rc == 0
+    assert out.startswith("root overlays/staging: added (3 resources)\n"
+                          "added ConfigMap/staging/app-47668c6k28\n"
+                          "--- /dev/null\n"
+                          "+++ b/overlays/staging ConfigMap/staging/app-47668c6k28\n"
+                          "@@ -0,0 +1,7 @@\n"
+                          "+apiVersion: v1\n")
+    assert [ln for ln in out.splitlines() if ln.startswith(("root ", "added ", "changed ", "removed "))] == [
+        "root overlays/staging: added (3 resources)", "added ConfigMap/staging/app-47668c6k28",
+        "added Deployment/staging/web", "added Service/staging/web"]
+    # and back: the overlay is a removed root
+    rc, out, _ = kz(history, monkeypatch, capsys, "--base", "c3", "--head", "c2", "--format", "json")
+    (root,) = json.loads(out)["roots"]
+    assert (root["root"], root["status"]) == ("overlays/staging", "removed")
+    assert [r["status"] for r in root["resources"]] == ["removed"] * 3
+
+
+def test_deleted_resource(history: Path, monkeypatch: pytest.MonkeyPatch,
+                          capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = kz(history, monkeypatch, capsys, "--base", "c3", "--head", "c4", "--exit-code")
+    assert rc == 1
+    assert "root overlays/prod: 1 removed\nremoved Service/prod/web\n--- a/overlays/prod Service/prod/web\n" \
+           "+++ /dev/null\n@@ -1,8 +0,0 @@\n-apiVersion: v1\n-kind: Service\n" in out
+    assert [ln for ln in out.splitlines() if ln.startswith("root ")] == [
+        "root overlays/dev: 1 removed", "root overlays/prod: 1 removed", "root overlays/staging: 1 removed"]
+
+
+def test_broken_revision_exits_4_naming_root_and_revision(history: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = kz(history, monkeypatch, capsys, "--base", "c4", "--head", "c5")
+    assert rc == 4
+    missing = f"{os.path.realpath(history)}/overlays/dev/missing.yaml"
+    assert out.startswith("root overlays/dev: does not render at c5:\n"
+                          f"    accumulating resources from 'missing.yaml': evalsymlink failure on '{missing}'")
+    assert err.startswith("Error: overlays/dev does not render at c5: accumulating resources from")
+    # broken at the base side, as JSON
+    rc, out, err = kz(history, monkeypatch, capsys, "--base", "c5", "--head", "c4", "--format", "json",
+                      "--exit-code")
+    assert rc == 4
+    report = json.loads(out)
+    (root,) = report["roots"]
+    assert root["status"] == "error" and report["failed"] is True
+    assert [(e["side"], e["revision"]) for e in root["errors"]] == [("base", "c5")]
+    assert "missing.yaml" in root["errors"][0]["message"]
+
+
+def test_nothing_affected_is_silent(history: Path, monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    (history / "README.md").write_text("more docs\n")
+    try:
+        assert kz(history, monkeypatch, capsys, "--exit-code") == (0, "", "")
+        rc, out, _ = kz(history, monkeypatch, capsys, "--format", "json")
+        assert rc == 0 and json.loads(out)["roots"] == [] and json.loads(out)["changed"] is False
+    finally:
+        git("checkout", "--", "README.md", cwd=str(history))
+
+
+# -- the working tree --------------------------------------------------------------------------
+def test_working_tree_staged_unstaged_and_untracked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    repo = GitRepo.create(str(tmp_path / "w"), BASE)
+    path = Path(repo.path)
+    repo.write({"overlays/prod/kustomization.yaml":
+                BASE["overlays/prod/kustomization.yaml"].replace("count: 2", "count: 5")})
+    git("add", "overlays/prod/kustomization.yaml", cwd=repo.path)           # staged
+    repo.write({"overlays/dev/kustomization.yaml": BASE["overlays/dev/kustomization.yaml"]
+                + "commonLabels:\n  team: a\n"})                             # unstaged
+    repo.write({"overlays/qa/kustomization.yaml": "resources:\n- ../../base\nnamespace: qa\n"})  # untracked
+    before = status(path)
+    rc, out, _ = kz(path, monkeypatch, capsys, "--format", "json")
+    assert rc == 0
+    report = json.loads(out)
+    assert report["base"]["rev"] == "HEAD"
+    assert report["head"] == {"rev": None, "commit": None, "label": "working tree"}
+    assert [(r["root"], r["status"]) for r in report["roots"]] == [
+        ("overlays/dev", "changed"), ("overlays/prod", "changed"), ("overlays/qa", "added")]
+    prod = report["roots"][1]["resources"]
+    assert [(c["kind"], c["name"]) for c in prod] == [("Deployment", "web")]
+    assert "-  replicas: 2\n+  replicas: 5\n" in prod[0]["diff"]
+    assert status(path) == before
+
+
+def test_commits_are_read_from_git_objects_not_the_work_tree(history: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    expected = kz(history, monkeypatch, capsys, "--base", "c0", "--head", "c1")
+    (history / "base/deploy.yaml").write_text("garbage: [\n")
+    try:
+        assert kz(history, monkeypatch, capsys, "--base", "c0", "--head", "c1") == expected
+    finally:
+        git("checkout", "--", "base/deploy.yaml", cwd=str(history))
+
+
+# -- localized copies --------------------------------------------------------------------------
+LOC = {
+    "base/kustomization.yaml": "resources:\n- cm.yaml\n",
+    "base/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: b\n",
+    "overlays/prod/kustomization.yaml": "resources:\n- ../../base\nnamePrefix: prod-\n",
+}
+
+
+def test_stale_localized_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                              capsys: pytest.CaptureFixture[str]) -> None:
+    repo = GitRepo.create(str(tmp_path / "l"), LOC)
+    path = Path(repo.path)
+    monkeypatch.chdir(path)
+    assert main(["localize", "overlays/prod", "copy", "--scope", "."]) == 0
+    repo.commit({}, "localized")
+    repo.tag("l0")
+    repo.commit({"base/cm.yaml": LOC["base/cm.yaml"].replace("a: b", "a: c")}, "original only")
+    repo.tag("l1")
+    capsys.readouterr()
+    rc, out, _ = kz(path, monkeypatch, capsys, "--base", "l0", "--head", "l1")
+    assert rc == 0
+    assert out.endswith(
+        "localized copy copy: original 'overlays/prod' changed but the localized copy was not rebuilt\n"
+        "    copy/base/cm.yaml: its original 'base/cm.yaml' changed since localization\n"
+        "    copy: out of sync with its original; run `kzgit rebuild copy`\n"
+        "    run: kzgit rebuild copy\n")
+    # rebuilt with its original: nothing to say
+    monkeypatch.chdir(path)
+    assert main(["rebuild", "copy"]) == 0
+    capsys.readouterr()
+    repo.commit({}, "rebuilt")
+    repo.tag("l2")
+    rc, out, _ = kz(path, monkeypatch, capsys, "--base", "l0", "--head", "l2", "--format", "json")
+    assert json.loads(out)["localized"] == []
+    # the copy edited without its original
+    cm = path / "copy/base/cm.yaml"
+    repo.commit({"copy/base/cm.yaml": cm.read_text().replace("a: c", "a: hand")}, "hand edit")
+    repo.tag("l3")
+    rc, out, _ = kz(path, monkeypatch, capsys, "--base", "l2", "--head", "l3", "--format", "json")
+    (d,) = json.loads(out)["localized"]
+    assert d == {"copy": "copy", "original": "overlays/prod", "status": "copy-changed",
+                 "problems": ["copy/base/cm.yaml: modified in the copy (edit the original and run "
+                              "`kzgit rebuild copy`)"],
+                 "rebuild": "kzgit rebuild copy"}
+    # the working tree (check_copy on the disk) says the same
+    repo.write({"copy/base/cm.yaml": cm.read_text().replace("a: hand", "a: again")})
+    rc, out, _ = kz(path, monkeypatch, capsys, "--base", "l2", "--format", "json")
+    assert [d["status"] for d in json.loads(out)["localized"]] == ["copy-changed"]
+
+
+# -- security: the head does not enable plugins --------------------------------------------------
+FN = """#!/bin/sh
+touch "{marker}"
+cat <<'EOF'
+apiVersion: config.kubernetes.io/v1
+kind: ResourceList
+items:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    name: from-fn
+  data:
+    k: {value}
+EOF
+"""
+FN_CONFIG = ("apiVersion: example.com/v1\nkind: Gen\nmetadata:\n  name: gen\n  annotations:\n"
+             "    config.kubernetes.io/function: |\n      exec:\n        path: ./fn.sh\n")
+
+
+def _plugin_repo(tmp_path: Path, marker: Path) -> GitRepo:
+    repo = GitRepo.create(str(tmp_path / "p"), BASE)
+    repo.tag("p0")
+    repo.write({".kzgit.toml": "enable-alpha-plugins = true\nenable-exec = true\n",
+                "overlays/prod/fn.sh": FN.format(marker=marker, value="committed"),
+                "overlays/prod/gen.yaml": FN_CONFIG,
+                "overlays/prod/kustomization.yaml": BASE["overlays/prod/kustomization.yaml"]
+                + "generators:\n- gen.yaml\n"})
+    os.chmod(os.path.join(repo.path, "overlays/prod/fn.sh"), 0o755)
+    repo.commit({}, "a plugin, enabled by the head")
+    repo.tag("p1")
+    return repo
+
+
+def test_head_cannot_enable_plugins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    marker = tmp_path / "plugin-ran"
+    repo = _plugin_repo(tmp_path, marker)
+    rc, out, err = kz(Path(repo.path), monkeypatch, capsys, "--base", "p0", "--head", "p1", "--format", "json")
+    assert rc == 4 and not marker.exists()
+    report = json.loads(out)
+    (root,) = [r for r in report["roots"] if r["root"] == "overlays/prod"]
+    assert root["errors"][0]["side"] == "head"
+    assert "external plugins disabled" in root["errors"][0]["message"]
+    assert report["notes"] == ["the p1 changes the kzgit configuration; kzgit diff uses the one of p0 "
+                               "(plugins, exec and helm are never enabled by the revision under review)"]
+
+
+def test_plugins_enabled_on_the_command_line_run_the_revisions_files(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    marker = tmp_path / "plugin-ran"
+    repo = _plugin_repo(tmp_path, marker)
+    # the work tree's copy of the function differs: the diff must run the committed one
+    repo.write({"overlays/prod/fn.sh": FN.format(marker=marker, value="worktree")})
+    rc, out, err = kz(Path(repo.path), monkeypatch, capsys, "--base", "p0", "--head", "p1",
+                      "--enable-alpha-plugins", "--enable-exec")
+    assert rc == 0, err
+    assert marker.exists()
+    assert "added ConfigMap/prod/from-fn\n" in out and "+  k: committed\n" in out
+
+
+# -- errors and usage ----------------------------------------------------------------------------
+def test_usage_errors_exit_2(history: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                             capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = kz(history, monkeypatch, capsys, "--base", "nope")
+    assert (rc, out) == (2, "") and "unknown revision 'nope'" in err
+    rc, _, err = kz(history, monkeypatch, capsys, "--head=--upload-pack=x")
+    assert rc == 2 and "'--upload-pack=x' is not a revision" in err
+    rc, _, err = kz(history, monkeypatch, capsys, "--summary", "x.md")
+    assert rc == 2 and "--summary goes with --format github" in err
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    rc, _, err = kz(plain, monkeypatch, capsys)
+    assert rc == 2 and "is not inside a git work tree" in err
+    with pytest.raises(SystemExit) as e:
+        kz(history, monkeypatch, capsys, "--format", "xml")
+    assert e.value.code == 2
+
+
+def test_bad_base_configuration_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    repo = GitRepo.create(str(tmp_path / "c"), {**BASE, ".kzgit.toml": "enigne = 'kubectl'\n"})
+    rc, _, err = kz(Path(repo.path), monkeypatch, capsys)
+    assert rc == 2 and err.startswith("Error: HEAD:.kzgit.toml: unknown key 'enigne'")
+
+
+def test_interrupt_removes_the_export(history: Path, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str], _isolated: Path) -> None:
+    from kzgit.diff import compare
+    real = compare._Renderer._builtin
+
+    def interrupted(path: str, options: Any) -> List[Any]:
+        assert os.listdir(_isolated), "the revision was not exported"
+        real(path, options)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(compare._Renderer, "_builtin", staticmethod(interrupted))
+    rc, _, err = kz(history, monkeypatch, capsys, "--base", "c0", "--head", "c1", "--enable-alpha-plugins")
+    assert rc == 130 and "Interrupted" in err
+    # the autouse fixture checks that TMPDIR is empty again
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl not on PATH")
+def test_external_engine_gives_the_same_report(history: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """kubectl's YAML records no hash: the suffix's shape pairs the renamed ConfigMap."""
+    builtin = kz(history, monkeypatch, capsys, "--base", "c0", "--head", "c3")
+    assert kz(history, monkeypatch, capsys, "--base", "c0", "--head", "c3", "--engine", "kubectl") == builtin
+    assert "(was app-hf678c7m2b)" in builtin[1]
+
+
+def test_progress_is_quiet_off_a_terminal_and_shown_on_one(history: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    rc, _, err = kz(history, monkeypatch, capsys, "--base", "c1", "--head", "c2")
+    assert (rc, err) == (0, "")
+    import io
+
+    from kzgit.cli.diff import _Progress
+    stream = io.StringIO()
+    p = _Progress(stream)
+    p.DELAY = 0
+    p(0, 2, "overlays/dev")
+    p(1, 2, "overlays/prod")
+    p(2, 2, "")
+    assert stream.getvalue() == ("\r\x1b[Kkzgit diff: rendering 1/2 overlays/dev"
+                                 "\r\x1b[Kkzgit diff: rendering 2/2 overlays/prod\r\x1b[K")
