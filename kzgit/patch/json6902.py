@@ -20,7 +20,6 @@ Errors are :class:`kzgit.errors.BuildError` whose text contains kustomize's.
 """
 from __future__ import annotations
 
-import copy
 import json
 import math
 from decimal import Decimal
@@ -29,6 +28,7 @@ from typing import Any, Dict, List, Tuple, Union
 import yaml
 
 from kzgit.errors import BuildError
+from kzgit.yamlio.tree import copy_tree
 
 __all__ = ["apply", "parse_ops"]
 
@@ -261,7 +261,7 @@ def _path(op: Dict[str, Any], field: str = "path") -> str:
 
 
 def _value(op: Dict[str, Any]) -> Any:
-    return copy.deepcopy(op.get("value"))
+    return copy_tree(op.get("value"))
 
 
 def _apply_op(doc: Any, op: Dict[str, Any]) -> Any:
@@ -392,7 +392,7 @@ def _apply_op(doc: Any, op: Dict[str, Any]) -> Any:
             raise _PatchError(
                 f"copy operation does not apply: doc is missing destination path: {path}: missing value")
         try:
-            _add(con, key, None if val is _MISSING else copy.deepcopy(val))
+            _add(con, key, None if val is _MISSING else copy_tree(val))
         except _PatchError as e:
             raise _PatchError(f"error while adding value during copy: {e}") from None
         return doc

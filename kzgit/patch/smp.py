@@ -28,12 +28,12 @@ so callers' objects are never modified.
 """
 from __future__ import annotations
 
-import copy
 import math
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from kzgit.errors import BuildError
 from kzgit.openapi import Schema, schema_for
+from kzgit.yamlio.tree import copy_tree
 
 __all__ = ["merge"]
 
@@ -595,8 +595,8 @@ def merge(target: Dict[str, Any], patch: Dict[str, Any],
     object, or None when the patch deletes it (``$patch: delete``), in which
     case kustomize drops the resource.  Neither input is modified.
     """
-    dest = copy.deepcopy(target)
-    origin = copy.deepcopy(patch)
+    dest = copy_tree(target)
+    origin = copy_tree(patch)
     out = _Walker([dest, origin], schema, []).walk()
     if out is MISSING or out is None or out is KEEP_NULL:
         return None
