@@ -385,6 +385,24 @@ def test_cli_transform_and_errors(export: Path, tmp_path: Path, capsys: pytest.C
                  "-o", str(tmp_path / "o3")]) == 2
 
 
+def test_cli_skip_plugins(export: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    pd = tmp_path / "plugins"
+    plugin(pd, "a", patches={"web": replicas(2)})
+    plugin(pd, "b", patches={"web": replicas(3)})
+    out = tmp_path / "out"
+    assert main(["transform", str(export), "-p", str(pd), "-s", "a", "-o", str(out)]) == 0
+    assert "3 resources, 1 plugins: 1 patched, 0 whited out, 0 operations ignored" in capsys.readouterr().err
+    assert patch_of(read_overlay(out), "web") == replicas(3)
+    assert main(["transform", "--list-plugins", "-p", str(pd), "--skip-plugins", "b"]) == 0
+    listed = capsys.readouterr().out
+    assert "Plugin: a (" in listed and "Plugin: b (" not in listed
+    # crane ignores an unknown name; a typo here would silently run the plugin meant to be skipped
+    assert main(["transform", str(export), "-p", str(pd), "--skip-plugins", "a,zz",
+                 "-o", str(tmp_path / "o2")]) == 2
+    assert "--skip-plugins names unknown plugin(s): zz; the plugins are: a, b" in capsys.readouterr().err
+    assert not (tmp_path / "o2").exists()
+
+
 def test_overlay_renders_with_kzgit_build_like_kubectl(tmp_path: Path) -> None:
     """Real pipeline end to end: SOURCE rendered by kzgit build, OUT rendered by both tools."""
     src = tmp_path / "app"

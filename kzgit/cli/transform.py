@@ -1,4 +1,4 @@
-"""``kzgit transform SOURCE --plugin-dir DIR [--plugin-priorities a,b] [--optional-flags JSON] -o OUT``.
+"""``kzgit transform SOURCE --plugin-dir DIR [--plugin-priorities a,b] [--skip-plugins c] -o OUT``.
 
 Runs crane-compatible transform plugins over SOURCE (a kustomization root, rendered with
 ``kzgit build``, or a directory of exported YAML) and writes a kustomization overlay to OUT.
@@ -25,6 +25,9 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     p.add_argument("--plugin-priorities", default="", metavar="A,B,...",
                    help="comma-separated plugin names; earlier names win conflicts over later "
                         "and unnamed plugins")
+    p.add_argument("-s", "--skip-plugins", default="", metavar="A,B,...",
+                   help="comma-separated plugin names not to run (as crane; an unknown name "
+                        "is an error)")
     p.add_argument("--optional-flags", default="", metavar="JSON",
                    help="JSON object of flag values passed to every plugin, as crane: "
                         "'{\"foo-flag\": \"value\"}'")
@@ -42,9 +45,9 @@ def _names(text: str) -> List[str]:
     return [n.strip() for n in text.split(",") if n.strip()]
 
 
-def list_plugins(plugin_dir: str, timeout: float, out: TextIO) -> int:
-    from kzgit.transform import discover_plugins
-    plugins = discover_plugins(plugin_dir, timeout)
+def list_plugins(plugin_dir: str, timeout: float, out: TextIO, skip: str = "") -> int:
+    from kzgit.transform import discover_plugins, skip_plugins
+    plugins = skip_plugins(discover_plugins(plugin_dir, timeout), _names(skip))
     if not plugins:
         out.write(f"no plugins (executable files) in {plugin_dir}\n")
     for pl in plugins:
@@ -91,18 +94,18 @@ class _Progress:
 def run(args: argparse.Namespace, stdout: Optional[TextIO] = None,
         stderr: Optional[TextIO] = None) -> int:
     from kzgit.build import BuildOptions
-    from kzgit.transform import discover_plugins, parse_optional_flags, run_transform
+    from kzgit.transform import discover_plugins, parse_optional_flags, run_transform, skip_plugins
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
     timeout = args.plugin_timeout if args.plugin_timeout > 0 else None
     if args.list_plugins:
-        return list_plugins(args.plugin_dir, timeout or 0, stdout)
+        return list_plugins(args.plugin_dir, timeout or 0, stdout, args.skip_plugins)
     if not args.source:
         raise UsageError("kzgit transform needs SOURCE (or --list-plugins)")
     if not args.output:
         raise UsageError("kzgit transform needs -o OUT (a directory that does not exist yet)")
     extras = parse_optional_flags(args.optional_flags)
-    plugins = discover_plugins(args.plugin_dir, timeout)
+    plugins = skip_plugins(discover_plugins(args.plugin_dir, timeout), _names(args.skip_plugins))
     progress = _Progress(stderr) if not args.quiet else None
     try:
         result = run_transform(

@@ -7,9 +7,10 @@
 from kzgit.transform.crane import CranePlugin, OptionalField, discover_plugins, load_plugin, run_plugin
 from kzgit.transform.priority import IgnoredOperation, PluginOperation, priority_map, resolve
 from kzgit.transform.runner import (TransformResult, parse_optional_flags, read_source,
-                                    run_transform, transform_resources, write_overlay)
+                                    run_transform, skip_plugins, transform_resources,
+                                    write_overlay)
 
 __all__ = ["CranePlugin", "OptionalField", "discover_plugins", "load_plugin", "run_plugin",
            "IgnoredOperation", "PluginOperation", "priority_map", "resolve",
            "TransformResult", "parse_optional_flags", "read_source", "run_transform",
-           "transform_resources", "write_overlay"]
+           "skip_plugins", "transform_resources", "write_overlay"]

@@ -160,6 +160,22 @@ def check_priorities(names: Sequence[str], plugins: Sequence[CranePlugin]) -> Di
     return priority_map(names)
 
 
+def skip_plugins(plugins: Sequence[CranePlugin], names: Sequence[str]) -> List[CranePlugin]:
+    """``--skip-plugins``: the plugins whose metadata name is not in ``names``.
+
+    crane (internal/plugin/plugin_helper.go GetFilteredPlugins) ignores a name
+    that matches no plugin; a typo would then run the plugin the user meant to
+    skip, so here an unknown name is a usage error.
+    """
+    known = {p.name for p in plugins}
+    unknown = [n for n in names if n and n not in known]
+    if unknown:
+        raise UsageError(f"--skip-plugins names unknown plugin(s): {', '.join(unknown)}; "
+                         f"the plugins are: {', '.join(sorted(known)) or '(none)'}")
+    skipped = set(names)
+    return [p for p in plugins if p.name not in skipped]
+
+
 # ----------------------------------------------------------------------------- running
 
 def transform_resources(resources: List[SourceResource], plugins: List[CranePlugin],
