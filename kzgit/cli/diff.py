@@ -96,9 +96,9 @@ def run(args: argparse.Namespace) -> int:
             progress(1, 1, "")
     _print(report, args)
     for r in report.roots:
-        for e in r.errors:
-            first = e.message.splitlines()[0] if e.message else ""
-            print(f"Error: {r.root} does not render at {e.revision}: {first}", file=sys.stderr)
+        for err in r.errors:
+            first = err.message.splitlines()[0] if err.message else ""
+            print(f"Error: {r.root} does not render at {err.revision}: {first}", file=sys.stderr)
     if report.failed:
         return EXIT_RENDER_FAILED
     return EXIT_CHANGED if args.exit_code and report.changed else 0

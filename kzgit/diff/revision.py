@@ -89,7 +89,7 @@ def open_commit(repo: str, rev: str, cleanup: contextlib.ExitStack) -> Revision:
     commit = gitio.resolve_commit(repo, rev)
     try:
         repository = pygit2.Repository(repo)
-        tree = repository[commit].peel(pygit2.Tree)  # type: ignore[attr-defined]
+        tree = repository[commit].peel(pygit2.Tree)
     except (pygit2.GitError, KeyError, ValueError) as e:
         raise UsageError(f"cannot read revision '{rev}' ({commit}) in {repo}: {e}") from None
     fs = GitTreeFS(repository, tree, repo)
