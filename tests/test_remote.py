@@ -15,7 +15,7 @@ import pytest
 from gitserver import (GitHTTPServer, GitRepo, configmap, forbid_network, git, insteadof_env,
                        isolate, kustomization)
 from kzgit.build import BuildOptions
-from kzgit.errors import RemoteError
+from kzgit.errors import BuildError, LoadRestrictionError, RemoteError
 from kzgit.loader import ROOT_ONLY, Loader
 from kzgit.remote import _http, open_remote
 
@@ -243,6 +243,21 @@ def test_repo_url_cycle(repo: GitRepo, parent: Loader) -> None:
         open_remote(outer, repo.file_url("base"), ONLINE)   # a prefix of the enclosing URL
     other = open_remote(outer, repo.file_url("", "v1"), ONLINE)  # nested remote, not a prefix
     assert isinstance(other, Loader) and other.parent is outer
+
+
+def test_base_above_the_clone_is_a_containment_error_not_a_cycle(repo: GitRepo, parent: Loader) -> None:
+    """fileloader.go New checks "within the cloned repo" before the cycle check: '..' from a
+    clone's root contains the visited root, yet kustomize reports the escape."""
+    top = open_remote(parent, repo.file_url("", "v1"), ONLINE)
+    assert isinstance(top, Loader) and top.repo_root
+    above = os.path.dirname(top.repo_root)
+    with pytest.raises(LoadRestrictionError) as e:
+        top.new_dir_loader("..")
+    assert str(e.value) == ("security; bases in kustomizations found in cloned git repos must be "
+                            f"within the repo, but base '{above}' is outside '{top.repo_root}'")
+    base = top.new_dir_loader("base")   # inside the clone: fine; back up to its root: a cycle
+    with pytest.raises(BuildError, match="cycle detected: candidate root"):
+        base.new_dir_loader("..")
 
 
 def test_submodules(repo: GitRepo, srv_root: str, parent: Loader) -> None:

@@ -142,12 +142,16 @@ class Loader:
             raise BuildError(f"must build at directory: not a valid directory: evalsymlink failure on '{p}' : lstat {p}: no such file or directory") from None
         if not self.fs.is_dir(real):
             raise BuildError(f"must build at directory: '{real}': file is not directory")
+        # containment in the clone before the cycle check, as fileloader.go New does
+        # (errIfGitContainmentViolation, then errIfArgEqualOrHigher): a base above the
+        # clone's root also contains the visited roots, and kustomize reports the escape
+        if self.repo_root and not is_within(real, self.repo_root):
+            raise LoadRestrictionError(
+                "security; bases in kustomizations found in cloned git repos must be within the "
+                f"repo, but base '{real}' is outside '{self.repo_root}'")
         for r in self.roots_chain():
             if is_within(r, real):
                 raise BuildError(f"cycle detected: candidate root '{real}' contains visited root '{r}'")
-        if self.repo_root and not is_within(real, self.repo_root):
-            raise LoadRestrictionError(
-                "security; bases in kustomizations found in cloned git repos must be within the repo")
         return Loader(real, self.fs, self.restrictor, parent=self, repo_root=self.repo_root,
                       remote_label=self.remote_label)
 
