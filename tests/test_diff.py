@@ -351,8 +351,8 @@ def test_usage_errors_exit_2(history: Path, tmp_path: Path, monkeypatch: pytest.
     assert (rc, out) == (2, "") and "unknown revision 'nope'" in err
     rc, _, err = kz(history, monkeypatch, capsys, "--head=--upload-pack=x")
     assert rc == 2 and "'--upload-pack=x' is not a revision" in err
-    rc, _, err = kz(history, monkeypatch, capsys, "--summary", "x.md")
-    assert rc == 2 and "--summary goes with --format github" in err
+    rc, _, err = kz(history, monkeypatch, capsys, "--summary", str(tmp_path / "no/such/dir/x.md"))
+    assert rc == 2 and "no/such/dir/x.md: cannot write" in err
     plain = tmp_path / "plain"
     plain.mkdir()
     rc, _, err = kz(plain, monkeypatch, capsys)

@@ -37,8 +37,8 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                         "and a Markdown summary)")
     p.add_argument("--exit-code", action="store_true", help="exit 1 when a rendering changed")
     p.add_argument("--summary", metavar="FILE",
-                   help="with --format github: write the Markdown summary to FILE "
-                        "(default: append it to $GITHUB_STEP_SUMMARY when set)")
+                   help="write the Markdown summary to FILE (with --format github and no --summary, "
+                        "it is appended to $GITHUB_STEP_SUMMARY when that is set)")
     p.add_argument("--engine", choices=["builtin", "kustomize", "kubectl"],
                    help="override the base revision's configured engine")
     p.add_argument("--enable-alpha-plugins", action="store_true",
@@ -74,8 +74,6 @@ class _Progress:
 
 def run(args: argparse.Namespace) -> int:
     from kzgit.diff import DiffOptions, diff
-    if args.summary and args.format != "github":
-        raise UsageError("--summary goes with --format github")
     progress = _Progress(sys.stderr) if sys.stderr.isatty() else None
     options = DiffOptions(base=args.base, head=args.head, engine=args.engine,
                           enable_alpha_plugins=args.enable_alpha_plugins,
@@ -105,16 +103,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print(report: "DiffReport", args: argparse.Namespace) -> None:
-    from kzgit.diff import output
+    from kzgit.diff import github, output
     if args.format == "json":
         sys.stdout.write(output.to_json(report))
     elif args.format == "github":
-        from kzgit.diff import github
         sys.stdout.write(github.workflow_commands(report))
-        _write_summary(github.markdown(report), args.summary)
     else:
         sys.stdout.write(output.text(report))
     sys.stdout.flush()
+    if args.summary or args.format == "github":
+        _write_summary(github.markdown(report), args.summary)
 
 
 def _write_summary(text: str, path: Optional[str]) -> None:
