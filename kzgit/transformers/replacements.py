@@ -23,11 +23,11 @@ target keeps the target's type; a created field is typed from the copied text.
 from __future__ import annotations
 
 import copy
-import re
 from typing import Any, Dict, List, Mapping, Optional
 
 from kzgit.errors import BuildError
 from kzgit.resource import ResId, ResMap, Resource
+from kzgit.resource.selector import parse_label_selector
 from kzgit.transformers.fieldpath import (
     CREATED, MISSING, FieldPathError, Scalar, Slot, decode, is_scalar,
     kind_of, lookup, path_match, scalar_of, smarter_path_splitter,
@@ -281,59 +281,9 @@ def _set_field_value(options: Mapping[str, Any], slot: Slot, value: _Value) -> N
 
 
 # --------------------------------------------------------------------------- selectors
-_REQ_RE = re.compile(
-    r"^\s*(?P<neg>!)?\s*(?P<key>[^\s!=,()]+)\s*"
-    r"(?:(?P<op>==|=|!=|\s+in\s+|\s+notin\s+)\s*(?P<val>\([^)]*\)|[^\s,()]*))?\s*$")
-
-
-def _split_requirements(selector: str) -> List[str]:
-    out, depth, cur = [], 0, ""
-    for ch in selector:
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    out.append(cur)
-    return out
-
-
 def label_selector_matches(selector: str, labels: Mapping[str, Any]) -> bool:
-    """k8s.io/apimachinery labels.Parse(selector).Matches(labels), for the
-    forms kustomize users write: ``k=v``, ``k==v``, ``k!=v``, ``k in (a,b)``,
-    ``k notin (a)``, ``k``, ``!k``, comma-joined (AND)."""
-    if not selector.strip():
-        return True
+    """k8s.io/apimachinery labels.Parse(selector).Matches(labels) (kyaml MatchesLabelSelector),
+    parsed by :func:`kzgit.resource.selector.parse_label_selector`; values are compared as the
+    YAML text of the scalar, as kyaml's GetLabels reads them."""
     lab = {str(k): ("" if v is None else scalar_of(v).text) for k, v in labels.items()}
-    for req in _split_requirements(selector):
-        m = _REQ_RE.match(req)
-        if not m:
-            raise BuildError(f"unable to parse requirement: {req.strip()!r}")
-        key, op, val = m.group("key"), (m.group("op") or "").strip(), m.group("val")
-        if m.group("neg"):
-            if op:
-                raise BuildError(f"unable to parse requirement: {req.strip()!r}")
-            if key in lab:
-                return False
-            continue
-        if not op:
-            if key not in lab:
-                return False
-            continue
-        if op in ("=", "=="):
-            if lab.get(key) != val:
-                return False
-        elif op == "!=":
-            if key in lab and lab[key] == val:
-                return False
-        else:
-            vals = {x.strip() for x in (val or "").strip("()").split(",")}
-            if op == "in" and lab.get(key) not in vals:
-                return False
-            if op == "notin" and key in lab and lab[key] in vals:
-                return False
-    return True
+    return parse_label_selector(selector)(lab)
