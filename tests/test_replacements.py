@@ -30,3 +30,25 @@ def test_replacement_case(case: str) -> None:
         return
     got = finish(load_level(path, _level))
     assert canon(got) == canon(want)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("selector, labels, want", [
+    ("", {"app": "web"}, True),
+    ("app=web", {"app": "web"}, True),
+    ("app==web,tier", {"app": "web"}, False),
+    ("app in(web, api)", {"app": "api"}, True),     # labels.Parse needs no space before '('
+    ("app in (web)", {}, False),
+    ("app notin (web)", {}, True),                  # a missing key is not in any set
+    ("app!=web", {}, True),
+    ("!app", {"app": "web"}, False),
+    ("on=true", {"on": True}, True),                # compared as the YAML text, as kyaml does
+])
+def test_label_selector_matches(selector: str, labels: Dict[str, Any], want: bool) -> None:
+    from kzgit.transformers.replacements import label_selector_matches
+    assert label_selector_matches(selector, labels) is want
+
+
+def test_label_selector_syntax_error_names_the_selector() -> None:
+    from kzgit.transformers.replacements import label_selector_matches
+    with pytest.raises(BuildError, match=r"unable to parse requirement: .* in selector 'app in web'"):
+        label_selector_matches("app in web", {"app": "web"})
