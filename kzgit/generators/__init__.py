@@ -55,23 +55,44 @@ def _file_source(src: str) -> Tuple[str, str]:
     return k, p
 
 
+def _go_list(items: List[Any]) -> str:
+    """Go's ``%v`` of a ``[]string``: ``[a b]``."""
+    return "[" + " ".join(str(i) for i in items) + "]"
+
+
 def load_pairs(args: Dict[str, Any], loader: Loader) -> List[Tuple[str, bytes | str]]:
+    """The key/value pairs of a generator, in kustomize's order: env files, literals, files.
+
+    Errors carry kustomize's prefixes (api/kv/kv.go Load, api/internal/generators/utils.go
+    makeValidatedDataMap): ``loading KV pairs: env source files: [a.env]: ...``.
+    """
     pairs: List[Tuple[str, Any]] = []
-    for env in args.get("envs") or []:
-        pairs.extend(_env_file(loader.load(env), env))
-    for lit in args.get("literals") or []:
-        pairs.append(_literal(lit))
-    for fs in args.get("files") or []:
-        k, p = _file_source(fs)
+    envs = args.get("envs") or []
+    literals = args.get("literals") or []
+    files = args.get("files") or []
+    try:
         try:
-            data = loader.load(p)
+            for env in envs:
+                pairs.extend(_env_file(loader.load(env), env))
         except BuildError as e:
-            raise BuildError(f"file sources: [{fs}]: {e}") from None
-        pairs.append((k, data))
+            raise BuildError(f"env source files: {_go_list(envs)}: {e}") from None
+        try:
+            pairs.extend(_literal(lit) for lit in literals)
+        except BuildError as e:
+            raise BuildError(f"literal sources {_go_list(literals)}: {e}") from None
+        try:
+            for fs in files:
+                k, p = _file_source(fs)
+                pairs.append((k, loader.load(p)))
+        except BuildError as e:
+            raise BuildError(f"file sources: {_go_list(files)}: {e}") from None
+    except BuildError as e:
+        raise BuildError(f"loading KV pairs: {e}") from None
     seen = set()
     for k, _ in pairs:
         if k in seen:
-            raise BuildError(f"cannot add key {k}, another key by that name already exists")
+            # utils.go says "configmap" for secrets too
+            raise BuildError(f"configmap {args.get('name') or ''} illegally repeats the key `{k}`")
         seen.add(k)
     return pairs
 
