@@ -327,7 +327,7 @@ def test_head_cannot_enable_plugins(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     (root,) = [r for r in report["roots"] if r["root"] == "overlays/prod"]
     assert root["errors"][0]["side"] == "head"
     assert "external plugins disabled" in root["errors"][0]["message"]
-    assert report["notes"] == ["the p1 changes the kzgit configuration; kzgit diff uses the one of p0 "
+    assert report["notes"] == ["the kzgit configuration differs at p1; kzgit diff uses the one at p0 "
                                "(plugins, exec and helm are never enabled by the revision under review)"]
 
 
@@ -409,3 +409,14 @@ def test_progress_is_quiet_off_a_terminal_and_shown_on_one(history: Path, monkey
     p(2, 2, "")
     assert stream.getvalue() == ("\r\x1b[Kkzgit diff: rendering 1/2 overlays/dev"
                                  "\r\x1b[Kkzgit diff: rendering 2/2 overlays/prod\r\x1b[K")
+
+
+def test_partial_clone_reads_through_git(history: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """libgit2 cannot fetch the blobs a blobless clone left out; git's export can."""
+    git("config", "uploadpack.allowFilter", "true", cwd=str(history))
+    clone = tmp_path / "partial"
+    git("clone", "--quiet", "--filter=blob:none", f"file://{history}", str(clone), cwd=str(tmp_path))
+    git("fetch", "--quiet", "--tags", cwd=str(clone))
+    expected = kz(history, monkeypatch, capsys, "--base", "c0", "--head", "c1")
+    assert kz(clone, monkeypatch, capsys, "--base", "c0", "--head", "c1") == expected

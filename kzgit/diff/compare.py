@@ -104,7 +104,7 @@ def _config_notes(base: Revision, head: Revision, config: Config) -> List[str]:
         theirs = None
     if theirs is not None and dataclasses.replace(theirs, source=None) == dataclasses.replace(config, source=None):
         return []
-    return [f"the {head.label} changes the kzgit configuration; kzgit diff uses the one of "
+    return [f"the kzgit configuration differs at {head.label}; kzgit diff uses the one at "
             f"{base.label} (plugins, exec and helm are never enabled by the revision under review)"]
 
 
@@ -153,7 +153,7 @@ class _Renderer:
     def render(self, side: Revision, root: str) -> List[RenderedResource]:
         rel = [p for p in root.split("/") if p != "."]
         try:
-            if self.needs_disk:
+            if self.needs_disk or side.disk_only:
                 path = os.path.join(side.on_disk(), *rel)
                 if self.engine.name == "builtin":
                     return self._builtin(path, dataclasses.replace(self.options, fs=None))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import errno
 import posixpath
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from kzgit.errors import BuildError
 from kzgit.loader import MAX_FILE_BYTES
@@ -56,6 +56,14 @@ class GitTreeFS:
         self._dirs: Dict[Tuple[str, ...], Optional[Dict[str, Entry]]] = {}
 
     # -- the tree ------------------------------------------------------------------------
+    def _object(self, oid: "pygit2.Oid", what: str) -> Any:
+        try:
+            return self._repo[oid]
+        except (KeyError, ValueError):
+            # libgit2 cannot fetch what a partial (blobless/treeless) clone left out
+            raise BuildError(f"'{what}': git object {oid} is not in the repository "
+                             "(a partial clone?); fetch it, or clone without --filter") from None
+
     def _entries(self, parts: Tuple[str, ...]) -> Optional[Dict[str, Entry]]:
         """Entries of the directory ``parts``; None when it is not a directory."""
         if parts in self._dirs:
@@ -67,8 +75,8 @@ class GitTreeFS:
             entry = parent.get(parts[-1]) if parent is not None else None
         out: Optional[Dict[str, Entry]] = None
         if entry is not None and entry[0] & _TYPE_MASK == _TREE:
-            tree = self._repo[entry[1]]
-            out = {e.name: (e.filemode, e.id) for e in tree}  # type: ignore[attr-defined]
+            tree = self._object(entry[1], "/".join([self.mount, *parts]))
+            out = {e.name: (e.filemode, e.id) for e in tree}
         elif entry is not None and entry[0] & _TYPE_MASK == _COMMIT:
             out = {}
         self._dirs[parts] = out
@@ -114,7 +122,7 @@ class GitTreeFS:
                 links += 1
                 if links > _MAX_LINKS:
                     raise OSError(errno.ELOOP, "Too many levels of symbolic links", path)
-                target = self._repo[found[1]].data.decode("utf-8", "surrogateescape")  # type: ignore[attr-defined]
+                target = self._object(found[1], path).data.decode("utf-8", "surrogateescape")
                 if target.startswith("/"):
                     real, entry = [], self._root
                     pending = self._rel_parts("/".join([target, *pending]))
@@ -148,10 +156,10 @@ class GitTreeFS:
                              "kzgit diff reads a revision from git objects only") from None
         if mode & _TYPE_MASK != _BLOB:
             raise BuildError(f"'{path}' is not a regular file")
-        blob = self._repo[oid]
-        if blob.size > MAX_FILE_BYTES:  # type: ignore[attr-defined]
+        blob = self._object(oid, path)
+        if blob.size > MAX_FILE_BYTES:
             raise BuildError(f"'{path}' is larger than {MAX_FILE_BYTES} bytes")
-        data: bytes = blob.data  # type: ignore[attr-defined]
+        data: bytes = blob.data
         return data
 
     def is_dir(self, path: str) -> bool:

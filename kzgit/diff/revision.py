@@ -40,6 +40,7 @@ class Revision:
         self.read = read
         self._cleanup = cleanup
         self._disk: Optional[str] = None if commit else repo
+        self.disk_only = False    # read from the export only (objects git must fetch first)
 
     @property
     def label(self) -> str:
@@ -87,6 +88,8 @@ def open_commit(repo: str, rev: str, cleanup: contextlib.ExitStack) -> Revision:
     from kzgit.diff.gittree import GitTreeFS
 
     commit = gitio.resolve_commit(repo, rev)
+    if gitio.is_partial_clone(repo):
+        return _exported(repo, rev, commit, cleanup)
     try:
         repository = pygit2.Repository(repo)
         tree = repository[commit].peel(pygit2.Tree)
@@ -94,6 +97,16 @@ def open_commit(repo: str, rev: str, cleanup: contextlib.ExitStack) -> Revision:
         raise UsageError(f"cannot read revision '{rev}' ({commit}) in {repo}: {e}") from None
     fs = GitTreeFS(repository, tree, repo)
     return Revision(repo, rev, commit, fs, fs.files(), fs.read_rel, cleanup)
+
+
+def _exported(repo: str, rev: str, commit: str, cleanup: contextlib.ExitStack) -> Revision:
+    """A commit of a partial clone: git fetches what the filter left out while exporting it,
+    and the whole revision is then read from the export."""
+    files = gitio.rev_files(repo, commit)
+    side = Revision(repo, rev, commit, DiskFS(), files, lambda rel: None, cleanup)
+    side.read = disk_reader(side.on_disk())
+    side.disk_only = True
+    return side
 
 
 def open_worktree(repo: str, cleanup: contextlib.ExitStack) -> Revision:

@@ -100,6 +100,17 @@ def resolve_commit(root: str, rev: str) -> str:
     return out.decode().strip()
 
 
+def is_partial_clone(root: str) -> bool:
+    """Whether objects may be missing and fetched on demand (``clone --filter``): git's own
+    commands fetch them, libgit2 (pygit2) cannot."""
+    try:
+        out = git(["config", "--get-regexp", r"^(remote\..*\.promisor|extensions\.partialclone)$"], root)
+    except KzgitError:   # exit status 1: no such key
+        return False
+    return any(line.split(" ", 1)[-1].strip().lower() not in ("", "false")
+               for line in out.decode("utf-8", "replace").splitlines())
+
+
 def export_index(root: str, dest: str) -> None:
     """Write the staged content (modes and symlinks included) into the directory ``dest``."""
     git(["checkout-index", "--all", "--quiet", f"--prefix={dest.rstrip('/')}/"], root)
