@@ -24,13 +24,7 @@ from kzgit.yamlio import load_documents
 PY = sys.executable
 
 
-@pytest.fixture(autouse=True)
-def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Never read or write the real home or plugin home."""
-    h = tmp_path_factory.mktemp("isolated-home")
-    monkeypatch.setenv("HOME", str(h))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(h / ".config"))
-    monkeypatch.delenv("KUSTOMIZE_PLUGIN_HOME", raising=False)
+pytestmark = pytest.mark.usefixtures("isolated_home")   # conftest.py
 
 
 @pytest.fixture()

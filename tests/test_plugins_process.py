@@ -11,53 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from helpers import group_alive, wait_gone
 from kzgit.errors import PluginError
 from kzgit.plugins.process import run_process
 
-
-@pytest.fixture(autouse=True)
-def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Never read or write the real home or plugin home."""
-    h = tmp_path_factory.mktemp("isolated-home")
-    monkeypatch.setenv("HOME", str(h))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(h / ".config"))
-    monkeypatch.delenv("KUSTOMIZE_PLUGIN_HOME", raising=False)
-
-
-def group_alive(pgid: int) -> bool:
-    """True while a non-zombie process of group ``pgid`` exists.
-
-    ``os.killpg(pgid, 0)`` also succeeds for zombies waiting to be reaped by PID 1 (slow in
-    containers), so on Linux /proc is consulted to ignore them.
-    """
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # pragma: no cover
-        return True
-    if not os.path.isdir("/proc/self"):
-        return True  # pragma: no cover
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            return True
-    return False
-
-
-def wait_gone(pgid: int, seconds: float = 3.0) -> bool:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if not group_alive(pgid):
-            return True
-        time.sleep(0.02)
-    return not group_alive(pgid)
+pytestmark = pytest.mark.usefixtures("isolated_home")   # conftest.py
 
 
 def script(tmp_path: Path, name: str, body: str) -> Path:

@@ -14,6 +14,7 @@ import pytest
 
 from gitserver import (GitHTTPServer, GitRepo, configmap, forbid_network, git, insteadof_env,
                        isolate, kustomization)
+from helpers import wait_gone
 from kzgit.build import BuildOptions
 from kzgit.errors import BuildError, LoadRestrictionError, RemoteError
 from kzgit.loader import ROOT_ONLY, Loader
@@ -350,25 +351,6 @@ def _spy_popen(monkeypatch: pytest.MonkeyPatch) -> "List[subprocess.Popen[bytes]
     return procs
 
 
-def _group_gone(pgid: int) -> bool:
-    """No live (non-zombie) process left in group ``pgid``; zombies wait for a reaper."""
-    from gitserver import wait_until
-
-    def gone() -> bool:
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == pgid and fields[0] != "Z":
-                return False
-        return True
-    return wait_until(gone, 5)
-
-
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to list process groups")
 def test_timeout_kills_the_process_group(parent: Loader, server: GitHTTPServer,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
@@ -377,7 +359,7 @@ def test_timeout_kills_the_process_group(parent: Loader, server: GitHTTPServer,
     procs = _spy_popen(monkeypatch)
     with pytest.raises(RemoteError, match="timed out"):
         open_remote(parent, "https://slow.example/org/repo?ref=v1&timeout=1", ONLINE)
-    assert procs and all(_group_gone(p.pid) for p in procs)
+    assert procs and all(wait_gone(p.pid, 5) for p in procs)
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to list process groups")
@@ -399,7 +381,7 @@ def test_ctrl_c_kills_the_process_group(parent: Loader, server: GitHTTPServer,
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
-    assert procs and all(_group_gone(p.pid) for p in procs)
+    assert procs and all(wait_gone(p.pid, 5) for p in procs)
 
 
 def test_cache_inside_a_git_repository_is_not_confused(

@@ -1,0 +1,42 @@
+"""Helpers shared by the tests that run child processes: is a process group gone yet?"""
+from __future__ import annotations
+
+import os
+import time
+
+
+def group_alive(pgid: int) -> bool:
+    """True while a non-zombie process of group ``pgid`` exists.
+
+    ``os.killpg(pgid, 0)`` also succeeds for zombies waiting to be reaped by PID 1 (slow in
+    containers), so on Linux /proc is consulted to ignore them.
+    """
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover
+        return True
+    if not os.path.isdir("/proc/self"):
+        return True  # pragma: no cover
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
+
+
+def wait_gone(pgid: int, seconds: float = 3.0) -> bool:
+    """Poll until no live process of group ``pgid`` is left; False if some outlive ``seconds``."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if not group_alive(pgid):
+            return True
+        time.sleep(0.02)
+    return not group_alive(pgid)
