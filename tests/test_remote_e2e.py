@@ -94,6 +94,14 @@ def test_remote_base_with_nested_remote_and_local_sibling(repos: Dict[str, GitRe
     assert "name: base-cm" in out and "name: base-shared" in out and "name: base-lib-svc" in out
 
 
+def test_remote_build_target(repos: Dict[str, GitRepo], tmp: str) -> None:
+    # kustomize build URL: loader.go NewLoader clones a target that parses as a repo URL
+    out = _compare(repos["app"].file_url("base", "v2"))
+    assert "name: base-cm" in out and "name: base-lib-svc" in out
+    with pytest.raises(KzgitError, match="does not exist in the repository"):
+        build(repos["lib"].file_url("nothere", "v1.0.0"), BuildOptions())
+
+
 def test_remote_component(repos: Dict[str, GitRepo], tmp: str) -> None:
     lib = repos["lib"]
     path = _local(tmp, kustomization(("cm.yaml",)) + f"components:\n- {lib.file_url('comp', 'v1.0.0')}\n")

@@ -527,6 +527,15 @@ def _stringify_annotations(r: Resource) -> None:
             ann[k] = _scalar_text(v)
 
 
+def _root_loader(path: str, options: BuildOptions) -> Loader:
+    """api/internal/loader/loader.go NewLoader: a target that parses as a git repository URL is
+    cloned (kustomize tries that before looking for a local directory); else a local root."""
+    from kzgit.remote import open_remote_repo, parse_repo_spec
+    if parse_repo_spec(path) is not None:
+        return open_remote_repo(None, path, options)
+    return new_root_loader(path, options.fs, options.load_restrictor)
+
+
 def run(path: str, options: BuildOptions) -> BuildResult:
     """Kustomizer.Run."""
     from kzgit.transformers.hashing import add_hashes
@@ -534,7 +543,7 @@ def run(path: str, options: BuildOptions) -> BuildResult:
     from kzgit.transformers.sorting import apply_sort
 
     ctx = BuildContext(options)
-    loader = new_root_loader(path, options.fs, options.load_restrictor)
+    loader = _root_loader(path, options)
     top = Target(loader, options, ctx)
     if top.k.get("buildMetadata"):
         top.origin = ""

@@ -142,7 +142,7 @@ def _refuse_transport(ref: str) -> None:
         "only https, http, ssh and file repositories (and http(s) files) are fetched")
 
 
-def _check_repo_cycle(parent: Loader, spec: RepoSpec) -> None:
+def _check_repo_cycle(parent: Optional[Loader], spec: RepoSpec) -> None:
     """fileloader.go errIfRepoCycle: a URL that prefixes an enclosing remote's URL is a cycle."""
     cur: Optional[Loader] = parent
     while cur is not None:
@@ -153,7 +153,7 @@ def _check_repo_cycle(parent: Loader, spec: RepoSpec) -> None:
         cur = cur.parent
 
 
-def open_remote_repo(parent: Loader, ref: str, options: "BuildOptions") -> Loader:
+def open_remote_repo(parent: Optional[Loader], ref: str, options: "BuildOptions") -> Loader:
     """A RootOnly :class:`Loader` at the kustomization root inside a cached checkout of ``ref``.
 
     Used directly when an http(s) URL's body turned out not to be YAML and the
