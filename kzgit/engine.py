@@ -114,6 +114,13 @@ class ExternalEngine:
                 cmd.append(flag)
         if options.enable_helm and options.helm_command != "helm":
             cmd.append(f"--helm-command={options.helm_command}")
+        cmd += [f"--helm-api-versions={v}" for v in options.helm_api_versions]
+        if options.helm_kube_version:
+            cmd.append(f"--helm-kube-version={options.helm_kube_version}")
+        if options.helm_debug:
+            cmd.append("--helm-debug")
+        if options.as_current_user:
+            cmd.append("--as-current-user")
         cmd += [f"--env={e}" for e in options.env]
         cmd += [f"--mount={m}" for m in options.mounts]
         return cmd

@@ -41,6 +41,11 @@ def test_argv_maps_options(tmp_path: Path) -> None:
     assert eng.argv("d", opts) == ["/usr/bin/kubectl", "kustomize", "d",
                                    f"--load-restrictor={NO_RESTRICTIONS}", "--enable-helm", "--env=A=1"]
     assert ExternalEngine("kustomize", "k").argv("d", BuildOptions())[:3] == ["k", "build", "d"]
+    helm = BuildOptions(enable_helm=True, helm_api_versions=["a/v1", "b/v2"], helm_kube_version="1.30",
+                        helm_debug=True, as_current_user=True)
+    assert eng.argv("d", helm)[3:] == ["--enable-helm", "--helm-api-versions=a/v1",
+                                       "--helm-api-versions=b/v2", "--helm-kube-version=1.30",
+                                       "--helm-debug", "--as-current-user"]
 
 
 def test_stdout_is_the_rendering(tmp_path: Path) -> None:

@@ -115,8 +115,10 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Dict[str, str]:
     return dict(os.environ)
 
 
-def kubectl(path: Path, env: Dict[str, str], rec: Path, alpha: bool = True) -> Tuple[int, str, str]:
-    args = [str(KUBECTL), "kustomize"] + (["--enable-alpha-plugins"] if alpha else []) + [str(path)]
+def kubectl(path: Path, env: Dict[str, str], rec: Path, alpha: bool = True,
+            extra: Tuple[str, ...] = ()) -> Tuple[int, str, str]:
+    args = ([str(KUBECTL), "kustomize"] + (["--enable-alpha-plugins"] if alpha else []) + list(extra)
+            + [str(path)])
     res = subprocess.run(args, capture_output=True, env={**env, "REC": str(rec)}, timeout=120)
     return res.returncode, res.stdout.decode(), res.stderr.decode()
 
@@ -155,6 +157,25 @@ def test_container_transformer_matches_kubectl(tmp_path: Path, env: Dict[str, st
         else:
             assert load_documents(got.encode()) == load_documents(want.encode())
     assert sorted((r.obj for r in rm), key=_key) == sorted(load_documents(out.encode()), key=_key)
+
+
+@needs_kubectl
+def test_as_current_user_and_network_name_like_kubectl(tmp_path: Path, env: Dict[str, str],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    k = tree(tmp_path / "k", {"kustomization.yaml": "resources:\n- cm.yaml\ntransformers:\n- fn.yaml\n",
+                              "cm.yaml": RESOURCES, "fn.yaml": FN_CONFIG})
+    flags = ("--as-current-user", "--network-name=other")
+    rc, out, err = kubectl(k, env, tmp_path / "kubectl", extra=flags)
+    assert rc == 0, err
+    res = subprocess.run([PY, "-m", "kzgit", "build", "--enable-alpha-plugins", *flags, str(k)],
+                         capture_output=True, text=True, timeout=120,
+                         env={**env, "REC": str(tmp_path / "kzgit")})
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == out
+    want = (tmp_path / "kubectl.argv").read_text().splitlines()
+    got = (tmp_path / "kzgit.argv").read_text().splitlines()
+    assert got == want
+    assert got[got.index("--user") + 1] == f"{os.getuid()}:{os.getgid()}"
 
 
 @needs_kubectl

@@ -21,6 +21,13 @@ class BuildOptions:
     enable_exec: bool = False
     enable_helm: bool = False
     helm_command: str = "helm"
+    # --helm-api-versions / --helm-kube-version / --helm-debug override every chart's own
+    # settings (HelmChartInflationGenerator.go Config)
+    helm_api_versions: List[str] = dataclasses.field(default_factory=list)
+    helm_kube_version: str = ""
+    helm_debug: bool = False
+    # container functions run as the invoking uid:gid instead of nobody (runfn.go getUIDGID)
+    as_current_user: bool = False
     enable_managedby_label: bool = False
     plugin_timeout: float = 60.0
     network: bool = False

@@ -326,7 +326,8 @@ def _function_argv(config: Dict[str, Any], source: str, spec: Dict[str, Any], lo
                     "function as an exec function")
         args = [docker, "run", "--rm", "-i", "-a", "STDIN", "-a", "STDOUT", "-a", "STDERR",
                 "--network", "host" if container.get("network") else "none",
-                "--user", "nobody", "--security-opt=no-new-privileges"]
+                "--user", f"{os.getuid()}:{os.getgid()}" if options.as_current_user else "nobody",
+                "--security-opt=no-new-privileges"]
         for m in mounts + [_string_to_mount(s) for s in options.mounts]:
             src = str(m.get("src") or "")
             if not os.path.isabs(src):
