@@ -372,14 +372,14 @@ def test_bad_base_configuration_is_named(tmp_path: Path, monkeypatch: pytest.Mon
 def test_interrupt_removes_the_export(history: Path, monkeypatch: pytest.MonkeyPatch,
                                       capsys: pytest.CaptureFixture[str], _isolated: Path) -> None:
     from kzgit.diff import compare
-    real = compare._Renderer._builtin
+    real = compare._builtin
 
     def interrupted(path: str, options: Any) -> List[Any]:
         assert os.listdir(_isolated), "the revision was not exported"
         real(path, options)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(compare._Renderer, "_builtin", staticmethod(interrupted))
+    monkeypatch.setattr(compare, "_builtin", interrupted)
     rc, _, err = kz(history, monkeypatch, capsys, "--base", "c0", "--head", "c1", "--enable-alpha-plugins")
     assert rc == 130 and "Interrupted" in err
     # the autouse fixture checks that TMPDIR is empty again
@@ -394,6 +394,19 @@ def test_external_engine_gives_the_same_report(history: Path, monkeypatch: pytes
     assert "(was app-hf678c7m2b)" in builtin[1]
 
 
+@pytest.mark.parametrize("engine", ["builtin", "kubectl"])
+def test_parallel_renders_give_the_same_report(engine: str, history: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    if engine == "kubectl" and shutil.which("kubectl") is None:
+        pytest.skip("kubectl not on PATH")
+    # (kubectl words a build error its own way: compare the broken revision with builtin only)
+    for head in ("c3", "c5") if engine == "builtin" else ("c3",):
+        one = kz(history, monkeypatch, capsys, "--base", "c0", "--head", head, "--format", "json", "-j", "1")
+        assert one[0] in (0, 4)
+        assert kz(history, monkeypatch, capsys, "--base", "c0", "--head", head, "--format", "json",
+                  "-j", "3", "--engine", engine)[:2] == one[:2]
+
+
 def test_progress_is_quiet_off_a_terminal_and_shown_on_one(history: Path, monkeypatch: pytest.MonkeyPatch,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
     rc, _, err = kz(history, monkeypatch, capsys, "--base", "c1", "--head", "c2")
@@ -404,11 +417,11 @@ def test_progress_is_quiet_off_a_terminal_and_shown_on_one(history: Path, monkey
     stream = io.StringIO()
     p = _Progress(stream)
     p.DELAY = 0
-    p(0, 2, "overlays/dev")
-    p(1, 2, "overlays/prod")
+    p(0, 2, "overlays/dev at c1")
+    p(1, 2, "overlays/dev at c2")
     p(2, 2, "")
-    assert stream.getvalue() == ("\r\x1b[Kkzgit diff: rendering 1/2 overlays/dev"
-                                 "\r\x1b[Kkzgit diff: rendering 2/2 overlays/prod\r\x1b[K")
+    assert stream.getvalue() == ("\r\x1b[Kkzgit diff: 0/2 rendered, overlays/dev at c1"
+                                 "\r\x1b[Kkzgit diff: 1/2 rendered, overlays/dev at c2\r\x1b[K")
 
 
 def test_partial_clone_reads_through_git(history: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

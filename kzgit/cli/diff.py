@@ -46,11 +46,14 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     p.add_argument("--enable-exec", action="store_true", help="allow exec KRM functions")
     p.add_argument("--enable-helm", action="store_true", help="allow helmCharts")
     p.add_argument("--offline", action="store_true", help="use only cached remote references")
+    p.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
+                   help="parallel renders (default: the base revision's `jobs` setting, else one per CPU)")
     p.set_defaults(func=run)
 
 
 class _Progress:
-    """``rendering 3/40 overlays/prod`` on a terminal's stderr, once a run takes a while."""
+    """``kzgit diff: 3/40 rendered, overlays/prod at HEAD`` on a terminal's stderr, once a run
+    takes a while."""
 
     DELAY = 0.5   # seconds: short runs stay silent
 
@@ -59,7 +62,7 @@ class _Progress:
         self.start = time.monotonic()
         self.shown = False
 
-    def __call__(self, done: int, total: int, root: str) -> None:
+    def __call__(self, done: int, total: int, what: str) -> None:
         if done >= total:
             if self.shown:
                 self.stream.write("\r\x1b[K")
@@ -68,7 +71,7 @@ class _Progress:
         if not self.shown and time.monotonic() - self.start < self.DELAY:
             return
         self.shown = True
-        self.stream.write(f"\r\x1b[Kkzgit diff: rendering {done + 1}/{total} {root}"[:200])
+        self.stream.write(f"\r\x1b[Kkzgit diff: {done}/{total} rendered, {what}"[:200])
         self.stream.flush()
 
 
@@ -78,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     options = DiffOptions(base=args.base, head=args.head, engine=args.engine,
                           enable_alpha_plugins=args.enable_alpha_plugins,
                           enable_exec=args.enable_exec, enable_helm=args.enable_helm,
-                          offline=args.offline, progress=progress)
+                          offline=args.offline, jobs=max(0, args.jobs), progress=progress)
     try:
         report = diff(os.getcwd(), options)
     except UsageError:

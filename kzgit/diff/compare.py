@@ -13,10 +13,11 @@ it (a note says when the head changes it).
 """
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import dataclasses
 import os
-from typing import Callable, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 from kzgit.build import BuildOptions
 from kzgit.config import Config, glob_match
@@ -27,10 +28,12 @@ from kzgit.diff.revision import Revision, changed_paths, open_commit, open_workt
 from kzgit.engine import Engine, get_engine
 from kzgit.errors import BuildError, KzgitError, UsageError
 from kzgit.graph import Graph, scan
+from kzgit.loader import FileSystem
 from kzgit.resource import Resource
 
 Progress = Callable[[int, int, str], None]
-"""``progress(done, total, root)``: called before each root is rendered, and once at the end."""
+"""``progress(done, total, what)``: renders done out of ``total``, the one under way or just done;
+called once more with ``done == total`` at the end."""
 
 
 @dataclasses.dataclass
@@ -44,6 +47,7 @@ class DiffOptions:
     enable_exec: bool = False
     enable_helm: bool = False
     offline: bool = False
+    jobs: int = 0                               # parallel renders; 0: the base's `jobs`, else per CPU
     progress: Optional[Progress] = None
 
 
@@ -56,6 +60,7 @@ def diff(cwd: str, options: DiffOptions) -> DiffReport:
     from kzgit import gitio
     repo = os.path.realpath(gitio.repo_root(cwd))
     with contextlib.ExitStack() as cleanup:
+        cleanup.callback(_TREES.clear)
         base = open_commit(repo, options.base, cleanup)
         head = open_commit(repo, options.head, cleanup) if options.head is not None \
             else open_worktree(repo, cleanup)
@@ -73,13 +78,11 @@ def diff(cwd: str, options: DiffOptions) -> DiffReport:
         changed = changed_paths(base, head)
         base_graph, head_graph = _graph(base, config), _graph(head, config)
         roots = sorted(set(base_graph.affected_roots(changed)) | set(head_graph.affected_roots(changed)))
-        renderer = _Renderer(engine, build_options)
-        for i, root in enumerate(roots):
-            if options.progress:
-                options.progress(i, len(roots), root)
-            report.roots.append(_root_diff(root, base, head, base_graph, head_graph, renderer))
+        results = _render_all(roots, base, head, base_graph, head_graph, engine, build_options,
+                              options.jobs or config.jobs, options.progress)
         if options.progress:
-            options.progress(len(roots), len(roots), "")
+            options.progress(len(results), len(results), "")
+        report.roots = [_root_diff(root, base, head, base_graph, head_graph, results) for root in roots]
         from kzgit.localize import LOCK_FILE_NAME, check_copy
         report.drift = _drift.find(head, head_graph, config, changed, check_copy, LOCK_FILE_NAME)
         return report
@@ -108,28 +111,139 @@ def _config_notes(base: Revision, head: Revision, config: Config) -> List[str]:
             f"{base.label} (plugins, exec and helm are never enabled by the revision under review)"]
 
 
+_Outcome = Tuple[Optional[List[RenderedResource]], Optional[str]]
+"""A rendering, or the message of why there is none (messages cross processes; exceptions may not)."""
+
+# Starting a process pool costs about half a second; below this many roots a builtin
+# render in one process is faster (unless jobs is set), as in the render hook.
+_MIN_ROOTS_FOR_PROCESSES = 6
+
+
+@dataclasses.dataclass(frozen=True)
+class _Where:
+    """Where a render finds one side's content; picklable, for worker processes."""
+
+    repo: str                 # the repository (and the mount of a commit's tree)
+    commit: Optional[str]
+    disk: Optional[str]       # render from this directory on the disk; None: the commit's tree
+
+
+def _where(side: Revision, on_disk: bool) -> _Where:
+    # Exec and KRM plugins, helm and external engines run binaries and read charts by path:
+    # a commit must then really be on the disk, or the working tree's files would be used.
+    disk = side.on_disk() if on_disk or side.disk_only or side.is_worktree else None
+    if disk is None and side.commit is not None:
+        _TREES[(os.getpid(), side.repo, side.commit)] = side.fs   # in process: reuse its caches
+    return _Where(side.repo, side.commit, disk)
+
+
+# The tree file systems of this process (a forked worker opens its own: libgit2 handles are
+# not shared across fork).
+_TREES: Dict[Tuple[int, str, str], FileSystem] = {}
+
+
+def _tree_fs(where: _Where) -> FileSystem:
+    assert where.commit is not None
+    key = (os.getpid(), where.repo, where.commit)
+    if key not in _TREES:
+        import pygit2
+
+        from kzgit.diff.gittree import GitTreeFS
+        repo = pygit2.Repository(where.repo)
+        _TREES[key] = GitTreeFS(repo, repo[where.commit].peel(pygit2.Tree), where.repo)
+    return _TREES[key]
+
+
+def _render(where: _Where, root: str, engine: Engine, options: BuildOptions) -> _Outcome:
+    """Render ``root`` of one side (in a worker, or in process)."""
+    rel = [p for p in root.split("/") if p != "."]
+    try:
+        if where.disk is not None:
+            path = os.path.join(where.disk, *rel)
+            if engine.name == "builtin":
+                return _builtin(path, dataclasses.replace(options, fs=None)), None
+            return _from_yaml(engine.render(path, options), root), None
+        return _builtin(os.path.join(where.repo, *rel),
+                        dataclasses.replace(options, fs=_tree_fs(where))), None
+    except UsageError:
+        raise      # the engine cannot run at all: not this root's fault
+    except KzgitError as e:
+        return None, str(e)
+    except OSError as e:   # a file system error on the content read is the content's
+        return None, f"{e.filename or root}: {e.strerror or e}"
+
+
+def _builtin(path: str, options: BuildOptions) -> List[RenderedResource]:
+    from kzgit.build import build
+    return [_from_resource(r) for r in build(path, options).resources]
+
+
+def _render_all(roots: List[str], base: Revision, head: Revision, base_graph: Graph,
+                head_graph: Graph, engine: Engine, options: BuildOptions, jobs: int,
+                progress: Optional[Progress]) -> Dict[Tuple[str, str], _Outcome]:
+    """Every (root, side) rendering, keyed by (root, "base"|"head"); in parallel when it pays."""
+    on_disk = (engine.name != "builtin" or options.enable_alpha_plugins or options.enable_exec
+               or options.enable_helm)
+    sides = {"base": (base, base_graph), "head": (head, head_graph)}
+    where = {name: _where(side, on_disk) for name, (side, _) in sides.items()}
+    todo = [(root, name) for root in roots for name, (_, graph) in sides.items() if root in graph.nodes]
+    workers = jobs or (os.cpu_count() or 1)
+    if not jobs and engine.name == "builtin" and len(roots) < _MIN_ROOTS_FOR_PROCESSES:
+        workers = 1
+    workers = max(1, min(workers, len(todo)))
+    results: Dict[Tuple[str, str], _Outcome] = {}
+
+    def tell(done: int, job: Tuple[str, str]) -> None:
+        if progress:
+            progress(done, len(todo), f"{job[0]} at {sides[job[1]][0].label}")
+
+    if workers == 1:
+        for i, job in enumerate(todo):
+            tell(i, job)
+            results[job] = _render(where[job[1]], job[0], engine, options)
+        return results
+    pool: concurrent.futures.Executor
+    if engine.name == "builtin":
+        # forked workers inherit the imported pipeline instead of importing it each
+        import kzgit.build.pipeline  # noqa: F401
+        pool = concurrent.futures.ProcessPoolExecutor(max_workers=workers)
+    else:
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers)
+    try:
+        futures = {pool.submit(_render, where[job[1]], job[0], engine, options): job for job in todo}
+        for i, future in enumerate(concurrent.futures.as_completed(futures)):
+            results[futures[future]] = future.result()
+            tell(i + 1, futures[future])
+    except BaseException:
+        # ^C / SIGTERM: drop queued renders and stop external ones in flight (they run in
+        # their own process groups, which the terminal's signal does not reach)
+        pool.shutdown(wait=False, cancel_futures=True)
+        kill_all = getattr(engine, "kill_all", None)
+        if callable(kill_all):
+            kill_all()
+        raise
+    pool.shutdown()
+    return results
+
+
 def _root_diff(root: str, base: Revision, head: Revision, base_graph: Graph, head_graph: Graph,
-               renderer: "_Renderer") -> RootDiff:
+               results: Dict[Tuple[str, str], _Outcome]) -> RootDiff:
     at_base, at_head = base_graph.nodes.get(root), head_graph.nodes.get(root)
     node = at_head or at_base
     assert node is not None
     out = RootDiff(root, node.file, UNCHANGED)
-    before: List[RenderedResource] = []
-    after: List[RenderedResource] = []
-    if at_base is not None:
-        try:
-            before = renderer.render(base, root)
-        except BuildError as e:
-            out.errors.append(RenderError("base", base.label, str(e)))
-    if at_head is not None:
-        try:
-            after = renderer.render(head, root)
-        except BuildError as e:
-            out.errors.append(RenderError("head", head.label, str(e)))
+    rendered: Dict[str, List[RenderedResource]] = {"base": [], "head": []}
+    for name, side in (("base", base), ("head", head)):
+        if (root, name) not in results:
+            continue
+        resources, error = results[(root, name)]
+        if error is not None:
+            out.errors.append(RenderError(name, side.label, side.scrub(error)))
+        rendered[name] = resources or []
     if out.errors:
         out.status = ERROR
         return out
-    out.resources = compare(root, before, after)
+    out.resources = compare(root, rendered["base"], rendered["head"])
     if at_base is None:
         out.status = ADDED
     elif at_head is None:
@@ -137,40 +251,6 @@ def _root_diff(root: str, base: Revision, head: Revision, base_graph: Graph, hea
     elif out.resources:
         out.status = CHANGED
     return out
-
-
-class _Renderer:
-    """Renders one root of one side: in process from git objects when it is safe, else on disk."""
-
-    def __init__(self, engine: Engine, options: BuildOptions) -> None:
-        self.engine = engine
-        self.options = options
-        # Exec and KRM plugins, and helm, run binaries and read charts by path on the disk:
-        # a revision must then really be there, or the working tree's files would be used.
-        self.needs_disk = (engine.name != "builtin" or options.enable_alpha_plugins
-                           or options.enable_exec or options.enable_helm)
-
-    def render(self, side: Revision, root: str) -> List[RenderedResource]:
-        rel = [p for p in root.split("/") if p != "."]
-        try:
-            if self.needs_disk or side.disk_only:
-                path = os.path.join(side.on_disk(), *rel)
-                if self.engine.name == "builtin":
-                    return self._builtin(path, dataclasses.replace(self.options, fs=None))
-                return _from_yaml(self.engine.render(path, self.options), root)
-            return self._builtin(os.path.join(side.repo, *rel),
-                                 dataclasses.replace(self.options, fs=side.fs))
-        except UsageError:
-            raise      # the engine cannot run at all: not this root's fault
-        except KzgitError as e:
-            raise BuildError(side.scrub(str(e))) from None
-        except OSError as e:   # a file system error on the content read is the content's
-            raise BuildError(side.scrub(f"{e.filename or root}: {e.strerror or e}")) from None
-
-    @staticmethod
-    def _builtin(path: str, options: BuildOptions) -> List[RenderedResource]:
-        from kzgit.build import build
-        return [_from_resource(r) for r in build(path, options).resources]
 
 
 def _recorded_stem(r: Resource) -> Optional[str]:
