@@ -411,12 +411,11 @@ class BuildContext:
 
     # optional features ----------------------------------------------------------------------
     def helm(self, t: Target, ra: Accumulator) -> None:
-        try:
-            from kzgit.plugins.helm import generate as helm_generate
-        except ImportError:
-            raise UnsupportedError(f"{t.kfile}: field 'helmCharts' is not supported yet by kzgit") from None
+        """helmCharts (kzgit.plugins.helm); origin as for the other builtin generators."""
+        from kzgit.plugins.helm import generate as helm_generate
         for res in helm_generate(t, self.options):
-            ra.absorb(res, "HelmChartInflationGenerator")
+            res.origin = t.builtin_origin("HelmChartInflationGenerator")
+            ra.absorb(res, f"HelmChartInflationGenerator in {t.kfile}")
 
     def replacements(self, t: Target, m: ResMap, entries: List[Any]) -> None:
         try:

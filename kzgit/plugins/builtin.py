@@ -153,7 +153,7 @@ def _builtin_generator(cfg: Dict[str, Any], t: "Target", where: str) -> List[Res
     if kind == "SecretGenerator":
         return [make_secret(_generator_args(cfg), t.loader, None, t.kfile)]
     if kind == "HelmChartInflationGenerator":
-        from kzgit.plugins.helm import generate_from_config  # type: ignore[attr-defined]
+        from kzgit.plugins.helm import generate_from_config
         return generate_from_config(cfg, t)
     if kind == "IAMPolicyGenerator":
         return [_iam_policy(cfg, where)]
