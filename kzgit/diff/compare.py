@@ -24,7 +24,7 @@ from kzgit.config import Config, glob_match
 from kzgit.diff import drift as _drift
 from kzgit.diff.report import (ADDED, CHANGED, ERROR, REMOVED, UNCHANGED, DiffReport, RenderedResource,
                                RenderError, RootDiff, Side, compare, stem_from_shape)
-from kzgit.diff.revision import Revision, changed_paths, open_commit, open_worktree
+from kzgit.diff.revision import ConfinedDiskFS, Revision, changed_paths, open_commit, open_worktree
 from kzgit.engine import Engine, get_engine
 from kzgit.errors import BuildError, KzgitError, UsageError
 from kzgit.graph import Graph, scan
@@ -161,7 +161,8 @@ def _render(where: _Where, root: str, engine: Engine, options: BuildOptions) -> 
         if where.disk is not None:
             path = os.path.join(where.disk, *rel)
             if engine.name == "builtin":
-                return _builtin(path, dataclasses.replace(options, fs=None)), None
+                fs = ConfinedDiskFS(where.disk) if where.commit else None
+                return _builtin(path, dataclasses.replace(options, fs=fs)), None
             return _from_yaml(engine.render(path, options), root), None
         return _builtin(os.path.join(where.repo, *rel),
                         dataclasses.replace(options, fs=_tree_fs(where))), None

@@ -19,7 +19,7 @@ from typing import List, Optional
 
 from kzgit import gitio
 from kzgit.config import Config, config_from_reader
-from kzgit.errors import UsageError
+from kzgit.errors import BuildError, UsageError
 from kzgit.graph import ReadFn, disk_reader
 from kzgit.loader import DiskFS, FileSystem, is_within
 
@@ -79,6 +79,34 @@ class Revision:
 
     def _file_set(self) -> "set[str]":
         return set(self.files)
+
+
+class ConfinedDiskFS(DiskFS):
+    """The disk below ``top`` only: an export of a revision under review reads nothing else,
+    whatever its symlinks, or ``../`` paths under ``LoadRestrictionsNone``, point at."""
+
+    def __init__(self, top: str) -> None:
+        self.top = os.path.realpath(top)
+
+    def _inside(self, path: str) -> bool:
+        return is_within(os.path.realpath(path), self.top)
+
+    def read_bytes(self, path: str) -> bytes:
+        if not self._inside(path):
+            raise BuildError(f"'{path}' resolves outside the repository; kzgit diff reads a "
+                             "revision's own files only")
+        return super().read_bytes(path)
+
+    def is_dir(self, path: str) -> bool:
+        return self._inside(path) and super().is_dir(path)
+
+    def is_file(self, path: str) -> bool:
+        return self._inside(path) and super().is_file(path)
+
+    def listdir(self, path: str) -> List[str]:
+        if not self._inside(path):
+            raise FileNotFoundError(path)
+        return super().listdir(path)
 
 
 def open_commit(repo: str, rev: str, cleanup: contextlib.ExitStack) -> Revision:
