@@ -18,6 +18,7 @@ from kzgit.resource.factory import resources_from_bytes
 from kzgit.resource.fieldspec import FieldSpec
 from kzgit.transformers.config import TransformerConfig, default_config, parse_config_file
 from kzgit.yamlio import load_documents
+from kzgit.yamlio.tree import spelled
 
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 # kubectl embeds kustomize without a stamped version: api/provenance/provenance.go
@@ -501,7 +502,7 @@ def _scalar_text(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if v is None:
-        return ""
+        return "null"  # a null without source text came from JSON (a JSON 6902 patch)
     if isinstance(v, float):
         return repr(v) if not v.is_integer() else str(int(v))
     return str(v)
@@ -522,7 +523,12 @@ def _stringify_annotations(r: Resource) -> None:
     if not isinstance(ann, dict):
         return
     for k, v in ann.items():
-        if not isinstance(v, str) and not isinstance(v, (dict, list)):
+        text = spelled(ann, k)  # rnode.go getMapFromMeta reads each value's text
+        if text is not None:
+            ann[k] = text
+        elif isinstance(v, (dict, list)):
+            ann[k] = ""  # a mapping or sequence node's Value
+        elif not isinstance(v, str):
             ann[k] = _scalar_text(v)
 
 

@@ -33,6 +33,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from kzgit.errors import BuildError
 from kzgit.openapi import Schema, schema_for
+from kzgit.yamlio.tree import SpelledDict, spelled
 from kzgit.yamlio.tree import copy_tree
 
 __all__ = ["merge"]
@@ -399,9 +400,8 @@ class _Walker:
             if ps == _DELETE:
                 return MISSING
             if origin is MISSING and dest is not MISSING:
-                # issue #4628: keep an explicit null the patch does not touch.
-                # (Go keeps "null"/"~" but drops an empty value; kzgit cannot
-                # tell them apart and keeps both.)
+                # issue #4628: keep an explicit null the patch does not touch
+                # ("null"/"~"; _walk_map drops an empty one, as Go does).
                 return KEEP_NULL
             return origin
         if origin is None or origin is KEEP_NULL:
@@ -436,9 +436,17 @@ class _Walker:
             if val is MISSING or val is None:
                 dest.pop(key, None)
             elif val is KEEP_NULL:
-                dest[key] = None
+                if spelled(dest, key) == "":
+                    # merge2.go VisitMap keeps a null only when its node's text
+                    # is not empty: a bare "key:" the patch does not mention goes.
+                    dest.pop(key, None)
+                else:
+                    dest[key] = None
             else:
                 dest[key] = val
+        origin = self.sources[1]
+        if origin.__class__ is SpelledDict or dest.__class__ is SpelledDict:
+            dest = _carry_spelling(dest, origin)
         return dest
 
     # merge2.go Merger.VisitList for AssociativeList
@@ -538,6 +546,30 @@ class _Walker:
         if _is_missing_or_null(dest):
             return MISSING
         return dest
+
+
+def _carry_spelling(dest: Dict[Any, Any], origin: Any) -> Dict[Any, Any]:
+    """After a map merge, the source texts go with the scalars: a scalar the
+    patch set keeps the patch's text (kyaml returns the patch's node), not the
+    resource's (see :class:`kzgit.yamlio.tree.SpelledDict`)."""
+    spelling = dict(dest.spelling) if dest.__class__ is SpelledDict else {}
+    if isinstance(origin, dict):
+        for key, v in origin.items():
+            if isinstance(v, (dict, list)):
+                continue
+            text = spelled(origin, key)
+            if text is not None:
+                spelling[key] = (text, v)
+            else:
+                spelling.pop(key, None)
+    if dest.__class__ is SpelledDict:
+        dest.spelling = spelling
+        return dest
+    if not spelling:
+        return dest
+    out = SpelledDict(dest)
+    out.spelling = spelling
+    return out
 
 
 def _node_value(item: Any) -> str:

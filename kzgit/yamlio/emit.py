@@ -28,6 +28,7 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from kzgit.errors import YamlError
 from kzgit.yamlio.load import MAX_DEPTH, no_gc
 from kzgit.yamlio._gonum import DOT_FLOAT, parse_timestamp, resolve_number, yaml_number_text
+from kzgit.yamlio.tree import SpelledDict
 
 # One tag for every node: see _Dumper.
 _TAG = "tag:yaml.org,2002:str"
@@ -269,7 +270,7 @@ class _Writer:
                 # libyaml's emitter recurses on the C stack: keep it shallow.
                 raise YamlError(f"cannot write YAML nested deeper than {MAX_DEPTH} levels")
             depth += 1
-            if t is dict:
+            if t is dict or t is SpelledDict:
                 if not o:
                     return MappingNode(_MAP, [], None, None, True)
                 pairs = []
@@ -403,7 +404,7 @@ def dump_documents(objs: List[Any]) -> str:
     if not objs:
         return ""
     with no_gc():
-        if all(type(o) is dict and o for o in objs):
+        if all(isinstance(o, dict) and o for o in objs):
             w = _Writer()
             return _emit([w.node(o) for o in objs], w)
         out = []

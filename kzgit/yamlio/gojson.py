@@ -11,6 +11,7 @@ from typing import Any, List
 
 from kzgit.errors import YamlError
 from kzgit.yamlio._gonum import format_float_json
+from kzgit.yamlio.tree import SpelledDict
 
 _encode_str = json.encoder.encode_basestring  # type: ignore[attr-defined]
 
@@ -27,7 +28,7 @@ def _write(v: Any, out: List[str]) -> None:
     t = type(v)
     if t is str:
         out.append(_go_string(v))
-    elif t is dict:
+    elif t is dict or t is SpelledDict:
         out.append("{")
         first = True
         # Go's encoding/json sorts keys by their UTF-8 bytes; for str that is

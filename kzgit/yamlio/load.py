@@ -35,6 +35,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from kzgit.errors import YamlError
 from kzgit.yamlio._gonum import DOT_FLOAT, parse_timestamp, resolve_number
+from kzgit.yamlio.tree import SpelledDict, canonical_text, copy_tree
 
 # go-yaml v3's parser refuses deeper nesting ("exceeded max depth of 10000",
 # goyaml.v3 parserc.go / scannerc.go max_flow_level and max_indents).
@@ -247,6 +248,7 @@ class _Builder:
 
     def mapping(self, node: MappingNode, depth: int) -> Dict[Any, Any]:
         out: Dict[Any, Any] = {}
+        spelling: Optional[Dict[Any, Tuple[str, Any]]] = None
         merges: List[Any] = []
         seen: Optional[Dict[str, ScalarNode]] = {} if self.v3 else None
         for knode, vnode in node.value:
@@ -286,7 +288,15 @@ class _Builder:
                     raise self.fail(knode, f"json: unsupported type: map[interface {{}}]interface {{}} "
                                            f"(the mapping key {knode.value!r} is not a string)")
                 k = _key_text(k, knode) if type(k) is not str else knode.value
-            out[k] = self.build(vnode, depth + 1)
+            out[k] = v = self.build(vnode, depth + 1)
+            if (self.v3 and vnode.__class__ is ScalarNode and vnode.tag == _PLAIN
+                    and (v.__class__ is not str or v != vnode.value) and canonical_text(v) != vnode.value):
+                if spelling is None:
+                    spelling = {}
+                spelling[k] = (vnode.value, v)
+        if spelling is not None:
+            out = SpelledDict(out)
+            out.spelling = spelling
         if merges:
             if len(merges) > 1:
                 raise self.fail(node, "duplicate merge key")
@@ -295,14 +305,14 @@ class _Builder:
 
     def merge(self, vnode: Node, own: Dict[Any, Any], depth: int) -> Dict[Any, Any]:
         value = self.build(vnode, depth + 1)
-        if type(value) is dict:
+        if isinstance(value, dict):
             sources = [value]
         elif type(value) is list and vnode.__class__ is SequenceNode:
             sources = []
             for item, inode in zip(value, vnode.value):
                 if inode.__class__ is SequenceNode:
                     raise self.fail(inode, "invalid map merge: received a nested sequence")
-                if type(item) is not dict:
+                if not isinstance(item, dict):
                     raise self.fail(inode, "map merge requires map or sequence of maps as the value")
                 sources.append(item)
             # Earlier maps in the list win (findMergeValues prepends).
@@ -310,9 +320,19 @@ class _Builder:
         else:
             raise self.fail(vnode, "map merge requires map or sequence of maps as the value")
         out: Dict[Any, Any] = {}
-        for src in sources:
-            out.update(_deep_copy(src))
-        out.update(own)
+        spelling: Dict[Any, Tuple[str, Any]] = {}
+        for src in sources + [own]:
+            out.update(_deep_copy(src) if src is not own else own)
+            texts = src.spelling if src.__class__ is SpelledDict else {}  # type: ignore[attr-defined]
+            for k in src:
+                if k in texts:
+                    spelling[k] = texts[k]
+                else:
+                    spelling.pop(k, None)
+        if spelling:
+            spelled_out = SpelledDict(out)
+            spelled_out.spelling = spelling
+            return spelled_out
         return out
 
 
@@ -334,6 +354,8 @@ def _deep_copy(v: Any) -> Any:
         return {k: _deep_copy(x) for k, x in v.items()}
     if t is list:
         return [_deep_copy(x) for x in v]
+    if t is SpelledDict:
+        return copy_tree(v)
     return v
 
 
@@ -456,12 +478,17 @@ def _fast_build(root: Node, v3: bool) -> Any:
                 if r is _INF:
                     raise _NeedSlowPath()
                 cache[v] = r
+                if v3 and (r.__class__ is not str or r != v) and canonical_text(r) != v:
+                    spelled_texts.add(v)
             return r
         if tag == quoted_tag:
             if n.style == ">":
                 return go_folded_round_trip(v)
             return v
         raise _NeedSlowPath()
+
+    # Plain texts whose value would not print back as written (see SpelledDict).
+    spelled_texts = {""} if v3 else set()
 
     def build(n: Node) -> Any:
         c = n.__class__
@@ -470,6 +497,7 @@ def _fast_build(root: Node, v3: bool) -> Any:
         if c is SequenceNode:
             return [build(x) for x in n.value]
         out: Dict[Any, Any] = {}
+        spelling = None
         for kn, vn in n.value:
             if kn.__class__ is not ScalarNode or kn.value == "<<":
                 raise _NeedSlowPath()
@@ -478,9 +506,16 @@ def _fast_build(root: Node, v3: bool) -> Any:
                 if v3:
                     raise _NeedSlowPath()
                 k = _key_text(k, kn) if type(k) is not str else kn.value
-            out[k] = build(vn)
+            out[k] = v = build(vn)
+            if vn.__class__ is ScalarNode and vn.value in spelled_texts and vn.tag == plain_tag:
+                if spelling is None:
+                    spelling = {}
+                spelling[k] = (vn.value, v)
         if len(out) != len(n.value):
             raise _NeedSlowPath()  # a duplicate key: let _Builder word the error
+        if spelling is not None:
+            out = SpelledDict(out)
+            out.spelling = spelling
         return out
 
     return build(root)
@@ -518,6 +553,10 @@ def _copy_bounded(v: Any, depth: int, source: str) -> Any:
     t = type(v)
     if t is dict:
         return {k: _copy_bounded(x, depth + 1, source) for k, x in v.items()}
+    if t is SpelledDict:
+        out = SpelledDict({k: _copy_bounded(x, depth + 1, source) for k, x in v.items()})
+        out.spelling = dict(v.spelling)
+        return out
     if t is list:
         return [_copy_bounded(x, depth + 1, source) for x in v]
     return v

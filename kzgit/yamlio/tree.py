@@ -9,16 +9,78 @@ in-place edit of one of them needs (kyaml expands aliases before editing).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Dict, Optional, Tuple
 
 
 def copy_tree(value: Any) -> Any:
     """A copy of ``value`` sharing no dict or list with it."""
     if isinstance(value, dict):
-        return {k: (copy_tree(v) if isinstance(v, _CONTAINERS) else v) for k, v in value.items()}
+        out = {k: (copy_tree(v) if isinstance(v, _CONTAINERS) else v) for k, v in value.items()}
+        if value.__class__ is SpelledDict:
+            sd = SpelledDict(out)
+            sd.spelling = dict(value.spelling)
+            return sd
+        return out
     if isinstance(value, list):
         return [copy_tree(v) if isinstance(v, _CONTAINERS) else v for v in value]
     return value
 
 
 _CONTAINERS = (dict, list)
+
+
+class SpelledDict(dict):  # type: ignore[type-arg]
+    """A mapping that remembers the source text of some plain scalar values.
+
+    kzgit keeps typed values, kustomize keeps yaml nodes, and two steps of a
+    build read a node's *text*:
+
+    * kyaml ``merge2.go`` ``VisitMap`` (every strategic merge patch): a null
+      the patch does not mention survives only when its text is not empty
+      (``x: null`` and ``x: ~`` stay, a bare ``x:`` goes);
+    * ``Resource.RemoveBuildAnnotations`` at the end of a build re-sets the
+      annotations from ``GetAnnotations`` (``rnode.go getMapFromMeta``), i.e.
+      from each value's text: ``1.50``, ``0x10``, ``~`` and ``2021-01-01`` stay
+      as written, where the value would print ``1.5``, ``16``, ``null`` and
+      ``2021-01-01T00:00:00Z``.
+
+    The loader makes one only for a mapping with such a value (one whose text
+    :func:`canonical_text` would not give back), so most mappings are plain
+    dicts.  ``spelling`` maps a key to ``(text, value when loaded)``;
+    :func:`spelled` returns the text only while the value is unchanged.
+    Copies made with :func:`copy_tree` or ``copy.deepcopy`` keep it; JSON
+    patches rebuild plain dicts, as kustomize rebuilds the node from JSON.
+    """
+
+    __slots__ = ("spelling",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.spelling: Dict[Any, Tuple[str, Any]] = {}
+
+
+def canonical_text(v: Any) -> str:
+    """The text kzgit would give a loaded scalar value back (``None`` → ``null``)."""
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if isinstance(v, float):
+        # as the annotation stringification prints a float without its text
+        return str(int(v)) if v.is_integer() else repr(v)
+    return str(v)
+
+
+def spelled(d: Any, key: Any) -> Optional[str]:
+    """The source text of ``d[key]`` when ``d`` recorded one and the value is unchanged."""
+    if d.__class__ is not SpelledDict:
+        return None
+    s = d.spelling.get(key)
+    if s is None or key not in d:
+        return None
+    v = d[key]
+    if v is s[1] or (type(v) is type(s[1]) and v == s[1]):
+        return s[0]
+    return None
