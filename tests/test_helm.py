@@ -1,0 +1,574 @@
+"""helmCharts / HelmChartInflationGenerator compared with ``kubectl kustomize --enable-helm``.
+
+There is no real helm here: a fake helm (``FAKE_HELM`` below) logs its argv, the HELM_*_HOME
+variables and the content of every ``-f`` values file to a JSON-lines file, answers
+``version``, creates a chart directory on ``pull``, and on ``template`` prints the chart's
+templates (RELEASE/NAMESPACE substituted) plus a ConfigMap holding the values files it was given
+and its flags.  Each scenario is run by kubectl (the oracle) and by ``kzgit build`` on separate
+copies of the same tree; stdout bytes, success vs failure, the helm calls (temp paths
+normalised) and any file written into the tree (``helm pull``) must be the same.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+import pytest
+
+from kzgit.build import BuildOptions
+from kzgit.errors import KzgitError
+from kzgit.loader import DiskFS, Loader
+from kzgit.plugins import helm
+
+PY = sys.executable
+KUBECTL = shutil.which("kubectl")
+needs_kubectl = pytest.mark.skipif(KUBECTL is None, reason="kubectl not on PATH: no oracle to "
+                                                           "compare helm behaviour with")
+pytestmark = pytest.mark.usefixtures("isolated_home")
+
+FAKE_HELM = f"""\
+#!{PY}
+import glob, json, os, sys, time
+argv = sys.argv[1:]
+vals = []
+for i, a in enumerate(argv):
+    if a == "-f" and i + 1 < len(argv):
+        try:
+            vals.append(open(argv[i + 1]).read())
+        except OSError as e:
+            vals.append("ERR " + e.strerror)
+rec = {{"argv": argv, "values": vals,
+        "env": {{k: os.environ.get(k) for k in ("HELM_CONFIG_HOME", "HELM_CACHE_HOME", "HELM_DATA_HOME")}}}}
+with open(os.environ["FAKE_HELM_LOG"], "a") as f:
+    f.write(json.dumps(rec) + "\\n")
+cmd = argv[0]
+if cmd in os.environ.get("FAKE_HELM_FAIL", "").split(","):
+    sys.stderr.write("Error: fake helm failed on purpose\\n")
+    sys.exit(3)
+if cmd in os.environ.get("FAKE_HELM_SLEEP_ON", "").split(","):
+    with open(os.environ["FAKE_HELM_LOG"] + ".pid", "w") as f:
+        f.write(str(os.getpid()))
+    time.sleep(30)
+if cmd == "version":
+    print(os.environ.get("FAKE_HELM_VERSION", "v3.16.2+g13654a5"))
+elif cmd == "pull":
+    untar = argv[argv.index("--untardir") + 1]
+    skip = {{untar}}
+    for flag in ("--repo", "--version"):
+        if flag in argv:
+            skip.add(argv[argv.index(flag) + 1])
+    ref = [a for a in argv[1:] if not a.startswith("-") and a not in skip][0]
+    name = ref.rsplit("/", 1)[-1]
+    d = os.path.join(untar, name)
+    os.makedirs(os.path.join(d, "templates"))
+    open(os.path.join(d, "Chart.yaml"), "w").write("apiVersion: v2\\nname: %s\\nversion: 1.0.0\\n" % name)
+    open(os.path.join(d, "values.yaml"), "w").write("pulled: true\\n")
+    open(os.path.join(d, "templates", "cm.yaml"), "w").write(
+        "apiVersion: v1\\nkind: ConfigMap\\nmetadata:\\n  name: RELEASE-pulled\\n")
+elif cmd == "template":
+    out = os.environ.get("FAKE_HELM_OUT")
+    if out:
+        sys.stdout.write(open(out).read())
+        sys.exit(0)
+    release = "generated" if argv[1].startswith("-") else argv[1]
+    chart = argv[2]
+    ns = argv[argv.index("--namespace") + 1] if "--namespace" in argv else "default"
+    parts = []
+    if "--include-crds" in argv:
+        parts += [open(p).read() for p in sorted(glob.glob(os.path.join(chart, "crds", "*.yaml")))]
+    for p in sorted(glob.glob(os.path.join(chart, "templates", "*.yaml"))):
+        parts.append(open(p).read().replace("RELEASE", release).replace("NAMESPACE", ns))
+    cm = {{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {{"name": release + "-values"}},
+           "data": {{"v%d" % i: v for i, v in enumerate(vals)}}}}
+    cm["data"]["flags"] = " ".join(a for a in argv[3:] if not a.startswith("/"))
+    parts.append(json.dumps(cm))
+    sys.stdout.write("".join("---\\n# Source: x\\n" + p.rstrip("\\n") + "\\n" for p in parts))
+else:
+    sys.exit(2)
+"""
+
+CHART = {
+    "charts/mychart/Chart.yaml": "apiVersion: v2\nname: mychart\nversion: 0.1.0\n",
+    "charts/mychart/values.yaml": ("replicas: 1\nimage:\n  tag: v1\n  pull: Always\n"
+                                   "list: [a, b]\nflag: yes\nwhen: 2001-12-14\n"),
+    "charts/mychart/templates/dep.yaml": ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n"
+                                          "  name: RELEASE-dep\n  namespace: NAMESPACE\n"
+                                          "spec:\n  replicas: 1\n"),
+    "charts/mychart/crds/crd.yaml": ("apiVersion: apiextensions.k8s.io/v1\n"
+                                     "kind: CustomResourceDefinition\nmetadata:\n"
+                                     "  name: things.example.com\n"),
+}
+
+_TMP_RE = re.compile(r"kustomize-helm-[A-Za-z0-9_]+")
+
+
+@pytest.fixture(scope="module")
+def fake_helm(tmp_path_factory: pytest.TempPathFactory) -> str:
+    p = tmp_path_factory.mktemp("fakehelm") / "helm"
+    p.write_text(FAKE_HELM)
+    p.chmod(0o755)
+    return str(p)
+
+
+def _write(root: Path, files: Dict[str, str]) -> None:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text) if rel.endswith("kustomization.yaml") else text)
+
+
+def _tree_files(root: Path) -> Dict[str, str]:
+    return {str(p.relative_to(root)): p.read_text() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+class Run:
+    def __init__(self, rc: int, out: str, err: str, calls: List[Dict[str, Any]], tree: Dict[str, str]) -> None:
+        self.rc, self.out, self.err, self.calls, self.tree = rc, out, err, calls, tree
+
+
+def _run(tool: str, tmp: Path, files: Dict[str, str], fake: str, flags: List[str],
+         env: Optional[Dict[str, str]], sub: str) -> Run:
+    base = tmp / tool
+    root = base / "tree"
+    _write(root, files)
+    tdir = tmp / "tmpdir"   # the same TMPDIR for both tools: temp paths differ only by the suffix
+    tdir.mkdir(exist_ok=True)
+    log = base / "helm.log"
+    e = {**os.environ, "FAKE_HELM_LOG": str(log), "TMPDIR": str(tdir), **(env or {})}
+    target = root / sub
+    if tool == "kubectl":
+        argv = [KUBECTL or "kubectl", "kustomize", "--enable-helm", f"--helm-command={fake}", *flags, str(target)]
+    else:
+        argv = [PY, "-m", "kzgit", "build", "--enable-helm", f"--helm-command={fake}", *flags, str(target)]
+    if "--no-enable-helm" in flags:
+        argv = [a for a in argv if a not in ("--enable-helm", "--no-enable-helm")]
+    res = subprocess.run(argv, capture_output=True, text=True, env=e, timeout=120, cwd=str(base))
+    calls = []
+    if log.exists():
+        for line in log.read_text().splitlines():
+            rec = json.loads(line)
+            calls.append(json.loads(_TMP_RE.sub("kustomize-helm-X",
+                                                json.dumps(rec).replace(str(base), "<BASE>"))))
+    return Run(res.returncode, res.stdout.replace(str(base), "<BASE>"), res.stderr, calls, _tree_files(root))
+
+
+def compare(tmp: Path, fake: str, files: Dict[str, str], flags: Tuple[str, ...] = (),
+            env: Optional[Dict[str, str]] = None, sub: str = ".") -> Tuple[Run, Run]:
+    """Run both tools; assert same outcome, stdout, helm calls and tree; return (kubectl, kzgit)."""
+    want = _run("kubectl", tmp, files, fake, list(flags), env, sub)
+    got = _run("kzgit", tmp, files, fake, list(flags), env, sub)
+    assert (got.rc == 0) == (want.rc == 0), (want.err, got.err)
+    assert got.out == want.out
+    assert got.calls == want.calls
+    assert got.tree == want.tree
+    if got.rc != 0:
+        assert "Traceback" not in got.err
+        assert got.rc == 1, got.err
+    return want, got
+
+
+K = "kustomization.yaml"
+
+
+# --------------------------------------------------------------------------- differential
+
+@needs_kubectl
+def test_local_chart_values_file_release_namespace(tmp_path: Path, fake_helm: str) -> None:
+    w, g = compare(tmp_path, fake_helm, {**CHART, "my-values.yaml": "mine: 1\nflag: on\n", K: """\
+        helmCharts:
+        - name: mychart
+          releaseName: rel
+          namespace: ns1
+          valuesFile: my-values.yaml
+        """})
+    assert g.rc == 0 and "name: rel-dep" in g.out and "namespace: ns1" in g.out
+    assert g.calls[1]["argv"][:4] == ["template", "rel", "<BASE>/tree/charts/mychart", "--namespace"]
+    assert g.calls[1]["values"] == ["mine: 1\nflag: on\n"]   # copied as is
+
+
+@needs_kubectl
+@pytest.mark.parametrize("merge", [None, "override", "merge", "replace"])
+def test_values_inline_with_chart_values(tmp_path: Path, fake_helm: str, merge: Optional[str]) -> None:
+    extra = f"  valuesMerge: {merge}\n" if merge else ""
+    _w, g = compare(tmp_path, fake_helm, {**CHART, K: f"""\
+helmCharts:
+- name: mychart
+{extra}  valuesInline:
+    image:
+      tag: v2
+    list: [c]
+    extra: 1.0
+    big: 1000000
+    s: "on"
+    t: yes
+    gone: null
+    nested: {{a: {{b: [1, {{c: d}}]}}}}
+"""})
+    assert g.rc == 0
+    values = g.calls[1]["values"][0]
+    if merge == "replace":
+        assert "replicas" not in values
+    else:
+        assert "replicas: 1" in values   # the chart's values.yaml was read and merged
+
+
+@needs_kubectl
+def test_all_template_flags_and_additional_values(tmp_path: Path, fake_helm: str) -> None:
+    _w, g = compare(tmp_path, fake_helm, {**CHART, "extra.yaml": "a: b\n", K: """\
+        helmCharts:
+        - name: mychart
+          releaseName: r
+          includeCRDs: true
+          skipHooks: true
+          skipTests: true
+          apiVersions: [foo/v1, bar/v2]
+          kubeVersion: "1.27"
+          nameTemplate: nt
+          additionalValuesFiles: [extra.yaml]
+        """})
+    assert "--include-crds" in g.calls[1]["argv"] and "kind: CustomResourceDefinition" in g.out
+
+
+@needs_kubectl
+def test_include_crds_off(tmp_path: Path, fake_helm: str) -> None:
+    _w, g = compare(tmp_path, fake_helm, {**CHART, K: "helmCharts:\n- name: mychart\n"})
+    assert "CustomResourceDefinition" not in g.out and "--generate-name" in g.calls[1]["argv"]
+
+
+@needs_kubectl
+def test_multiple_charts_globals_and_overlay(tmp_path: Path, fake_helm: str) -> None:
+    files = {f"base/{k.replace('charts/', 'mycharts/')}": v for k, v in CHART.items()}
+    files.update({
+        "base/mycharts/other/Chart.yaml": "apiVersion: v2\nname: other\n",
+        "base/mycharts/other/values.yaml": "x: 1\n",
+        "base/mycharts/other/templates/s.yaml": "apiVersion: v1\nkind: Service\nmetadata:\n  name: RELEASE-svc\n",
+        f"base/{K}": """\
+            helmGlobals:
+              chartHome: mycharts
+            helmCharts:
+            - name: mychart
+              releaseName: one
+            - name: other
+              releaseName: two
+              namespace: elsewhere
+            configMapGenerator:
+            - name: cm
+              literals: [a=b]
+            """,
+        f"overlay/{K}": """\
+            namespace: prod
+            namePrefix: p-
+            resources: [../base]
+            """})
+    _w, g = compare(tmp_path, fake_helm, files, sub="overlay")
+    assert "name: p-two-svc" in g.out and len(g.calls) == 4
+
+
+@needs_kubectl
+def test_config_home(tmp_path: Path, fake_helm: str) -> None:
+    home = tmp_path / "helmhome"
+    _w, g = compare(tmp_path, fake_helm, {**CHART, K: f"""\
+        helmGlobals:
+          configHome: {home}
+        helmCharts:
+        - name: mychart
+        """})
+    assert g.calls[0]["env"]["HELM_CACHE_HOME"] == f"{home}/.cache"
+
+
+@needs_kubectl
+def test_generator_config_entries_and_origin(tmp_path: Path, fake_helm: str) -> None:
+    _w, g = compare(tmp_path, fake_helm, {**CHART, "my.yaml": "mine: 2\n", "gen.yaml": """\
+apiVersion: builtin
+kind: HelmChartInflationGenerator
+metadata:
+  name: fromfile
+name: mychart
+releaseName: ff
+valuesFile: my.yaml
+""", K: """\
+        buildMetadata: [originAnnotations, transformerAnnotations]
+        namePrefix: p-
+        helmCharts:
+        - name: mychart
+          releaseName: kust
+        generators:
+        - gen.yaml
+        - |
+          apiVersion: builtin
+          kind: HelmChartInflationGenerator
+          metadata:
+            name: inline
+          name: mychart
+          releaseName: inl
+          valuesMerge: merge
+          valuesInline:
+            replicas: 5
+        """})
+    assert "name: fromfile" in g.out and "kind: HelmChartInflationGenerator" in g.out
+
+
+@needs_kubectl
+def test_deprecated_helm_chart_inflation_generator(tmp_path: Path, fake_helm: str) -> None:
+    compare(tmp_path, fake_helm, {**CHART, K: """\
+        helmChartInflationGenerator:
+        - chartName: mychart
+          releaseName: old
+          releaseNamespace: ignored
+          valuesLocal:
+            replicas: 3
+        """})
+
+
+@needs_kubectl
+def test_pull_into_chart_home(tmp_path: Path, fake_helm: str) -> None:
+    """kustomize runs ``helm pull`` into the chart home inside the tree; kzgit does too."""
+    _w, g = compare(tmp_path, fake_helm, {K: """\
+        helmCharts:
+        - name: remote
+          repo: https://charts.example.com
+          version: 1.2.3
+          releaseName: r
+        - name: other
+          repo: oci://registry.example.com/charts/
+          releaseName: o
+        - name: third
+          repo: https://charts.example.com
+        """})
+    assert "charts/remote-1.2.3/remote/Chart.yaml" in g.tree
+    assert [c["argv"][0] for c in g.calls] == ["version", "pull", "template"] * 3
+
+
+@needs_kubectl
+def test_cli_helm_flags_including_shared_api_versions_quirk(tmp_path: Path, fake_helm: str) -> None:
+    compare(tmp_path, fake_helm, {**CHART, "gen.yaml": """\
+apiVersion: builtin
+kind: HelmChartInflationGenerator
+metadata:
+  name: g
+name: mychart
+releaseName: g
+""", K: """\
+        helmCharts:
+        - name: mychart
+          releaseName: a
+        - name: mychart
+          releaseName: b
+          apiVersions: [own/v1, own/v2]
+          kubeVersion: "1.30"
+        generators: [gen.yaml]
+        """}, flags=("--helm-api-versions=cli/v1", "--helm-kube-version=1.20", "--helm-debug"))
+
+
+@needs_kubectl
+@pytest.mark.parametrize("output", [
+    "apiVersion: v1\nkind: ConfigMapList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a\n",
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    config.kubernetes.io/local-config: 'true'\n",
+    "---\n# Source: nothing\n---\n",
+    "",
+    "WARNING: chatter\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n--- bad separator\n",
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\nx: [1, null]\n",
+], ids=["list", "local-config", "empty-docs", "nothing", "chatter", "duplicate", "bad-separator", "null-item"])
+def test_template_output_parsing(tmp_path: Path, fake_helm: str, output: str) -> None:
+    out = tmp_path / "out.yaml"
+    out.write_text(output)
+    compare(tmp_path, fake_helm, {**CHART, K: "helmCharts:\n- name: mychart\n"},
+            env={"FAKE_HELM_OUT": str(out)})
+
+
+@needs_kubectl
+def test_generated_resource_conflicting_with_a_resource(tmp_path: Path, fake_helm: str) -> None:
+    _w, g = compare(tmp_path, fake_helm, {**CHART, "dep.yaml": (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: r-dep\n  namespace: default\n"), K: """\
+        resources: [dep.yaml]
+        helmCharts:
+        - name: mychart
+          releaseName: r
+        """})
+    assert g.rc == 1
+
+
+# --------------------------------------------------------------------------- errors
+
+ERROR_CASES = {
+    "not-enabled": ({K: "helmCharts:\n- name: mychart\n"}, ("--no-enable-helm",), {}, "--enable-helm"),
+    "helm-fails": ({K: "helmCharts:\n- name: mychart\n"}, (), {"FAKE_HELM_FAIL": "template"},
+                   "fake helm failed on purpose"),
+    "pull-fails": ({K: "helmCharts:\n- name: nope\n  repo: https://x.example.com\n"}, (),
+                   {"FAKE_HELM_FAIL": "pull"}, "'nope'"),
+    "helm-v2": ({K: "helmCharts:\n- name: mychart\n"}, (), {"FAKE_HELM_VERSION": "v2.17.0"}, "helm V3"),
+    "no-version": ({K: "helmCharts:\n- name: mychart\n"}, (), {"FAKE_HELM_VERSION": "oops"},
+                   "cannot find version"),
+    "empty-values-with-inline": ({"charts/mychart/values.yaml": "# nothing\n",
+                                  K: "helmCharts:\n- name: mychart\n  valuesInline: {a: 1}\n"}, (), {}, "EOF"),
+    "no-values-file": ({"charts/mychart/values.yaml": None, K: "helmCharts:\n- name: mychart\n"}, (), {},
+                       "values.yaml"),
+    "no-chart-no-repo": ({K: "helmCharts:\n- name: absent\n"}, (), {}, "no repo specified"),
+    "bad-merge": ({K: "helmCharts:\n- name: mychart\n  valuesMerge: bogus\n"}, (), {}, "valuesMerge"),
+    "empty-name": ({K: "helmCharts:\n- releaseName: x\n"}, (), {}, "chart name cannot be empty"),
+    "inline-not-map": ({K: "helmCharts:\n- name: mychart\n  valuesInline: [1]\n"}, (), {}, "valuesInline"),
+    "additional-outside": ({K: "helmCharts:\n- name: mychart\n  additionalValuesFiles: [../x.yaml]\n"},
+                           (), {}, "additionalValuesFile"),
+    "chart-home-outside-root": ({"sub/" + K: "helmGlobals:\n  chartHome: ../charts\nhelmCharts:\n- name: mychart\n"},
+                                (), {}, "is not in or below"),
+}
+ERROR_SUBDIR = {"chart-home-outside-root": "sub"}
+
+
+@needs_kubectl
+@pytest.mark.parametrize("case", sorted(ERROR_CASES))
+def test_errors(tmp_path: Path, fake_helm: str, case: str) -> None:
+    extra, flags, env, needle = ERROR_CASES[case]
+    files = {**CHART, **{k: v for k, v in extra.items() if v is not None}}
+    for k, v in extra.items():
+        if v is None:
+            files.pop(k)
+    w, g = compare(tmp_path, fake_helm, files, flags, env, sub=ERROR_SUBDIR.get(case, "."))
+    assert w.rc != 0 and g.rc == 1
+    assert needle in g.err
+    if case != "not-enabled" and case != "empty-name":
+        assert "kustomization.yaml" in g.err
+
+
+@needs_kubectl
+def test_chart_home_outside_root_allowed_without_restrictor(tmp_path: Path, fake_helm: str) -> None:
+    compare(tmp_path, fake_helm, {**CHART, "sub/" + K: "helmGlobals:\n  chartHome: ../charts\n"
+                                  "helmCharts:\n- name: mychart\n"},
+            ("--load-restrictor=LoadRestrictionsNone",), sub="sub")
+
+
+@needs_kubectl
+def test_chart_home_outside_root_replace_skips_values_file(tmp_path: Path, fake_helm: str) -> None:
+    """valuesMerge: replace never reads the chart's values.yaml, so the restrictor never sees it."""
+    compare(tmp_path, fake_helm, {**CHART, "sub/" + K: """\
+        helmGlobals:
+          chartHome: ../charts
+        helmCharts:
+        - name: mychart
+          valuesMerge: replace
+          valuesInline: {x: 1}
+        """}, sub="sub")
+
+
+# --------------------------------------------------------------------------- kzgit only
+
+def _kzgit(root: Path, fake: str, *flags: str, env: Optional[Dict[str, str]] = None) -> subprocess.CompletedProcess:
+    e = {**os.environ, "FAKE_HELM_LOG": str(root.parent / "helm.log"), **(env or {})}
+    return subprocess.run([PY, "-m", "kzgit", "build", "--enable-helm", f"--helm-command={fake}",
+                           *flags, str(root)], capture_output=True, text=True, env=e, timeout=60)
+
+
+def test_timeout_kills_helm(tmp_path: Path, fake_helm: str) -> None:
+    root = tmp_path / "tree"
+    _write(root, {**CHART, K: "helmCharts:\n- name: mychart\n"})
+    start = time.monotonic()
+    res = _kzgit(root, fake_helm, "--plugin-timeout", "1", env={"FAKE_HELM_SLEEP_ON": "template"})
+    assert time.monotonic() - start < 20
+    assert res.returncode == 1 and "timed out" in res.stderr and "mychart" in res.stderr
+    assert "kustomization.yaml" in res.stderr and "Traceback" not in res.stderr
+    pid = int((tmp_path / "helm.log.pid").read_text())
+    end = time.monotonic() + 5
+    while time.monotonic() < end:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        with open(f"/proc/{pid}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                break
+        time.sleep(0.05)
+    else:
+        pytest.fail("the fake helm survived the timeout")
+
+
+def test_missing_helm_binary(tmp_path: Path) -> None:
+    root = tmp_path / "tree"
+    _write(root, {**CHART, K: "helmCharts:\n- name: mychart\n"})
+    res = _kzgit(root, str(tmp_path / "no-such-helm"))
+    assert res.returncode == 1 and "no-such-helm" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_no_temp_dirs_left(tmp_path: Path, fake_helm: str) -> None:
+    root = tmp_path / "tree"
+    _write(root, {**CHART, K: "helmCharts:\n- name: mychart\n  valuesInline: {a: 1}\n"})
+    tdir = tmp_path / "tmp"
+    tdir.mkdir()
+    res = _kzgit(root, fake_helm, env={"TMPDIR": str(tdir)})
+    assert res.returncode == 0, res.stderr
+    assert list(tdir.iterdir()) == []
+
+
+def test_chart_name_with_slash_refused(tmp_path: Path, fake_helm: str) -> None:
+    root = tmp_path / "tree"
+    _write(root, {**CHART, K: "helmCharts:\n- name: ../../etc\n  repo: https://x.example.com\n"})
+    res = _kzgit(root, fake_helm)
+    assert res.returncode == 1 and "must not contain '/'" in res.stderr
+    assert not (tmp_path / "helm.log").exists()   # helm never ran
+
+
+def test_remote_root_pulls_into_temp_not_the_clone(tmp_path: Path, fake_helm: str,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chart missing from a cloned remote base is pulled into the build's temp dir: kzgit's
+    clones are a shared cache, kustomize's are thrown away."""
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    monkeypatch.setenv("FAKE_HELM_LOG", str(tmp_path / "helm.log"))
+    loader = Loader(str(clone), DiskFS(), repo_root=str(clone))
+    chart = helm.HelmChart(name="remote", repo="https://x.example.com", version="1.0.0",
+                           release_name="r", where="kustomization.yaml: helmCharts entry 0")
+    opts = BuildOptions(enable_helm=True, helm_command=fake_helm)
+    inf = helm._Inflation(chart, loader, opts, [])
+    inf.configure()
+    resources = inf.generate()
+    assert [r.name for r in resources] == ["r-pulled", "r-values"]
+    assert list(clone.iterdir()) == []
+    calls = [json.loads(x) for x in (tmp_path / "helm.log").read_text().splitlines()]
+    assert "/chart-home/remote-1.0.0" in calls[1]["argv"][3]
+    assert calls[2]["values"] == ["pulled: true\n"]
+
+
+def test_helm_argv_table() -> None:
+    c = helm.HelmChart(name="c", release_name="r", namespace="n", name_template="t",
+                       additional_values_files=["/a.yaml"], api_versions=["x/v1"], kube_version="1.2",
+                       include_crds=True, skip_tests=True, skip_hooks=True, debug=True)
+    assert helm.helm_argv(c, "/home", "/tmp/v.yaml") == [
+        "template", "r", "/home/c", "--namespace", "n", "--name-template", "t", "-f", "/tmp/v.yaml",
+        "-f", "/a.yaml", "--api-versions", "x/v1", "--kube-version", "1.2", "--include-crds",
+        "--skip-tests", "--no-hooks", "--debug"]
+    assert helm.pull_argv(helm.HelmChart(name="c", repo="oci://r/x/", version="1"), "/h") == [
+        "pull", "--untar", "--untardir", "/h", "oci://r/x/c", "--version", "1"]
+    assert helm.pull_argv(helm.HelmChart(name="c", repo="https://r"), "/h") == [
+        "pull", "--untar", "--untardir", "/h", "--repo", "https://r", "c"]
+
+
+def test_bad_plugin_config_type(tmp_path: Path, fake_helm: str) -> None:
+    root = tmp_path / "tree"
+    _write(root, {**CHART, K: """\
+        generators:
+        - |
+          apiVersion: builtin
+          kind: HelmChartInflationGenerator
+          metadata:
+            name: g
+          name: mychart
+          includeCRDs: "yes"
+        """})
+    res = _kzgit(root, fake_helm)
+    assert res.returncode == 1 and "includeCRDs" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_library_error_is_kzgit_error(tmp_path: Path) -> None:
+    from kzgit.build import build
+    _write(tmp_path, {**CHART, K: "helmCharts:\n- name: mychart\n"})
+    with pytest.raises(KzgitError, match="--enable-helm"):
+        build(str(tmp_path), BuildOptions())
