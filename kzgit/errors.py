@@ -6,6 +6,7 @@ does.  Library code raises, it never prints.
 """
 from __future__ import annotations
 
+import copy
 from typing import Optional
 
 
@@ -17,10 +18,29 @@ class KzgitError(Exception):
         self.tip = tip
 
     def __str__(self) -> str:
-        msg = super().__str__()
+        msg = self.message
         if self.tip:
             msg += f"\nTIP: {self.tip}"
         return msg
+
+    @property
+    def message(self) -> str:
+        """The message without the tip."""
+        return super().__str__()
+
+    def prefixed(self, prefix: str) -> "KzgitError":
+        """The same error (class and tip) with ``prefix`` before its message.
+
+        kustomize wraps an error at each level it passes (``errors.WrapPrefixf``):
+        ``accumulating resources: recursed accumulation of path ...: <cause>``.
+        """
+        return self.reworded(prefix + self.message)
+
+    def reworded(self, message: str) -> "KzgitError":
+        """The same error (class and tip) with another message."""
+        new = copy.copy(self)
+        new.args = (message,)
+        return new
 
 
 class BuildError(KzgitError):

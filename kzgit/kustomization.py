@@ -8,6 +8,7 @@ silently wins last.  ``FixKustomization`` then folds deprecated fields.
 """
 from __future__ import annotations
 
+import os
 from typing import Any, Dict, List, Optional, Tuple
 
 from kzgit.errors import BuildError
@@ -21,45 +22,84 @@ COMPONENT_VERSION = "kustomize.config.k8s.io/v1alpha1"
 # Go type names used in json decode errors.
 STR, BOOL, INT, ANY = "string", "bool", "int64", "any"
 MAP_STR = "map[string]string"
+MAP_BOOL = "map[string]bool"
 LIST_STR = "[]string"
 
-FIELDSPEC = {"group": STR, "version": STR, "kind": STR, "path": STR, "create": BOOL,
-             "apiVersion": STR, "name": STR, "namespace": STR}
-SELECTOR = {"group": STR, "version": STR, "kind": STR, "name": STR, "namespace": STR,
-            "labelSelector": STR, "annotationSelector": STR}
-GENERATOR_OPTIONS = {"labels": MAP_STR, "annotations": MAP_STR, "disableNameSuffixHash": BOOL,
-                     "immutable": BOOL}
-GENERATOR_ARGS = {"namespace": STR, "name": STR, "behavior": STR, "literals": LIST_STR,
-                  "files": LIST_STR, "envs": LIST_STR, "env": STR, "options": GENERATOR_OPTIONS}
-SECRET_ARGS = dict(GENERATOR_ARGS, type=STR)
-PATCH = {"path": STR, "patch": STR, "target": SELECTOR, "options": "map[string]bool"}
-IMAGE = {"name": STR, "newName": STR, "tagSuffix": STR, "newTag": STR, "digest": STR}
-REPLICA = {"name": STR, "count": INT}
-LABEL = {"pairs": MAP_STR, "includeSelectors": BOOL, "includeTemplates": BOOL, "fields": [FIELDSPEC]}
-VAR = {"name": STR, "objref": {"group": STR, "version": STR, "kind": STR, "name": STR,
-                               "namespace": STR, "apiVersion": STR},
-       "fieldref": {"fieldPath": STR}}
-HELM_CHART = {"name": STR, "version": STR, "repo": STR, "releaseName": STR, "namespace": STR,
-              "additionalValuesFiles": LIST_STR, "valuesFile": STR, "valuesInline": ANY,
-              "valuesMerge": STR, "includeCRDs": BOOL, "skipHooks": BOOL, "apiVersions": LIST_STR,
-              "kubeVersion": STR, "nameTemplate": STR, "skipTests": BOOL, "debug": BOOL}
-SORT_OPTIONS = {"order": STR, "legacySortOptions": {"orderFirst": LIST_STR, "orderLast": LIST_STR}}
-METADATA = {"name": STR, "namespace": STR, "labels": MAP_STR, "annotations": MAP_STR}
+
+class Struct(Dict[str, Any]):
+    """A Go struct of api/types: json field name -> type; ``name`` is the Go type name.
+
+    encoding/json names the innermost struct and the whole field path in its errors:
+    ``Go struct field Patch.patches.target of type types.Selector``.
+    """
+
+    def __init__(self, name: str, fields: Dict[str, Any]) -> None:
+        super().__init__(fields)
+        self.name = name
+
+
+class ListOf(List[Any]):
+    """A Go slice; ``go`` is its type name, ``elem_go`` the element's (for scalar elements)."""
+
+    def __init__(self, elem: Any, go: str, elem_go: str = "") -> None:
+        super().__init__([elem])
+        self.go = go
+        self.elem_go = elem_go or go[2:]
+
+
+def _list(elem: Any) -> ListOf:
+    return ListOf(elem, f"[]types.{elem.name}" if isinstance(elem, Struct) else f"[]{elem}")
+
+
+FIELDSPEC = Struct("FieldSpec", {"group": STR, "version": STR, "kind": STR, "path": STR,
+                                 "create": BOOL, "apiVersion": STR, "name": STR, "namespace": STR})
+SELECTOR = Struct("Selector", {"group": STR, "version": STR, "kind": STR, "name": STR,
+                               "namespace": STR, "labelSelector": STR, "annotationSelector": STR})
+GENERATOR_OPTIONS = Struct("GeneratorOptions", {"labels": MAP_STR, "annotations": MAP_STR,
+                                                "disableNameSuffixHash": BOOL, "immutable": BOOL})
+_GENERATOR_FIELDS = {"namespace": STR, "name": STR, "behavior": STR, "literals": LIST_STR,
+                     "files": LIST_STR, "envs": LIST_STR, "env": STR, "options": GENERATOR_OPTIONS}
+GENERATOR_ARGS = Struct("ConfigMapArgs", _GENERATOR_FIELDS)
+SECRET_ARGS = Struct("SecretArgs", dict(_GENERATOR_FIELDS, type=STR))
+PATCH = Struct("Patch", {"path": STR, "patch": STR, "target": SELECTOR, "options": MAP_BOOL})
+IMAGE = Struct("Image", {"name": STR, "newName": STR, "tagSuffix": STR, "newTag": STR,
+                         "digest": STR})
+REPLICA = Struct("Replica", {"name": STR, "count": INT})
+LABEL = Struct("Label", {"pairs": MAP_STR, "includeSelectors": BOOL, "includeTemplates": BOOL,
+                         "fields": _list(FIELDSPEC)})
+VAR = Struct("Var", {"name": STR,
+                     "objref": Struct("Target", {"group": STR, "version": STR, "kind": STR,
+                                                 "name": STR, "namespace": STR, "apiVersion": STR}),
+                     "fieldref": Struct("FieldSelector", {"fieldPath": STR})})
+HELM_CHART = Struct("HelmChart", {
+    "name": STR, "version": STR, "repo": STR, "releaseName": STR, "namespace": STR,
+    "additionalValuesFiles": LIST_STR, "valuesFile": STR, "valuesInline": ANY, "valuesMerge": STR,
+    "includeCRDs": BOOL, "skipHooks": BOOL, "apiVersions": LIST_STR, "kubeVersion": STR,
+    "nameTemplate": STR, "skipTests": BOOL, "debug": BOOL})
+SORT_OPTIONS = Struct("SortOptions", {
+    "order": STR,
+    "legacySortOptions": Struct("LegacySortOptions", {"orderFirst": LIST_STR, "orderLast": LIST_STR})})
+METADATA = Struct("ObjectMeta", {"name": STR, "namespace": STR, "labels": MAP_STR,
+                                 "annotations": MAP_STR})
 
 # api/types/kustomization.go: field name -> type (order is the struct's order)
-KUSTOMIZATION: Dict[str, Any] = {
+KUSTOMIZATION = Struct("Kustomization", {
     "kind": STR, "apiVersion": STR, "metadata": METADATA,
     "openapi": MAP_STR, "namePrefix": STR, "nameSuffix": STR, "namespace": STR,
-    "commonLabels": MAP_STR, "labels": [LABEL], "commonAnnotations": MAP_STR,
-    "patchesStrategicMerge": LIST_STR, "patchesJson6902": [PATCH], "patches": [PATCH],
-    "images": [IMAGE], "imageTags": [IMAGE], "replacements": [ANY], "replicas": [REPLICA],
-    "vars": [VAR], "sortOptions": SORT_OPTIONS, "resources": LIST_STR, "components": LIST_STR,
-    "crds": LIST_STR, "bases": LIST_STR, "configMapGenerator": [GENERATOR_ARGS],
-    "secretGenerator": [SECRET_ARGS], "helmGlobals": {"chartHome": STR, "configHome": STR},
-    "helmCharts": [HELM_CHART], "helmChartInflationGenerator": [ANY],
+    "commonLabels": MAP_STR, "labels": _list(LABEL), "commonAnnotations": MAP_STR,
+    "patchesStrategicMerge": ListOf(STR, "[]types.PatchStrategicMerge"),
+    "patchesJson6902": _list(PATCH), "patches": _list(PATCH),
+    "images": _list(IMAGE), "imageTags": _list(IMAGE),
+    "replacements": ListOf(ANY, "[]types.ReplacementField"), "replicas": _list(REPLICA),
+    "vars": _list(VAR), "sortOptions": SORT_OPTIONS, "resources": LIST_STR, "components": LIST_STR,
+    "crds": LIST_STR, "bases": LIST_STR, "configMapGenerator": _list(GENERATOR_ARGS),
+    "secretGenerator": _list(SECRET_ARGS),
+    "helmGlobals": Struct("HelmGlobals", {"chartHome": STR, "configHome": STR}),
+    "helmCharts": _list(HELM_CHART),
+    "helmChartInflationGenerator": ListOf(ANY, "[]types.HelmChartArgs"),
     "generatorOptions": GENERATOR_OPTIONS, "configurations": LIST_STR, "generators": LIST_STR,
     "transformers": LIST_STR, "validators": LIST_STR, "buildMetadata": LIST_STR,
-}
+})
 
 _GO_JSON_KIND = {bool: "bool", int: "number", float: "number", str: "string", list: "array",
                  dict: "object", type(None): "null"}
@@ -69,54 +109,69 @@ def _jkind(v: Any) -> str:
     return _GO_JSON_KIND.get(type(v), "value")
 
 
-def _decode(value: Any, typ: Any, path: str) -> Any:
-    """Check ``value`` against ``typ`` as encoding/json would; return it with canonical keys."""
+def _type_error(value: Any, field: str, go_type: str) -> BuildError:
+    return BuildError(f"invalid Kustomization: json: cannot unmarshal {_jkind(value)} into Go "
+                      f"struct field {field} of type {go_type}")
+
+
+def _decode(value: Any, typ: Any, field: str) -> Any:
+    """Check ``value`` against ``typ`` as encoding/json would; return it with canonical keys.
+
+    ``field`` is how json names the position: ``<innermost struct>.<json path>``.
+    """
     if value is None:
         return None  # JSON null leaves Go zero values
     if typ == ANY:
         return value
     if typ == STR:
         if not isinstance(value, str):
-            raise BuildError(f"invalid Kustomization: json: cannot unmarshal {_jkind(value)} into Go struct field {path} of type string")
+            raise _type_error(value, field, "string")
         return value
     if typ == BOOL:
         if not isinstance(value, bool):
-            raise BuildError(f"invalid Kustomization: json: cannot unmarshal {_jkind(value)} into Go struct field {path} of type bool")
+            raise _type_error(value, field, "bool")
         return value
     if typ == INT:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or (isinstance(value, float) and not value.is_integer()):
-            raise BuildError(f"invalid Kustomization: json: cannot unmarshal {_jkind(value)} into Go struct field {path} of type int64")
+            raise _type_error(value, field, "int64")
         return int(value)
-    if typ in (MAP_STR, "map[string]bool"):
+    if typ in (MAP_STR, MAP_BOOL):
         want = str if typ == MAP_STR else bool
         if not isinstance(value, dict):
-            raise BuildError(f"invalid Kustomization: json: cannot unmarshal {_jkind(value)} into Go struct field {path} of type {typ}")
-        for k, v in value.items():
+            raise _type_error(value, field, typ)
+        for v in value.values():
             if v is not None and not isinstance(v, want) or (want is str and isinstance(v, bool)):
-                raise BuildError(f"invalid Kustomization: json: cannot unmarshal {_jkind(v)} into Go struct field {path} of type {'string' if want is str else 'bool'}")
+                raise _type_error(v, field, "string" if want is str else "bool")
         return {str(k): v for k, v in value.items()}
     if typ == LIST_STR:
         if not isinstance(value, list):
-            raise BuildError(f"invalid Kustomization: json: cannot unmarshal {_jkind(value)} into Go struct field {path} of type []string")
+            raise _type_error(value, field, LIST_STR)
         for v in value:
             if v is not None and not isinstance(v, str):
-                raise BuildError(f"invalid Kustomization: json: cannot unmarshal {_jkind(v)} into Go struct field {path} of type string")
+                raise _type_error(v, field, "string")
         return ["" if v is None else v for v in value]
-    if isinstance(typ, list):
+    if isinstance(typ, ListOf):
         if not isinstance(value, list):
-            raise BuildError(f"invalid Kustomization: json: cannot unmarshal {_jkind(value)} into Go struct field {path} of type []")
-        return [_decode(v, typ[0], path) for v in value]
-    if isinstance(typ, dict):
+            raise _type_error(value, field, typ.go)
+        elem = typ[0]
+        if elem == STR:
+            for v in value:
+                if v is not None and not isinstance(v, str):
+                    raise _type_error(v, field, typ.elem_go)
+            return ["" if v is None else v for v in value]
+        return [_decode(v, elem, field) for v in value]
+    if isinstance(typ, Struct):
         if not isinstance(value, dict):
-            raise BuildError(f"invalid Kustomization: json: cannot unmarshal {_jkind(value)} into Go struct field {path} of type struct")
+            raise _type_error(value, field, f"types.{typ.name}")
         out: Dict[str, Any] = {}
         folded = {k.lower(): k for k in typ}
+        path = field.partition(".")[2]
         for k, v in value.items():
             key = str(k)
             canon = key if key in typ else folded.get(key.lower())
             if canon is None:
                 raise BuildError(f'invalid Kustomization: json: unknown field "{key}"')
-            out[canon] = _decode(v, typ[canon], f"{path.split('.')[0]}.{canon}" if path else canon)
+            out[canon] = _decode(v, typ[canon], f"{typ.name}.{path + '.' if path else ''}{canon}")
         return out
     raise AssertionError(typ)
 
@@ -131,7 +186,7 @@ def decode_kustomization(raw: Dict[str, Any]) -> Dict[str, Any]:
     filled in and deprecated fields are not folded: that is
     :func:`parse_kustomization`'s job.
     """
-    data: Dict[str, Any] = _decode(raw, KUSTOMIZATION, "")
+    data: Dict[str, Any] = _decode(raw, KUSTOMIZATION, "Kustomization")
     return data
 
 
@@ -183,23 +238,25 @@ def parse_kustomization(content: bytes, path: str) -> Kustomization:
         if data.get(field) is not None:
             k.warnings.append(msg)
     _fix(data)
-    kind = data.get("kind") or ""
-    if kind not in ("", KUSTOMIZATION_KIND, COMPONENT_KIND):
-        raise BuildError(f"Failed to read kustomization file {path}: kind should be Kustomization or Component")
-    if not any(v is not None for f, v in data.items() if f not in ("kind", "apiVersion")):
-        # kusttarget.go Load: a kustomization equal to its bare TypeMeta is "empty"
-        raise BuildError(f"kustomization.yaml is empty ({path})")
-    if kind == "":
+    # kusttarget.go Load: FixKustomization defaults kind and apiVersion, then CheckEmpty,
+    # then EnforceFields reports every problem under the directory's name.
+    if not data.get("kind"):
         data["kind"] = KUSTOMIZATION_KIND
-    required = COMPONENT_VERSION if data["kind"] == COMPONENT_KIND else KUSTOMIZATION_VERSION
     if not data.get("apiVersion"):
-        data["apiVersion"] = required
-    elif data["apiVersion"] != required:
-        # types/kustomization.go EnforceFields: a set apiVersion must be the one
-        # of the (defaulted) kind: v1beta1 for a Kustomization, v1alpha1 for a
-        # Component.
-        raise BuildError(f"Failed to read kustomization file {path}: "
-                         f"apiVersion for {data['kind']} should be {required}")
+        data["apiVersion"] = COMPONENT_VERSION if data["kind"] == COMPONENT_KIND else KUSTOMIZATION_VERSION
+    if not any(v is not None for f, v in data.items() if f not in ("kind", "apiVersion")):
+        # a kustomization equal to its bare TypeMeta is "empty"
+        raise BuildError(f"kustomization.yaml is empty ({path})")
+    errs = []
+    if data["kind"] not in (KUSTOMIZATION_KIND, COMPONENT_KIND):
+        errs.append(f"kind should be {KUSTOMIZATION_KIND} or {COMPONENT_KIND}")
+    # types/kustomization.go EnforceFields: v1beta1 for a Kustomization, v1alpha1 for a Component
+    required = COMPONENT_VERSION if data["kind"] == COMPONENT_KIND else KUSTOMIZATION_VERSION
+    if data["apiVersion"] != required:
+        errs.append(f"apiVersion for {data['kind']} should be {required}")
+    if errs:
+        raise BuildError(f"Failed to read kustomization file under {os.path.dirname(path)}:\n"
+                         + "\n".join(errs))
     return k
 
 

@@ -6,11 +6,12 @@ exactly; see notes/kustomize-build.md §2.
 """
 from __future__ import annotations
 
+import json
 import os
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 from kzgit.build import BuildOptions, BuildResult
-from kzgit.errors import BuildError, KzgitError, UnsupportedError
+from kzgit.errors import BuildError, KzgitError, UnsupportedError, YamlError
 from kzgit.kustomization import Kustomization, parse_kustomization
 from kzgit.loader import Loader, new_root_loader
 from kzgit.resource import Gvk, ResId, ResMap, Resource
@@ -65,6 +66,11 @@ class Accumulator:
         items = self.resmap.resources()
         items[items.index(old)] = res
         self.resmap.replace_items(items)
+
+
+def _go_quote(text: str) -> str:
+    """Go's ``%q`` of a string (strconv.Quote) for the characters error messages hold."""
+    return json.dumps(text, ensure_ascii=False)
 
 
 def _go_id(rid: ResId) -> str:
@@ -130,7 +136,10 @@ class Target:
     def accumulate(self, ra: Optional[Accumulator] = None) -> Accumulator:
         ra = ra if ra is not None else Accumulator()
         k = self.k
-        self.accumulate_resources(ra, k.get("resources", []))
+        try:
+            self.accumulate_resources(ra, k.get("resources", []))
+        except KzgitError as e:
+            raise e.prefixed("accumulating resources: ") from None
         cfg = TransformerConfig()
         for p in k.get("configurations", []):
             data = load_documents(self.loader.load(p), p)
@@ -139,8 +148,11 @@ class Target:
         for p in k.get("crds", []):
             self.ctx.merge_crds(ra, self.loader, p)
         self.run_generators(ra)
-        for c in k.get("components", []):
-            self.accumulate_directory(ra, c, component=True)
+        try:
+            for c in k.get("components", []):
+                self.accumulate_component(ra, c)
+        except KzgitError as e:
+            raise e.prefixed("accumulating components: ") from None
         self.run_transformers(ra)
         self.run_validators(ra)
         self.ctx.merge_vars(ra, self, k.get("vars", []))
@@ -156,18 +168,23 @@ class Target:
                 else:
                     self._accumulate_loader(ra, got, path, component=False)
                 continue
+            # kusttarget.go accumulateResources: a file first, then a directory; when both
+            # fail, the file's error is quoted before the directory's.
             try:
-                data = self.loader.load(path)
-            except KzgitError as file_err:
-                try:
-                    sub = self.loader.new_dir_loader(path)
-                except KzgitError as dir_err:
-                    if "is not in or below" in str(file_err):
-                        raise BuildError(f"accumulation err='accumulating resources from '{path}': {file_err}': {dir_err}") from None
-                    raise BuildError(f"accumulating resources from '{path}': {file_err}: {dir_err}") from None
-                self._accumulate_loader(ra, sub, path, component=False)
+                self._accumulate_file(ra, path)
                 continue
-            self._append_file_resources(ra, data, path)
+            except KzgitError as e:
+                file_err = e
+            try:
+                sub = self.loader.new_dir_loader(path)
+            except KzgitError as dir_err:
+                if isinstance(file_err, YamlError):
+                    raise file_err from None  # malformed YAML in a file: the directory error would confuse
+                raise dir_err.prefixed(f"accumulation err='{file_err.message}': ") from None
+            try:
+                self._accumulate_loader(ra, sub, path, component=False)
+            except KzgitError as e:
+                raise e.prefixed(f"accumulation err='{file_err.message}': ") from None
 
     def origin_of(self, path: str) -> str:
         """Origin.Append: filepath.Join of this level's origin path and ``path``."""
@@ -179,29 +196,43 @@ class Target:
         return {"configuredIn": self.origin_of(self.kfile_name),
                 "configuredBy": {"apiVersion": "builtin", "kind": kind}}
 
+    def _accumulate_file(self, ra: Accumulator, path: str) -> None:
+        try:
+            data = self.loader.load(path)
+        except KzgitError as e:
+            raise e.prefixed(f"accumulating resources from '{path}': ") from None
+        self._append_file_resources(ra, data, path)
+
     def _append_file_resources(self, ra: Accumulator, data: bytes, path: str) -> None:
+        """kusttarget.go accumulateFile: read the resources of one file, then append them."""
         try:
             res = resources_from_bytes(data, os.path.join(self.loader.root, path))
+        except KzgitError as e:
+            raise e.prefixed(f"accumulating resources from '{path}': ") from None
+        try:
             for r in res:
                 if self.origin is not None:
                     r.origin = {"path": self.origin_of(path)}
                 ra.resmap.append(r)
         except KzgitError as e:
-            raise BuildError(f"accumulating resources from '{path}': {e}") from None
+            raise e.prefixed(f"merging resources from '{path}': ") from None
 
-    def accumulate_directory(self, ra: Accumulator, path: str, component: bool) -> None:
+    def accumulate_component(self, ra: Accumulator, path: str) -> None:
+        """kusttarget.go accumulateComponents; its errors quote the cause Go-style (%q)."""
         if self.ctx.looks_remote(path):
             got = self.ctx.open_remote(self.loader, path, self.options)
             if isinstance(got, bytes):
                 raise BuildError(f"component '{path}' must be a directory, not a file")
-            self._accumulate_loader(ra, got, path, component)
-            return
+            sub = got
+        else:
+            try:
+                sub = self.loader.new_dir_loader(path)
+            except KzgitError as e:
+                raise e.reworded(f"loader.New {_go_quote(e.message)}") from None
         try:
-            sub = self.loader.new_dir_loader(path)
+            self._accumulate_loader(ra, sub, path, component=True)
         except KzgitError as e:
-            what = "accumulating components" if component else "accumulating resources"
-            raise BuildError(f"{what}: {e}") from None
-        self._accumulate_loader(ra, sub, path, component)
+            raise e.reworded(f"accumulateDirectory: {_go_quote(e.message)}") from None
 
     def _accumulate_loader(self, ra: Accumulator, loader: Loader, path: str, component: bool) -> None:
         try:

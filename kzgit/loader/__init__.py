@@ -98,25 +98,33 @@ class Loader:
 
     # -- files ------------------------------------------------------------------------
     def resolve(self, path: str) -> str:
-        """Absolute, symlink-free path of a file named relative to the root; restricted."""
-        p = path if os.path.isabs(path) else os.path.join(self.root, path)
-        p = os.path.normpath(p)
+        """Absolute, symlink-free path of a file named relative to the root; restricted.
+
+        Messages name the path as written, joined to the root, not where its symlinks
+        lead (fileloader.go Load, loadrestrictions.go RestrictionRootOnly).
+        """
+        p = os.path.normpath(path if os.path.isabs(path) else os.path.join(self.root, path))
         try:
             real = self.fs.realpath(p)
         except FileNotFoundError:
             raise BuildError(f"evalsymlink failure on '{p}' : lstat {p}: no such file or directory") from None
         except OSError as e:
             raise BuildError(f"evalsymlink failure on '{p}' : {e.strerror or e}") from None
-        if self.restrictor == ROOT_ONLY and not is_within(real, self.root):
-            raise LoadRestrictionError(f"security; file '{real}' is not in or below '{self.root}'")
+        if self.restrictor == ROOT_ONLY:
+            if self.fs.is_dir(real):
+                raise BuildError(f"'{p}' must resolve to a file")
+            if not is_within(real, self.root):
+                raise LoadRestrictionError(f"security; file '{p}' is not in or below '{self.root}'")
         if self.repo_root and not is_within(real, self.repo_root):
-            raise LoadRestrictionError(f"security; file '{real}' is not in or below '{self.repo_root}'")
+            raise LoadRestrictionError(f"security; file '{p}' is not in or below '{self.repo_root}'")
         return real
 
     def load(self, path: str) -> bytes:
         real = self.resolve(path)
         if self.fs.is_dir(real):
-            raise BuildError(f"'{real}' must be a file (got a directory)")
+            # LoadRestrictionsNone reads the directory (os.ReadFile's error)
+            p = os.path.normpath(path if os.path.isabs(path) else os.path.join(self.root, path))
+            raise BuildError(f"read {p}: is a directory")
         return self.fs.read_bytes(real)
 
     def display(self, path: str) -> str:

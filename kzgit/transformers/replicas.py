@@ -27,5 +27,8 @@ def transform(resmap: ResMap, config: Dict[str, Any], where: str = "ReplicaCount
             found = True
             apply_fieldspec(r.obj, fs, lambda _old: count, SCALAR, r.cur_id)
     if not found:
-        gvks = ", ".join(f"{Gvk(fs.group, fs.version, fs.kind)}" for fs in specs)
+        from kzgit.transformers.sorting import gvk_order_key
+        # ReplicaCountTransformer.go: the kinds of its (sorted) field specs, Go's %v of a slice
+        listed = sorted((Gvk(fs.group, fs.version, fs.kind) for fs in specs), key=gvk_order_key)
+        gvks = " ".join(str(g) for g in listed)
         raise BuildError(f"resource with name {name} does not match a config with the following GVK [{gvks}]")

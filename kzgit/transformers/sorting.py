@@ -13,6 +13,21 @@ def _gvk_sort_string(g: Gvk) -> str:
     return "_".join([g.group or "~G", g.version or "~V", g.kind or "~K"])
 
 
+def gvk_order_key(g: Gvk) -> tuple:
+    """resid.Gvk.IsLessThan as a sort key: the legacy kind ranks, then the stable string.
+
+    kustomize sorts its field-spec tables with it (builtinconfig sortFields), which decides
+    the order of the kinds some error messages list.
+    """
+    if g.kind in LEGACY_ORDER_FIRST:
+        rank = LEGACY_ORDER_FIRST.index(g.kind) - len(LEGACY_ORDER_FIRST)
+    elif g.kind in LEGACY_ORDER_LAST:
+        rank = 1 + LEGACY_ORDER_LAST.index(g.kind)
+    else:
+        rank = 0
+    return (rank, _gvk_sort_string(g))
+
+
 def _id_sort_string(i: ResId) -> str:
     return "|".join([str(i.gvk), i.namespace or "~X", i.name or "~N"])
 
