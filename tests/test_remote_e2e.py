@@ -102,6 +102,17 @@ def test_remote_build_target(repos: Dict[str, GitRepo], tmp: str) -> None:
         build(repos["lib"].file_url("nothere", "v1.0.0"), BuildOptions())
 
 
+def test_git_prefix_is_stripped_with_a_warning(repos: Dict[str, GitRepo], tmp: str) -> None:
+    url = "git::" + repos["lib"].file_url("svc", "v1.0.0")
+    path = _local(tmp, kustomization((url,)))
+    result = build(path, BuildOptions())
+    assert "name: lib-svc" in result.to_yaml()
+    assert [w for w in result.warnings if "'git::' URL prefix" in w] == [
+        f"'{url}': forcing the git protocol using the 'git::' URL prefix is not supported; "
+        "kustomize and kzgit strip this prefix. Please remove the 'git::' prefix from your "
+        "configuration."]
+
+
 def test_remote_component(repos: Dict[str, GitRepo], tmp: str) -> None:
     lib = repos["lib"]
     path = _local(tmp, kustomization(("cm.yaml",)) + f"components:\n- {lib.file_url('comp', 'v1.0.0')}\n")

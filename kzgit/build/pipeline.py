@@ -439,7 +439,17 @@ class BuildContext:
             from kzgit.remote import open_remote
         except ImportError:
             raise UnsupportedError(f"remote reference '{path}' in {parent.root}: remote references are not supported yet") from None
-        return open_remote(parent, path, options)
+        got = open_remote(parent, path, options)
+        self.note_repo_warnings(path)
+        return got
+
+    def note_repo_warnings(self, path: str) -> None:
+        """What kustomize logs while parsing a repository URL (repospec.go), once per URL."""
+        from kzgit.remote import parse_repo_spec
+        spec = parse_repo_spec(path)
+        for w in spec.warnings() if spec is not None else ():
+            if w not in self.warnings:
+                self.warnings.append(w)
 
     # optional features ----------------------------------------------------------------------
     def helm(self, t: Target, ra: Accumulator) -> None:
@@ -580,6 +590,7 @@ def run(path: str, options: BuildOptions) -> BuildResult:
 
     ctx = BuildContext(options)
     loader = _root_loader(path, options)
+    ctx.note_repo_warnings(path)
     top = Target(loader, options, ctx)
     if top.k.get("buildMetadata"):
         top.origin = ""
