@@ -400,7 +400,8 @@ def test_generated_resource_conflicting_with_a_resource(tmp_path: Path, fake_hel
 
 # --------------------------------------------------------------------------- errors
 
-ERROR_CASES = {
+ErrorCase = Tuple[Dict[str, Optional[str]], Tuple[str, ...], Dict[str, str], str]
+ERROR_CASES: Dict[str, ErrorCase] = {
     "not-enabled": ({K: "helmCharts:\n- name: mychart\n"}, ("--no-enable-helm",), {}, "--enable-helm"),
     "helm-fails": ({K: "helmCharts:\n- name: mychart\n"}, (), {"FAKE_HELM_FAIL": "template"},
                    "fake helm failed on purpose"),
@@ -429,10 +430,12 @@ ERROR_SUBDIR = {"chart-home-outside-root": "sub"}
 @pytest.mark.parametrize("case", sorted(ERROR_CASES))
 def test_errors(tmp_path: Path, fake_helm: str, case: str) -> None:
     extra, flags, env, needle = ERROR_CASES[case]
-    files = {**CHART, **{k: v for k, v in extra.items() if v is not None}}
+    files = dict(CHART)
     for k, v in extra.items():
         if v is None:
             files.pop(k)
+        else:
+            files[k] = v
     w, g = compare(tmp_path, fake_helm, files, flags, env, sub=ERROR_SUBDIR.get(case, "."))
     assert w.rc != 0 and g.rc == 1
     assert needle in g.err
@@ -462,7 +465,7 @@ def test_chart_home_outside_root_replace_skips_values_file(tmp_path: Path, fake_
 
 # --------------------------------------------------------------------------- kzgit only
 
-def _kzgit(root: Path, fake: str, *flags: str, env: Optional[Dict[str, str]] = None) -> subprocess.CompletedProcess:
+def _kzgit(root: Path, fake: str, *flags: str, env: Optional[Dict[str, str]] = None) -> "subprocess.CompletedProcess[str]":
     e = {**os.environ, "FAKE_HELM_LOG": str(root.parent / "helm.log"), **(env or {})}
     return subprocess.run([PY, "-m", "kzgit", "build", "--enable-helm", f"--helm-command={fake}",
                            *flags, str(root)], capture_output=True, text=True, env=e, timeout=60)
@@ -572,3 +575,19 @@ def test_library_error_is_kzgit_error(tmp_path: Path) -> None:
     _write(tmp_path, {**CHART, K: "helmCharts:\n- name: mychart\n"})
     with pytest.raises(KzgitError, match="--enable-helm"):
         build(str(tmp_path), BuildOptions())
+
+
+ALIASED_VALUES = ("base: &b {x: 1}\nother: *b\nsc: &s 5\nsc2: *s\nm:\n  <<: *b\n  y: 2\n"
+                  "l: [*s, 3]\nnn:\n  deep: *b\n  keep: 1\nseq:\n  <<: [*b]\n  z: 3\n")
+
+
+@needs_kubectl
+@pytest.mark.parametrize("merge", ["override", "merge"])
+@pytest.mark.parametrize("inline", ["{c: 1}", "{other: {z: 1}}", "{sc2: 7}", "{sc2: null}", "{m: {q: 1}}",
+                                    "{nn: {deep: 1}}", "{nn: {deep: null}}",
+                                    "{f: 12345678901234567890, g: -9007199254740993}"])
+def test_values_merge_sees_nodes_like_kyaml(tmp_path: Path, fake_helm: str, merge: str, inline: str) -> None:
+    """kyaml's merge walks YAML nodes: aliased fields and alias merge keys vanish, or clash."""
+    compare(tmp_path, fake_helm, {**CHART, "charts/mychart/values.yaml": ALIASED_VALUES,
+                                  K: f"helmCharts:\n- name: mychart\n  valuesMerge: {merge}\n"
+                                     f"  valuesInline: {inline}\n"})
