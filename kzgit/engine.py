@@ -15,13 +15,16 @@ the binary's own message, so all engines report errors the same way.
 """
 from __future__ import annotations
 
+import concurrent.futures
+import contextlib
+import json
 import os
 import re
 import shutil
 import signal
 import subprocess
 import threading
-from typing import Dict, List, Mapping, Optional, Protocol
+from typing import Dict, Iterator, List, Mapping, Optional, Protocol
 
 from kzgit.build import BuildOptions
 from kzgit.config import Config
@@ -32,6 +35,8 @@ DEFAULT_TIMEOUT = 120.0
 # Last lines of an external engine's stderr kept in an error message.
 _STDERR_TAIL_LINES = 20
 _KLOG_START = re.compile(r"^[EWIF]\d{4} [\d:.]+ +\d+ [^]]+\] \"command failed\" err=<$")
+# ... or on one line, the message Go-quoted: err="..."
+_KLOG_LINE = re.compile(r"^[EWIF]\d{4} [\d:.]+ +\d+ [^]]+\] \"command failed\" err=(\".*\")$")
 
 
 class Engine(Protocol):
@@ -154,6 +159,33 @@ class ExternalEngine:
         return out.decode("utf-8")
 
 
+@contextlib.contextmanager
+def render_pool(engine: Engine, workers: int) -> Iterator[concurrent.futures.Executor]:
+    """An executor for renders with ``engine``: processes for the builtin engine (CPU-bound
+    Python), threads for external binaries (processes already).
+
+    On ^C / SIGTERM queued renders are dropped and external renders in flight are killed:
+    they run in their own process groups, which the terminal's signal does not reach.
+    """
+    pool: concurrent.futures.Executor
+    if engine.name == "builtin":
+        # import the pipeline once here, so forked workers inherit it instead of each
+        # importing it again
+        import kzgit.build.pipeline  # noqa: F401
+        pool = concurrent.futures.ProcessPoolExecutor(max_workers=workers)
+    else:
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers)
+    try:
+        yield pool
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        kill_all = getattr(engine, "kill_all", None)
+        if callable(kill_all):
+            kill_all()
+        raise
+    pool.shutdown()
+
+
 def _kill_group(proc: "subprocess.Popen[bytes]") -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -166,16 +198,27 @@ def _kill_group(proc: "subprocess.Popen[bytes]") -> None:
 
 
 def _error_message(stderr: str, shown: str, path: str, code: int) -> str:
-    lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
+    # deprecation notices ("# Warning: 'commonLabels' is deprecated...") are not the error
+    lines = [ln for ln in stderr.strip().splitlines() if ln.strip() and not ln.startswith("# Warning")]
     if not lines:
         return f"{shown} {path}: exit status {code}"
     # kubectl >= 1.30 logs through klog: 'E1122 19:54:26.89 1825 run.go:72] "command failed"
-    # err=<' then the message indented by a tab, then ' >'.  Keep the message only.
-    if _KLOG_START.match(lines[0]):
-        lines = lines[1:]
-        if lines and lines[-1].strip() == ">":
-            lines = lines[:-1]
-        lines = [ln[1:] if ln.startswith("\t") else ln for ln in lines]
+    # err="<Go-quoted message>"', or for a multi-line message 'err=<', the message indented by
+    # a tab, then ' >'.  Keep the message only.
+    for i, ln in enumerate(lines):
+        one = _KLOG_LINE.match(ln)
+        if one:
+            try:
+                lines = lines[:i] + str(json.loads(one.group(1))).splitlines() + lines[i + 1:]
+            except ValueError:  # Go quoting JSON cannot read (\x escapes): keep the line
+                pass
+            break
+        if _KLOG_START.match(ln):
+            body = lines[i + 1:]
+            if body and body[-1].strip() == ">":
+                body = body[:-1]
+            lines = lines[:i] + [b[1:] if b.startswith("\t") else b for b in body]
+            break
     lines = lines[-_STDERR_TAIL_LINES:]
     # kustomize prints "Error: <msg>" (cobra); keep only the message, as builtin errors read.
     if lines and lines[0].startswith("Error: "):

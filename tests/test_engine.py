@@ -68,6 +68,28 @@ def test_kubectl_klog_wrapping_is_removed(tmp_path: Path) -> None:
     assert str(e.value) == "first line\nsecond line"
 
 
+def test_kubectl_one_line_klog_and_warnings_are_removed(tmp_path: Path) -> None:
+    body = ("printf '# Warning: '\\''bases'\\'' is deprecated.\n"
+            "E1122 19:54:26.894963   18250 run.go:72] \"command failed\" "
+            "err=\"accumulating resources: accumulation err='\\''x'\\'': \\\"quoted\\\"\"\n' >&2; exit 1\n")
+    eng = ExternalEngine("kubectl", _fake(tmp_path, body, "kubectl"))
+    with pytest.raises(BuildError) as e:
+        eng.render("dir", BuildOptions())
+    assert str(e.value) == "accumulating resources: accumulation err='x': \"quoted\""
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl not on PATH")
+def test_kubectl_error_reads_like_the_builtin_engine(tmp_path: Path) -> None:
+    (tmp_path / "kustomization.yaml").write_text("resources:\n- missing.yaml\ncommonLabels: {a: b}\n")
+    msgs = []
+    for eng in (get_engine("kubectl"), get_engine("builtin")):
+        with pytest.raises(BuildError) as e:
+            eng.render(str(tmp_path), BuildOptions())
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]
+    assert msgs[0].startswith("accumulating resources: accumulation err='accumulating resources from ")
+
+
 def test_timeout_kills_the_process_group(tmp_path: Path) -> None:
     marker = tmp_path / "child-alive"
     body = f'(sleep 3; touch "{marker}") &\nsleep 30\n'

@@ -20,12 +20,13 @@ import os
 from typing import Callable, Dict, List, Optional, Tuple
 
 from kzgit.build import BuildOptions
+from kzgit.build.cache import BuildCache
 from kzgit.config import Config, glob_match
 from kzgit.diff import drift as _drift
 from kzgit.diff.report import (ADDED, CHANGED, ERROR, REMOVED, UNCHANGED, DiffReport, RenderedResource,
                                RenderError, RootDiff, Side, compare, stem_from_shape)
 from kzgit.diff.revision import ConfinedDiskFS, Revision, changed_paths, open_commit, open_worktree
-from kzgit.engine import Engine, get_engine
+from kzgit.engine import Engine, get_engine, render_pool
 from kzgit.errors import BuildError, KzgitError, UsageError
 from kzgit.graph import Graph, scan
 from kzgit.loader import FileSystem
@@ -74,7 +75,9 @@ def diff(cwd: str, options: DiffOptions) -> DiffReport:
             enable_alpha_plugins=options.enable_alpha_plugins or config.enable_alpha_plugins,
             enable_exec=options.enable_exec or config.enable_exec,
             enable_helm=options.enable_helm or config.enable_helm,
-            offline=options.offline)
+            offline=options.offline,
+            # roots of one revision share bases: accumulate each once (kzgit.build.cache)
+            cache=BuildCache())
         changed = changed_paths(base, head)
         base_graph, head_graph = _graph(base, config), _graph(head, config)
         roots = sorted(set(base_graph.affected_roots(changed)) | set(head_graph.affected_roots(changed)))
@@ -203,27 +206,11 @@ def _render_all(roots: List[str], base: Revision, head: Revision, base_graph: Gr
             tell(i, job)
             results[job] = _render(where[job[1]], job[0], engine, options)
         return results
-    pool: concurrent.futures.Executor
-    if engine.name == "builtin":
-        # forked workers inherit the imported pipeline instead of importing it each
-        import kzgit.build.pipeline  # noqa: F401
-        pool = concurrent.futures.ProcessPoolExecutor(max_workers=workers)
-    else:
-        pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers)
-    try:
+    with render_pool(engine, workers) as pool:
         futures = {pool.submit(_render, where[job[1]], job[0], engine, options): job for job in todo}
         for i, future in enumerate(concurrent.futures.as_completed(futures)):
             results[futures[future]] = future.result()
             tell(i + 1, futures[future])
-    except BaseException:
-        # ^C / SIGTERM: drop queued renders and stop external ones in flight (they run in
-        # their own process groups, which the terminal's signal does not reach)
-        pool.shutdown(wait=False, cancel_futures=True)
-        kill_all = getattr(engine, "kill_all", None)
-        if callable(kill_all):
-            kill_all()
-        raise
-    pool.shutdown()
     return results
 
 

@@ -7,12 +7,11 @@ Python), threads for external binaries (they are processes already).
 """
 from __future__ import annotations
 
-import concurrent.futures
 import os
 from typing import List, Optional, Tuple
 
 from kzgit.build import BuildOptions
-from kzgit.engine import Engine
+from kzgit.engine import Engine, render_pool
 from kzgit.errors import KzgitError
 from kzgit.hooks import Finding, Workspace
 
@@ -60,24 +59,7 @@ def run(ws: Workspace, engine: Engine, jobs: int = 0, offline: bool = False) -> 
     if workers == 1:
         results = [(r, _render_one(engine, ws.path(r), options)) for r in roots]
     else:
-        pool: concurrent.futures.Executor
-        if engine.name == "builtin":
-            # Import the pipeline once here, so forked workers inherit it instead of each
-            # importing it again.
-            import kzgit.build.pipeline  # noqa: F401
-            pool = concurrent.futures.ProcessPoolExecutor(max_workers=workers)
-        else:
-            pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers)
-        try:
+        with render_pool(engine, workers) as pool:
             futures = [(r, pool.submit(_render_one, engine, ws.path(r), options)) for r in roots]
             results = [(r, f.result()) for r, f in futures]
-        except BaseException:
-            # ^C / SIGTERM: drop queued builds and stop external renders in flight (they run
-            # in their own process groups, which the terminal's signal does not reach).
-            pool.shutdown(wait=False, cancel_futures=True)
-            kill_all = getattr(engine, "kill_all", None)
-            if callable(kill_all):
-                kill_all()
-            raise
-        pool.shutdown()
     return [Finding(root, "does not render: " + ws.scrub(err)) for root, err in results if err]
