@@ -98,8 +98,10 @@ def run(args: argparse.Namespace) -> int:
     _print(report, args)
     for r in report.roots:
         for err in r.errors:
-            first = err.message.splitlines()[0] if err.message else ""
-            print(f"Error: {r.root} does not render at {err.revision}: {first}", file=sys.stderr)
+            # kustomize's messages can span lines ("Failed to read kustomization file under
+            # DIR:" then the problems): all of it, continuation lines indented
+            text = "\n  ".join(err.message.splitlines())
+            print(f"Error: {r.root} does not render at {err.revision}: {text}", file=sys.stderr)
     if report.failed:
         return EXIT_RENDER_FAILED
     return EXIT_CHANGED if args.exit_code and report.changed else 0
