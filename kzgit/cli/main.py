@@ -28,12 +28,17 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def make_parser() -> argparse.ArgumentParser:
+def make_parser(only: Optional[str] = None) -> argparse.ArgumentParser:
+    """The parser; with ``only`` (a command module name) just that command's subparser.
+
+    Registering a command imports its library; a pre-commit hook or a ``kzgit build``
+    on every commit should not pay for the others' imports.
+    """
     parser = _Parser(prog="kzgit", description="Keep kustomizations honest inside git.")
     parser.add_argument("--version", action="version", version=_version())
     parser.add_argument("--traceback", action="store_true", help="show Python tracebacks on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else [only]:
         try:
             mod = importlib.import_module(f"kzgit.cli.{name}")
         except ModuleNotFoundError as e:
@@ -123,8 +128,15 @@ def main(argv: Optional[List[str]] = None) -> int:
                 pass
 
 
+def _command_module(argv: List[str]) -> Optional[str]:
+    """The command module ``argv`` names (its first word that is not an option), if any."""
+    word = next((a for a in argv if not a.startswith("-")), None)
+    name = word.replace("-", "_") if word else None
+    return name if name in COMMANDS else None
+
+
 def _main(argv: Optional[List[str]]) -> int:
-    parser = make_parser()
+    parser = make_parser(_command_module(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Optional, Union
 
 from kzgit.errors import RemoteError
 from kzgit.loader import ROOT_ONLY, DiskFS, Loader, is_within
-from kzgit.remote import _gitcli, _http
+from kzgit.remote import _gitcli
 from kzgit.remote._cache import RepoCache, cache_root, checkout, validate_spec
 from kzgit.remote._gitcli import no_git_env
 from kzgit.remote._redact import redact
@@ -125,6 +125,7 @@ def fetch_file(url: str, *, timeout: Optional[float] = None) -> bytes:
     answer, no answer, or a too large or too slow body); messages never
     contain credentials.
     """
+    from kzgit.remote import _http  # urllib/http.client: only when something is downloaded
     return _http.http_get(url, timeout=timeout)
 
 
@@ -209,6 +210,7 @@ def open_remote(parent: Loader, ref: str, options: "BuildOptions") -> Union[Load
                 raise RemoteError(f"offline: cannot fetch '{redact(ref)}'",
                                   tip="run the build without --offline")
         else:
+            from kzgit.remote import _http  # urllib/http.client: only for http(s) entries
             try:
                 body = _http.http_get(ref)
             except (_http.HTTPStatusError, _http.HTTPTransportError):
