@@ -1,6 +1,9 @@
 """``kzgit transform``: crane transform plugins with priorities (the transform-plugin-priority proposal).
 
-Plugins are small Python scripts written by the tests, speaking crane's binary protocol.
+Plugins are small Python scripts written by the tests, speaking crane's binary protocol.  The
+library runs exactly the plugins it is given (``discover_plugins``: the executables); the CLI adds
+crane's builtin KubernetesPlugin, so CLI tests about the executables skip it with
+``-s KubernetesPlugin`` (the builtin itself: tests/test_transform_kubernetes.py).
 """
 from __future__ import annotations
 
@@ -358,6 +361,8 @@ def test_cli_list_plugins(tmp_path: Path, capsys: pytest.CaptureFixture) -> None
     out = capsys.readouterr().out
     assert "Plugin: AnnotationPlugin (version v1)" in out
     assert "annotation-value: The value (example: foo)" in out
+    # crane's builtin comes first (crane internal/plugin/plugin_helper.go GetPlugins)
+    assert out.startswith("Plugin: KubernetesPlugin (version v0.0.6)\n    path: (builtin)\n")
 
 
 def test_cli_transform_and_errors(export: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -366,7 +371,7 @@ def test_cli_transform_and_errors(export: Path, tmp_path: Path, capsys: pytest.C
     plugin(pd, "b", patches={"web": replicas(3)})
     out = tmp_path / "out"
     assert main(["transform", str(export), "-p", str(pd), "--plugin-priorities", "b,a",
-                 "-o", str(out)]) == 0
+                 "-s", "KubernetesPlugin", "-o", str(out)]) == 0
     err = capsys.readouterr().err
     assert "3 resources, 2 plugins: 1 patched, 0 whited out, 1 operations ignored" in err
     assert patch_of(read_overlay(out), "web") == replicas(3)
@@ -384,16 +389,19 @@ def test_cli_skip_plugins(export: Path, tmp_path: Path, capsys: pytest.CaptureFi
     plugin(pd, "a", patches={"web": replicas(2)})
     plugin(pd, "b", patches={"web": replicas(3)})
     out = tmp_path / "out"
-    assert main(["transform", str(export), "-p", str(pd), "-s", "a", "-o", str(out)]) == 0
+    assert main(["transform", str(export), "-p", str(pd), "-s", "a,KubernetesPlugin", "-o",
+                 str(out)]) == 0
     assert "3 resources, 1 plugins: 1 patched, 0 whited out, 0 operations ignored" in capsys.readouterr().err
     assert patch_of(read_overlay(out), "web") == replicas(3)
     assert main(["transform", "--list-plugins", "-p", str(pd), "--skip-plugins", "b"]) == 0
     listed = capsys.readouterr().out
+    assert "Plugin: KubernetesPlugin (" in listed
     assert "Plugin: a (" in listed and "Plugin: b (" not in listed
     # crane ignores an unknown name; a typo here would silently run the plugin meant to be skipped
     assert main(["transform", str(export), "-p", str(pd), "--skip-plugins", "a,zz",
                  "-o", str(tmp_path / "o2")]) == 2
-    assert "--skip-plugins names unknown plugin(s): zz; the plugins are: a, b" in capsys.readouterr().err
+    assert ("--skip-plugins names unknown plugin(s): zz; the plugins are: KubernetesPlugin, a, b"
+            in capsys.readouterr().err)
     assert not (tmp_path / "o2").exists()
 
 

@@ -1,23 +1,29 @@
 """``kzgit transform SOURCE --plugin-dir DIR [--plugin-priorities a,b] [--skip-plugins c] -o OUT``.
 
-Runs crane-compatible transform plugins over SOURCE (a kustomization root, rendered with
-``kzgit build``, or a directory of exported YAML) and writes a kustomization overlay to OUT.
+Runs crane's builtin ``KubernetesPlugin`` and the crane-compatible transform plugins of DIR
+over SOURCE (a kustomization root, rendered with ``kzgit build``, or a directory of exported
+YAML) and writes a kustomization overlay to OUT.
 ``kzgit transform --list-plugins --plugin-dir DIR`` prints each plugin's metadata.
 """
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import List, Optional, TextIO
+from typing import TYPE_CHECKING, List, Optional, TextIO
 
 from kzgit.errors import UsageError
+
+if TYPE_CHECKING:
+    from kzgit.transform import CranePlugin
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     p = sub.add_parser(
         "transform", help="run crane transform plugins with priorities; write an overlay",
-        description="Run crane-compatible transform plugins over SOURCE and write a kustomization "
-                    "overlay (one JSON6902 patch per patched resource) to OUT.")
+        description="Run crane's builtin KubernetesPlugin (strips status, uid and other "
+                    "cluster-set fields; skip it with -s KubernetesPlugin) and the "
+                    "crane-compatible transform plugins of DIR over SOURCE, and write a "
+                    "kustomization overlay (one JSON6902 patch per patched resource) to OUT.")
     p.add_argument("source", nargs="?", metavar="SOURCE",
                    help="a kustomization root or a directory of resource YAML files")
     p.add_argument("-p", "--plugin-dir", required=True, metavar="DIR",
@@ -26,8 +32,8 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                    help="comma-separated plugin names; earlier names win conflicts over later "
                         "and unnamed plugins")
     p.add_argument("-s", "--skip-plugins", default="", metavar="A,B,...",
-                   help="comma-separated plugin names not to run (as crane; an unknown name "
-                        "is an error)")
+                   help="comma-separated plugin names not to run, KubernetesPlugin included "
+                        "(as crane; an unknown name is an error)")
     p.add_argument("--optional-flags", default="", metavar="JSON",
                    help="JSON object of flag values passed to every plugin, as crane: "
                         "'{\"foo-flag\": \"value\"}'")
@@ -45,11 +51,20 @@ def _names(text: str) -> List[str]:
     return [n.strip() for n in text.split(",") if n.strip()]
 
 
-def list_plugins(plugin_dir: str, timeout: float, out: TextIO, skip: str = "") -> int:
-    from kzgit.transform import discover_plugins, skip_plugins
-    plugins = skip_plugins(discover_plugins(plugin_dir, timeout), _names(skip))
+def _shadowed(dropped: "List[CranePlugin]", err: TextIO) -> None:
+    for pl in dropped:
+        err.write(f"kzgit transform: warning: {pl.path} is not run: crane keeps the first "
+                  f"plugin named '{pl.name}', the builtin one\n")
+
+
+def list_plugins(plugin_dir: str, timeout: float, out: TextIO, skip: str = "",
+                 err: Optional[TextIO] = None) -> int:
+    from kzgit.transform import plugin_list, skip_plugins
+    found, dropped = plugin_list(plugin_dir, timeout)
+    _shadowed(dropped, err or sys.stderr)
+    plugins = skip_plugins(found, _names(skip))
     if not plugins:
-        out.write(f"no plugins (executable files) in {plugin_dir}\n")
+        out.write(f"no plugins (builtin or executable files in {plugin_dir})\n")
     for pl in plugins:
         # crane cmd/transform/listplugins: "Plugin: <name> (version <version>)"
         out.write(f"Plugin: {pl.name} (version {pl.version or 'unknown'})\n")
@@ -94,18 +109,20 @@ class _Progress:
 def run(args: argparse.Namespace, stdout: Optional[TextIO] = None,
         stderr: Optional[TextIO] = None) -> int:
     from kzgit.build import BuildOptions
-    from kzgit.transform import discover_plugins, parse_optional_flags, run_transform, skip_plugins
+    from kzgit.transform import parse_optional_flags, plugin_list, run_transform, skip_plugins
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
     timeout = args.plugin_timeout if args.plugin_timeout > 0 else None
     if args.list_plugins:
-        return list_plugins(args.plugin_dir, timeout or 0, stdout, args.skip_plugins)
+        return list_plugins(args.plugin_dir, timeout or 0, stdout, args.skip_plugins, stderr)
     if not args.source:
         raise UsageError("kzgit transform needs SOURCE (or --list-plugins)")
     if not args.output:
         raise UsageError("kzgit transform needs -o OUT (a directory that does not exist yet)")
     extras = parse_optional_flags(args.optional_flags)
-    plugins = skip_plugins(discover_plugins(args.plugin_dir, timeout), _names(args.skip_plugins))
+    found, dropped = plugin_list(args.plugin_dir, timeout)
+    _shadowed(dropped, stderr)
+    plugins = skip_plugins(found, _names(args.skip_plugins))
     progress = _Progress(stderr) if not args.quiet else None
     try:
         result = run_transform(

@@ -9,24 +9,29 @@ prints ``{"version": "v1", "isWhiteOut": bool, "patches": [RFC 6902 operations]}
 
 kzgit runs every plugin through :func:`kzgit.plugins.process.run_process` (timeout, own process
 group, output cap).  Differences from crane, on purpose: only the executable regular files
-directly in the plugin directory are plugins, in file-name order (crane walks sub-directories
-and adds its builtin ``KubernetesPlugin``); a plugin's stderr is not an error on its own
+directly in the plugin directory are plugins, in file-name order (crane walks sub-directories);
+a plugin's stderr is not an error on its own
 (crane's NewBinaryPlugin fails the metadata call on any stderr output); a response whose
 ``version`` is neither empty nor ``v1`` is rejected (crane does not check it).
+
+crane also has plugins compiled into it (its ``KubernetesPlugin``); kzgit's run in process as
+subclasses of :class:`BuiltinPlugin` (see :mod:`kzgit.transform.kubernetes`), and
+:func:`run_plugin` runs either kind.
 """
 from __future__ import annotations
 
+import abc
 import dataclasses
 import json
 import os
 import stat
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, ClassVar, Dict, List, Optional, Tuple, Union
 
 from kzgit.errors import PluginError
 from kzgit.plugins.process import run_process
 
-__all__ = ["CranePlugin", "PluginResponse", "OptionalField", "discover_plugins", "load_plugin",
-           "run_plugin", "PROTOCOL_VERSION", "OPS"]
+__all__ = ["CranePlugin", "BuiltinPlugin", "Plugin", "PluginResponse", "OptionalField",
+           "discover_plugins", "load_plugin", "run_plugin", "PROTOCOL_VERSION", "OPS"]
 
 #: crane-lib transform/plugin.go: RequestVersion = ResponseVersion = V1
 PROTOCOL_VERSION = "v1"
@@ -74,6 +79,38 @@ class PluginResponse:
 
     is_whiteout: bool
     patches: List[Dict[str, Any]]
+
+
+class BuiltinPlugin(abc.ABC):
+    """A plugin that runs inside kzgit, as crane's compiled-in ones run inside crane.
+
+    It has the attributes of :class:`CranePlugin` that the runner and ``--list-plugins`` read;
+    :meth:`respond` answers one request.  It is called from several threads at once: it must
+    not keep state between calls nor change ``obj``.
+    """
+
+    metadata_name: ClassVar[str]
+    version: ClassVar[str]
+    optional_fields: ClassVar[List[OptionalField]]
+    request_versions: ClassVar[List[str]] = [PROTOCOL_VERSION]
+    response_versions: ClassVar[List[str]] = [PROTOCOL_VERSION]
+    path: ClassVar[str] = "(builtin)"
+
+    @property
+    def name(self) -> str:
+        return self.metadata_name
+
+    @property
+    def label(self) -> str:
+        return f"builtin crane plugin '{self.name}'"
+
+    @abc.abstractmethod
+    def respond(self, obj: Dict[str, Any], extras: Dict[str, str]) -> "PluginResponse":
+        """The plugin's answer for ``obj``; raises :class:`PluginError` (without a label)."""
+
+
+#: what the runner runs: an executable or a builtin
+Plugin = Union[CranePlugin, BuiltinPlugin]
 
 
 def _is_executable_file(path: str) -> bool:
@@ -163,12 +200,18 @@ def _check_op(op: Any, label: str) -> Dict[str, Any]:
     return op
 
 
-def run_plugin(plugin: CranePlugin, obj: Dict[str, Any], extras: Dict[str, str],
+def run_plugin(plugin: Plugin, obj: Dict[str, Any], extras: Dict[str, str],
                timeout: Optional[float] = 60.0, resource: str = "") -> PluginResponse:
     """Send one resource to ``plugin`` and validate its answer."""
+    label = plugin.label + (f" on {resource}" if resource else "")
+    if isinstance(plugin, BuiltinPlugin):
+        try:
+            answer = plugin.respond(obj, dict(extras))
+        except PluginError as e:
+            raise PluginError(f"{label}: {e}") from None
+        return PluginResponse(answer.is_whiteout, [_check_op(op, label) for op in answer.patches])
     request = dict(obj)
     request["extras"] = dict(extras)  # binaryRunner.Run: objMap["extras"] = request.Extras
-    label = plugin.label + (f" on {resource}" if resource else "")
     res = run_process([plugin.path], label=label, input=json.dumps(request).encode(),
                       timeout=timeout)
     data = _json_output(res.stdout, label, "response")

@@ -1,8 +1,11 @@
 """``kzgit transform``: run crane transform plugins over a tree and write a kustomization overlay.
 
-Per resource, as crane-lib ``transform/runner.go`` (Runner.Run): every plugin is asked; a
-whiteout from any plugin drops the resource whatever the priorities; otherwise the operations
-of all plugins are merged by :func:`kzgit.transform.priority.resolve`.  Where crane writes one
+The plugins are crane's builtin ``KubernetesPlugin`` (:mod:`kzgit.transform.kubernetes`), then
+the executables of the plugin directory (:func:`plugin_list`).  Per resource, as crane-lib
+``transform/runner.go`` (Runner.Run): every plugin is asked; a whiteout from any plugin drops
+the resource whatever the priorities; otherwise the operations of all plugins are merged by
+:func:`kzgit.transform.priority.resolve`, then rewritten to do under kustomize's rules what
+they do under ``crane apply``'s (:mod:`kzgit.transform.crane_apply`).  Where crane writes one
 ``transform-<file>`` JSON patch next to each exported file (crane ``cmd/transform``), kzgit
 writes a kustomization overlay that ``kzgit build`` (and ``kubectl kustomize``) render:
 
@@ -32,13 +35,16 @@ from kzgit.errors import BuildError, UsageError
 from kzgit.loader import KUSTOMIZATION_FILE_NAMES
 from kzgit.plugins.process import kill_all
 from kzgit.resource import split_api_version
-from kzgit.transform.crane import CranePlugin, PluginResponse, run_plugin
+from kzgit.transform.crane import (BuiltinPlugin, CranePlugin, Plugin, PluginResponse,
+                                   discover_plugins, run_plugin)
+from kzgit.transform import crane_apply
+from kzgit.transform.kubernetes import KubernetesPlugin
 from kzgit.transform.priority import IgnoredOperation, PluginOperation, priority_map, resolve
 from kzgit.yamlio import dump_documents, load_documents
 
 __all__ = ["SourceResource", "ResourceOutcome", "TransformResult", "read_source",
            "transform_resources", "write_overlay", "parse_optional_flags", "check_priorities",
-           "run_transform"]
+           "builtin_plugins", "plugin_list", "skip_plugins", "run_transform"]
 
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
 ProgressFn = Callable[[int, int], None]
@@ -71,6 +77,8 @@ class ResourceOutcome:
     whiteout_by: List[str]
     operations: List[PluginOperation]
     ignored: List[IgnoredOperation]
+    #: kept ``remove`` operations of absent paths: no-ops for crane, not written (crane_apply)
+    noops: List[PluginOperation] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -150,7 +158,33 @@ def parse_optional_flags(text: Optional[str]) -> Dict[str, str]:
     return {str(k).lower(): v for k, v in data.items()}
 
 
-def check_priorities(names: Sequence[str], plugins: Sequence[CranePlugin]) -> Dict[str, int]:
+def builtin_plugins() -> List[BuiltinPlugin]:
+    """The plugins compiled into crane, in crane's order: its ``KubernetesPlugin``."""
+    return [KubernetesPlugin()]
+
+
+def plugin_list(plugin_dir: str, timeout: Optional[float] = 60.0, builtins: bool = True
+                ) -> Tuple[List[Plugin], List[CranePlugin]]:
+    """crane's plugin list: the builtins, then the executables of ``plugin_dir``.
+
+    crane (internal/plugin/plugin_helper.go GetPlugins, GetFilteredPlugins) keeps the first
+    plugin of each metadata name, and the builtins come first: an executable named
+    ``KubernetesPlugin`` never runs.  Returns (the plugins, the executables dropped that way)
+    so the CLI can say so; crane drops them silently.  Two executables sharing a name both
+    run, as before (crane keeps the first).
+    """
+    plugins: List[Plugin] = list(builtin_plugins()) if builtins else []
+    taken = {p.name for p in plugins}
+    dropped: List[CranePlugin] = []
+    for p in discover_plugins(plugin_dir, timeout):
+        if p.name in taken:
+            dropped.append(p)
+        else:
+            plugins.append(p)
+    return plugins, dropped
+
+
+def check_priorities(names: Sequence[str], plugins: Sequence[Plugin]) -> Dict[str, int]:
     """``--plugin-priorities`` as a map; an unknown name is a usage error."""
     known = {p.name for p in plugins}
     unknown = [n for n in names if n and n not in known]
@@ -160,7 +194,7 @@ def check_priorities(names: Sequence[str], plugins: Sequence[CranePlugin]) -> Di
     return priority_map(names)
 
 
-def skip_plugins(plugins: Sequence[CranePlugin], names: Sequence[str]) -> List[CranePlugin]:
+def skip_plugins(plugins: Sequence[Plugin], names: Sequence[str]) -> List[Plugin]:
     """``--skip-plugins``: the plugins whose metadata name is not in ``names``.
 
     crane (internal/plugin/plugin_helper.go GetFilteredPlugins) ignores a name
@@ -178,7 +212,7 @@ def skip_plugins(plugins: Sequence[CranePlugin], names: Sequence[str]) -> List[C
 
 # ----------------------------------------------------------------------------- running
 
-def transform_resources(resources: List[SourceResource], plugins: List[CranePlugin],
+def transform_resources(resources: List[SourceResource], plugins: Sequence[Plugin],
                         priorities: Dict[str, int], extras: Dict[str, str],
                         timeout: Optional[float] = 60.0, workers: Optional[int] = None,
                         progress: Optional[ProgressFn] = None) -> List[ResourceOutcome]:
@@ -222,7 +256,8 @@ def transform_resources(resources: List[SourceResource], plugins: List[CranePlug
                for pi, p in enumerate(plugins)
                for oi, op in enumerate(responses[(ri, pi)].patches)]
         kept, ignored = resolve(ops, priorities)
-        outcomes.append(ResourceOutcome(res, [], kept, ignored))
+        written, noops = crane_apply.for_kustomize(res.obj, kept, res.ident)
+        outcomes.append(ResourceOutcome(res, [], written, ignored, noops))
     return outcomes
 
 
@@ -330,7 +365,7 @@ def _write(tree: str, rel: str, text: str) -> None:
         f.write(text)
 
 
-def run_transform(source: str, plugins: List[CranePlugin], out: str, *,
+def run_transform(source: str, plugins: Sequence[Plugin], out: str, *,
                   priorities: Sequence[str] = (), extras: Optional[Dict[str, str]] = None,
                   timeout: Optional[float] = 60.0, build_options: Any = None,
                   progress: Optional[ProgressFn] = None) -> TransformResult:
