@@ -569,6 +569,32 @@ def test_kustomization_source(tmp_path: Path) -> None:
     assert "status" not in got["Deployment"] and "nodeName" not in got["Pod"]["spec"] and "uid" not in got["Service"]["metadata"]
 
 
+def test_annotation_keys_with_slashes_warn(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """crane's patch addresses a nested key: faithful, so kzgit says what it does."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "c.yaml").write_text(dump_documents([
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "annotations": {
+            "kubectl.kubernetes.io/last-applied-configuration": "{}"}}}]))
+    pd = tmp_path / "plugins"
+    pd.mkdir()
+    flags = json.dumps({"add-annotations": "example.com/team=a,plain=b",
+                        "remove-annotations": "kubectl.kubernetes.io/last-applied-configuration"})
+    out = tmp_path / "out"
+    assert main(["transform", str(src), "-p", str(pd), "--optional-flags", flags, "-q",
+                 "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert err.count("warning: KubernetesPlugin") == 2
+    assert "/metadata/annotations/example.com/team (a nested key)" in err
+    # the same result as crane apply gives: a nested map (rendered by kustomize as ""), and
+    # the remove of an absent path does nothing
+    assert render(out)[0]["metadata"]["annotations"] == {
+        "example.com": "", "kubectl.kubernetes.io/last-applied-configuration": "{}", "plain": "b"}
+    assert main(["transform", str(src), "-p", str(pd), "--optional-flags", flags, "-q",
+                 "-s", "KubernetesPlugin", "-o", str(tmp_path / "o2")]) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
 def test_plugin_error_fails_the_run(live: Path, tmp_path: Path,
                                     capsys: pytest.CaptureFixture[str]) -> None:
     pd = tmp_path / "plugins"

@@ -109,7 +109,9 @@ class _Progress:
 def run(args: argparse.Namespace, stdout: Optional[TextIO] = None,
         stderr: Optional[TextIO] = None) -> int:
     from kzgit.build import BuildOptions
-    from kzgit.transform import parse_optional_flags, plugin_list, run_transform, skip_plugins
+    from kzgit.transform import (KubernetesPlugin, parse_optional_flags, plugin_list,
+                                 run_transform, skip_plugins)
+    from kzgit.transform.kubernetes import flag_warnings
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
     timeout = args.plugin_timeout if args.plugin_timeout > 0 else None
@@ -123,6 +125,9 @@ def run(args: argparse.Namespace, stdout: Optional[TextIO] = None,
     found, dropped = plugin_list(args.plugin_dir, timeout)
     _shadowed(dropped, stderr)
     plugins = skip_plugins(found, _names(args.skip_plugins))
+    if any(isinstance(p, KubernetesPlugin) for p in plugins):
+        for w in flag_warnings(extras):
+            stderr.write(f"kzgit transform: warning: {w}\n")
     progress = _Progress(stderr) if not args.quiet else None
     try:
         result = run_transform(

@@ -33,7 +33,8 @@ Quirks reproduced on purpose, so the operations are crane's:
 * crane formats its operations as JSON text with ``%v`` and decodes them: annotation keys go
   into the path unescaped (``a/b`` is ``/metadata/annotations/a/b``, not ``a~1b``), and a
   ``"`` or ``\\`` in a key or value changes or breaks the JSON (a break is an error, as in crane);
-  :func:`_crane_patch` builds and decodes the same text;
+  :func:`_crane_patch` builds and decodes the same text, and ``kzgit transform`` warns about
+  keys with ``/`` or ``~`` (:func:`flag_warnings`);
 * a flag's boolean is Go's ``strconv.ParseBool``; a value it rejects is false (so
   ``strip-default-rbac: yes`` turns stripping *off*, as in crane);
 * a ``nodePort`` given as a string counts as 0 (crane's getNodePortInt shadows its result);
@@ -56,7 +57,7 @@ from kzgit.errors import PluginError
 from kzgit.transform.crane import BuiltinPlugin, OptionalField, PluginResponse
 
 __all__ = ["KubernetesPlugin", "NAME", "VERSION", "Options", "parse_options", "whiteout",
-           "patches"]
+           "patches", "flag_warnings"]
 
 NAME = "KubernetesPlugin"
 #: crane-lib ``version/version.go``
@@ -233,6 +234,28 @@ def parse_options(extras: Dict[str, str]) -> Options:
     if extras.get(PVC_RENAME_MAP):
         o.pvc_rename_map = _pvc_rename_map(extras[PVC_RENAME_MAP])
     return o
+
+
+def flag_warnings(extras: Dict[str, str]) -> List[str]:
+    """What the user should know before trusting the flags' effect (crane says nothing).
+
+    An annotation key with ``/`` or ``~`` goes into crane's JSON pointer unescaped: crane apply
+    (EnsurePathExistsOnAdd) and kustomize then add ``example.com: {team: a}`` for
+    ``example.com/team=a`` (kustomize renders it as ``example.com: ""``), and a remove of
+    ``kubectl.kubernetes.io/last-applied-configuration`` removes nothing.
+    """
+    out = []
+    keys = {ADD_ANNOTATIONS: list(_split_map(extras.get(ADD_ANNOTATIONS) or "")),
+            REMOVE_ANNOTATIONS: _split_list(extras.get(REMOVE_ANNOTATIONS) or "")}
+    for flag, names in keys.items():
+        if not extras.get(flag):
+            continue
+        for k in names:
+            if "/" in k or "~" in k:
+                out.append(f"{NAME} {flag}: crane writes the annotation key {k!r} into the JSON "
+                           f"pointer unescaped, so the patch addresses "
+                           f"/metadata/annotations/{k} (a nested key), not the annotation")
+    return out
 
 
 # ----------------------------------------------------------------------------- reading objects
