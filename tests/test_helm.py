@@ -591,3 +591,32 @@ def test_values_merge_sees_nodes_like_kyaml(tmp_path: Path, fake_helm: str, merg
     compare(tmp_path, fake_helm, {**CHART, "charts/mychart/values.yaml": ALIASED_VALUES,
                                   K: f"helmCharts:\n- name: mychart\n  valuesMerge: {merge}\n"
                                      f"  valuesInline: {inline}\n"})
+
+
+@needs_kubectl
+def test_values_file_over_http(tmp_path: Path, fake_helm: str) -> None:
+    """valuesFile may be an http(s) URL: kustomize's loader fetches it (loopback server here)."""
+    import http.server
+    import threading
+    served = tmp_path / "served"
+    served.mkdir()
+    (served / "v.yaml").write_text("fromhttp: 1\n")
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *a: Any, **kw: Any) -> None:
+            super().__init__(*a, directory=str(served), **kw)
+
+        def log_message(self, *a: Any) -> None:
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{srv.server_address[1]}/v.yaml"
+        for inline in ("", "  valuesInline: {a: 1}\n"):
+            _w, g = compare(tmp_path / (inline and "inline" or "plain"), fake_helm, {
+                **CHART, K: f"helmCharts:\n- name: mychart\n  valuesFile: {url}\n{inline}"})
+            assert "fromhttp: 1" in g.calls[1]["values"][0]
+    finally:
+        srv.shutdown()
+        srv.server_close()
