@@ -620,3 +620,35 @@ def test_values_file_over_http(tmp_path: Path, fake_helm: str) -> None:
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+MORE_SCENARIOS: Dict[str, Tuple[Dict[str, str], Tuple[str, ...]]] = {
+    "inline-non-string-keys": ({K: "helmCharts:\n- name: mychart\n  valuesInline: {1: a, true: b, n2: {2: c, 1.5: d}}\n"}, ()),
+    "inline-non-string-keys-replace": ({K: "helmCharts:\n- name: mychart\n  valuesMerge: replace\n"
+                                           "  valuesInline: {1: a, true: b}\n"}, ()),
+    "local-chart-with-repo-not-pulled": ({K: "helmCharts:\n- name: mychart\n  repo: https://x.example.com\n"}, ()),
+    "local-chart-with-repo-and-version-pulled": ({K: "helmCharts:\n- name: mychart\n  repo: https://x.example.com\n"
+                                                     "  version: 0.1.0\n"}, ()),
+    "component": ({"comp/" + K: "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n"
+                                "helmCharts:\n- name: mychart\n  releaseName: c\nhelmGlobals:\n  chartHome: ../charts\n",
+                   K: "components: [comp]\nnamePrefix: x-\n"}, ("--load-restrictor=LoadRestrictionsNone",)),
+    "release-name-not-a-string": ({K: "helmCharts:\n- name: mychart\n  releaseName: 1\n"}, ()),
+    "plugin-config-unknown-and-case-folded-fields": (
+        {"g.yaml": "apiVersion: builtin\nkind: HelmChartInflationGenerator\nmetadata:\n  name: g\n"
+                   "name: mychart\nbogus: 1\nRELEASENAME: up\n", K: "generators: [g.yaml]\n"}, ()),
+    "plugin-config-without-chart-name": (
+        {"g.yaml": "apiVersion: builtin\nkind: HelmChartInflationGenerator\nmetadata:\n  name: g\n",
+         K: "generators: [g.yaml]\n"}, ()),
+    "deprecated-with-helm-globals": ({K: "helmGlobals:\n  chartHome: charts\nhelmChartInflationGenerator:\n"
+                                         "- chartName: mychart\n  chartHome: nowhere\n  helmHome: /nonexistent\n"}, ()),
+    "deprecated-last-chart-home-wins": ({K: "helmChartInflationGenerator:\n- chartName: mychart\n  chartHome: nowhere\n"
+                                            "- chartName: mychart\n  chartHome: charts\n  releaseName: two\n"}, ()),
+    "deprecated-unknown-field": ({K: "helmChartInflationGenerator:\n- chartName: mychart\n  bogus: 1\n"}, ()),
+}
+
+
+@needs_kubectl
+@pytest.mark.parametrize("case", sorted(MORE_SCENARIOS))
+def test_more_scenarios(tmp_path: Path, fake_helm: str, case: str) -> None:
+    files, flags = MORE_SCENARIOS[case]
+    compare(tmp_path, fake_helm, {**CHART, **files}, flags)

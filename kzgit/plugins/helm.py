@@ -403,6 +403,9 @@ class _Inflation:
             tail = stderr_tail(res.stderr)
             if tail:
                 msg += f"; last lines of its stderr:\n{tail}"
+            if "--debug" in args and res.stdout.strip():
+                # runHelmCommand: with --debug the error also shows what helm rendered
+                msg += "\nHelm template:\n" + stderr_tail(res.stdout, 40)
             raise PluginError(msg)
         return res
 
