@@ -420,11 +420,14 @@ class BuildContext:
         for rec in self._recordings:
             rec.cacheable = False
 
-    def schema_state(self) -> Optional[Tuple[str, str]]:
+    def schema_state(self) -> Optional[Tuple[str, str, str]]:
         """The OpenAPI schema in force, as a cache key part; None with a custom schema."""
         import kzgit.openapi as oa
         version = oa.schema_version()
-        return None if version.startswith("using custom") else ("openapi", version)
+        if version.startswith("using custom"):
+            return None
+        # an explicit version differs from none chosen yet: under it a base's custom path is ignored
+        return ("openapi", version, "set" if oa.schema_is_set() else "unset")
 
     # remote references ---------------------------------------------------------------------
     def looks_remote(self, path: str) -> bool:
@@ -513,23 +516,34 @@ class BuildContext:
         ra.merge_config(cfg)
 
     def set_openapi(self, t: Target, reset: bool) -> None:
-        spec = t.k.get("openapi")
-        if not spec:
-            if reset:
-                self._openapi(lambda oa: oa.reset_schema())
-            return
+        """The kustomization's ``openapi`` field, as kustomize hands it to kyaml ``SetSchema``.
+
+        ``api/krusty/kustomizer.go`` (top, ``reset``) and ``api/internal/target/kusttarget.go``
+        ``accumulateDirectory`` (each base and component): the first kustomization that names
+        a ``path`` or a ``version`` decides, so an overlay's ``version: v1.21.2`` hides a
+        base's custom schema.  The ``path`` file is loaded (load errors surface) even when
+        an earlier choice wins, but only parsed when it is used.
+        """
+        spec = t.k.get("openapi") or {}
+        if reset:
+            # kubectl starts each build with no schema; kzgit may build many in one process
+            self._openapi(lambda oa: oa.reset_schema())
+        data: Optional[bytes] = None
         if "path" in spec:
             data = t.loader.load(spec["path"])
-            docs = load_documents(data, spec["path"])
-            doc = docs[0] if docs else {}
-            self._openapi(lambda oa: oa.set_custom_schema(doc, spec["path"], reset=reset))
-        elif "version" in spec:
-            if spec["version"] not in ("v1.21.2",):
-                raise BuildError(f"{t.kfile}: the specified OpenAPI version is not built in: {spec['version']}")
-            if reset:
-                self._openapi(lambda oa: oa.reset_schema())
-        else:
-            raise BuildError(f"{t.kfile}: openapi must name a 'path' or a 'version'")
+        if not spec:
+            return
+
+        def apply(oa: Any) -> None:
+            if not reset and oa.schema_is_set():
+                return
+            doc = None
+            if data is not None:
+                docs = load_documents(data, spec["path"])
+                doc = docs[0] if docs else {}
+            oa.set_schema(spec, doc, str(t.kfile), reset=True)
+
+        self._openapi(apply)
 
     def _openapi(self, fn: Callable[[Any], None]) -> None:
         try:

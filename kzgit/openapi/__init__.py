@@ -29,6 +29,7 @@ __all__ = [
     "crd_fieldspecs",
     "reset_schema",
     "schema_for",
+    "schema_is_set",
     "set_custom_schema",
     "set_schema",
     "schema_version",
@@ -221,6 +222,14 @@ def reset_schema() -> None:
     """Forget any custom schema or version (kyaml ``ResetOpenAPI``)."""
     _state.version = ""
     _state.custom = None
+
+
+def schema_is_set() -> bool:
+    """Whether a kustomization already chose the schema (kyaml ``SetSchema``'s ``schemaIsSet``).
+
+    An explicit builtin ``version`` counts: below it, a base's custom ``path`` is ignored.
+    """
+    return _state.version != "" or _state.custom is not None
 
 
 def schema_version() -> str:
