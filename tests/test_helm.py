@@ -10,6 +10,7 @@ normalised) and any file written into the tree (``helm pull``) must be the same.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import re
@@ -163,8 +164,11 @@ def _run(tool: str, tmp: Path, files: Dict[str, str], fake: str, flags: List[str
 def compare(tmp: Path, fake: str, files: Dict[str, str], flags: Tuple[str, ...] = (),
             env: Optional[Dict[str, str]] = None, sub: str = ".") -> Tuple[Run, Run]:
     """Run both tools; assert same outcome, stdout, helm calls and tree; return (kubectl, kzgit)."""
-    want = _run("kubectl", tmp, files, fake, list(flags), env, sub)
-    got = _run("kzgit", tmp, files, fake, list(flags), env, sub)
+    (tmp / "tmpdir").mkdir(parents=True, exist_ok=True)
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:   # separate trees and logs
+        fw = pool.submit(_run, "kubectl", tmp, files, fake, list(flags), env, sub)
+        fg = pool.submit(_run, "kzgit", tmp, files, fake, list(flags), env, sub)
+        want, got = fw.result(), fg.result()
     assert (got.rc == 0) == (want.rc == 0), (want.err, got.err)
     assert got.out == want.out
     assert got.calls == want.calls
