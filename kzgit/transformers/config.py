@@ -10,9 +10,58 @@ import functools
 from typing import Any, Dict, List, Tuple
 
 from kzgit.errors import BuildError
-from kzgit.konfig import default_fieldspec_rows, default_namereference_rows
+from kzgit.konfig import LEGACY_ORDER_FIRST, LEGACY_ORDER_LAST, default_fieldspec_rows, default_namereference_rows
 from kzgit.resource import Gvk
 from kzgit.resource.fieldspec import FieldSpec, merge_specs, rows_to_specs
+
+# kyaml/resid/gvk.go typeOrders: the rank Gvk.IsLessThan sorts field specs by.
+_TYPE_ORDER = {k: i - len(LEGACY_ORDER_FIRST) for i, k in enumerate(LEGACY_ORDER_FIRST)}
+_TYPE_ORDER.update({k: 1 + i for i, k in enumerate(LEGACY_ORDER_LAST)})
+
+
+def _gvk_sort_key(fs: FieldSpec) -> Tuple[int, str]:
+    """Gvk.IsLessThan: the kind's rank, then ``group_version_kind`` with ``~G``/``~V``/``~K`` for
+    empty parts, so a spec without a kind sorts after every unranked kind."""
+    return (_TYPE_ORDER.get(fs.kind, 0),
+            f"{fs.group or '~G'}_{fs.version or '~V'}_{fs.kind or '~K'}")
+
+
+def _fs_merge_all(base: List[FieldSpec], extra: List[FieldSpec]) -> List[FieldSpec]:
+    """types.FsSlice.MergeAll (api/types/fieldspec.go): each incoming spec is dropped when a
+    spec already in the list has its path and is *selected by* the incoming one's gvk (the
+    incoming group/version/kind are empty or equal: ``effectivelyEquals``), an error when that
+    spec's ``create`` differs, else appended.  Asymmetric: a kind-specific spec already present
+    swallows a later kind-less one with the same path, not the other way round."""
+    out = list(base)
+    by_path: Dict[str, List[FieldSpec]] = {}
+    for fs in out:
+        by_path.setdefault(fs.path, []).append(fs)
+    for fs in extra:
+        same = by_path.setdefault(fs.path, [])
+        hit = next((e for e in same
+                    if (not fs.group or fs.group == e.group) and (not fs.version or fs.version == e.version)
+                    and (not fs.kind or fs.kind == e.kind)), None)
+        if hit is None:
+            same.append(fs)
+            out.append(fs)
+        elif hit.create != fs.create:
+            raise BuildError("conflicting fieldspecs")
+    return out
+
+
+def _fs_merge(base: List[FieldSpec], extra: List[FieldSpec]) -> List[FieldSpec]:
+    """What a table becomes when a kustomization's config reaches its accumulator.
+
+    TransformerConfig.Merge (builtinconfig/transformerconfig.go) merges then sorts every table
+    (sortFields, by Gvk.IsLessThan); MakeTransformerConfig does that for defaults + the
+    ``configurations:`` files, and ResAccumulator.MergeConfig merges that sorted result once
+    more, so specs are de-duplicated again in sorted order: a custom ``metadata/name`` spec for
+    one kind sorts before the default kind-less one and removes it (only that kind is then
+    prefixed; kubectl v1.32 verified).  Python's sort is stable where Go's is not; only the
+    order of specs for the same gvk differs, which no transformer depends on.
+    """
+    merged = sorted(_fs_merge_all(base, extra), key=_gvk_sort_key)
+    return sorted(_fs_merge_all([], merged), key=_gvk_sort_key)
 
 # keys of a transformer-configuration file (builtinconfig.TransformerConfig json tags)
 TABLES = ("namePrefix", "nameSuffix", "namespace", "commonLabels", "templateLabels", "labels",
@@ -33,7 +82,10 @@ class TransformerConfig:
     def merge(self, other: "TransformerConfig") -> None:
         for t in TABLES:
             if other.tables[t]:
-                self.tables[t] = merge_specs(self.tables[t], other.tables[t])
+                try:
+                    self.tables[t] = _fs_merge(self.tables[t], other.tables[t])
+                except BuildError as e:
+                    raise BuildError(f"merging config: failed to merge {t[0].upper() + t[1:]} fieldSpec: {e}") from None
         for gvk, specs in other.name_reference:
             self.add_name_reference(gvk, specs)
 
