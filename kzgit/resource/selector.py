@@ -3,10 +3,11 @@ and Kubernetes label selectors (k8s.io/apimachinery/pkg/labels, the string synta
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from kzgit.errors import BuildError
 from kzgit.resource import ResMap, Resource
+from kzgit.yamlio.tree import canonical_text, spelled
 
 Predicate = Callable[[Dict[str, str]], bool]
 _TOKEN = re.compile(r"\s*(!=|==|=|!|\(|\)|,|[^\s!=(),]+)")
@@ -76,8 +77,21 @@ def _anchor(pattern: Optional[str], field: str) -> Optional["re.Pattern[str]"]:
         raise BuildError(f"invalid regular expression for {field} '{pattern}': {e}") from None
 
 
-def _str_dict(d: Dict[str, Any]) -> Dict[str, str]:
-    return {str(k): v if isinstance(v, str) else str(v) for k, v in d.items()}
+def metadata_texts(d: Mapping[str, Any]) -> Dict[str, str]:
+    """Labels or annotations as kyaml's GetLabels/GetAnnotations give them to a selector:
+    each value's node text (rnode.go getMapFromMeta), so ``true`` is "true", ``010`` stays
+    "010" and a mapping or sequence is ""."""
+    out: Dict[str, str] = {}
+    for k, v in d.items():
+        if isinstance(v, str):
+            text = spelled(d, k)  # a date keeps its text, not its RFC 3339 form
+            out[str(k)] = v if text is None else text
+        elif isinstance(v, (dict, list)):
+            out[str(k)] = ""
+        else:
+            text = spelled(d, k)
+            out[str(k)] = canonical_text(v) if text is None else text
+    return out
 
 
 class Selector:
@@ -112,9 +126,9 @@ class Selector:
             return False
         if self.kind and not self.kind.match(g.kind):
             return False
-        if self.labels and not self.labels(_str_dict(r.labels())):
+        if self.labels and not self.labels(metadata_texts(r.labels())):
             return False
-        if self.annotations and not self.annotations(_str_dict(r.annotations())):
+        if self.annotations and not self.annotations(metadata_texts(r.annotations())):
             return False
         return True
 

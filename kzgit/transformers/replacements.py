@@ -27,7 +27,7 @@ from typing import Any, Dict, List, Mapping, Optional
 
 from kzgit.errors import BuildError
 from kzgit.resource import ResId, ResMap, Resource
-from kzgit.resource.selector import parse_label_selector
+from kzgit.resource.selector import metadata_texts, parse_label_selector
 from kzgit.transformers.fieldpath import (
     CREATED, MISSING, FieldPathError, Scalar, Slot, decode, is_scalar,
     kind_of, lookup, path_match, scalar_of, smarter_path_splitter,
@@ -284,6 +284,5 @@ def _set_field_value(options: Mapping[str, Any], slot: Slot, value: _Value) -> N
 def label_selector_matches(selector: str, labels: Mapping[str, Any]) -> bool:
     """k8s.io/apimachinery labels.Parse(selector).Matches(labels) (kyaml MatchesLabelSelector),
     parsed by :func:`kzgit.resource.selector.parse_label_selector`; values are compared as the
-    YAML text of the scalar, as kyaml's GetLabels reads them."""
-    lab = {str(k): ("" if v is None else scalar_of(v).text) for k, v in labels.items()}
-    return parse_label_selector(selector)(lab)
+    text of each value, as kyaml's GetLabels reads them (:func:`metadata_texts`)."""
+    return parse_label_selector(selector)(metadata_texts(labels))
