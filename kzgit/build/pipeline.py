@@ -17,6 +17,7 @@ from kzgit.loader import Loader, new_root_loader
 from kzgit.resource import Gvk, ResId, ResMap, Resource
 from kzgit.resource.factory import resources_from_bytes
 from kzgit.resource.fieldspec import FieldSpec
+from kzgit.resource.selector import metadata_texts
 from kzgit.transformers.config import TransformerConfig, default_config, parse_config_file
 from kzgit.yamlio import load_documents
 from kzgit.yamlio.tree import spelled
@@ -267,12 +268,18 @@ class Target:
         if cache is None or schema is None:
             return sub.accumulate()
         from kzgit.build.cache import cache_key
-        key = cache_key(sub.loader, sub.origin, sub.k.get("buildMetadata"), self.options, schema)
+        import kzgit.openapi as oa
+        # kyaml's lazy parse of the builtin schema (delayed by a custom resource type, see
+        # oa.note_resource_type) is state a base leaves behind: keyed and replayed
+        parse_state = oa.builtin_parse_state()
+        key = cache_key(sub.loader, sub.origin, sub.k.get("buildMetadata"), self.options,
+                        (schema, parse_state))
         hit = cache.get(key, self.loader.roots_chain())
         if hit is not None:
-            ra, warnings, roots = hit
+            ra, warnings, roots, after = hit
             self.ctx.warnings.extend(warnings)
             self.ctx.record_roots(roots)
+            oa.restore_builtin_parse_state(after)
             return ra
         first_warning = len(self.ctx.warnings)
         rec = self.ctx.start_recording()
@@ -283,7 +290,7 @@ class Target:
             self.ctx.stop_recording(rec)
         if self.ctx.schema_state() != schema:
             rec.cacheable = False
-        cache.put(key, ra, rec, self.ctx.warnings[first_warning:])
+        cache.put(key, ra, rec, self.ctx.warnings[first_warning:], oa.builtin_parse_state())
         return ra
 
     # -- generators, transformers, validators ---------------------------------------------------
@@ -616,9 +623,13 @@ def run(path: str, options: BuildOptions) -> BuildResult:
     ctx.resolve_vars(ra)
     kept = []
     for r in ra.resmap.resources():
-        v = r.annotations().get(LOCAL_CONFIG)
-        if v is not None and v != "false":
-            continue
+        ann = r.annotations()
+        if LOCAL_CONFIG in ann:
+            # factory.go DropLocalNodes decodes the annotations into strings: a null is "",
+            # a scalar its text (a bare false is "false"); only "false" keeps the resource.
+            v = ann[LOCAL_CONFIG]
+            if v is None or metadata_texts(ann)[LOCAL_CONFIG] != "false":
+                continue
         kept.append(r)
     resources = apply_sort(kept, top.k.get("sortOptions"), options.reorder)
     build_md = top.k.get("buildMetadata", [])
