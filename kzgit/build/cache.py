@@ -65,6 +65,7 @@ class _Entry:
     accumulator: "Accumulator"
     roots: Tuple[str, ...]
     warnings: Tuple[str, ...]
+    after: Hashable = None  # global state the accumulation left behind, replayed on reuse
 
 
 class BuildCache:
@@ -86,8 +87,8 @@ class BuildCache:
         return len(self._entries)
 
     def get(self, key: Hashable, chain: Sequence[str]
-            ) -> Optional[Tuple["Accumulator", Tuple[str, ...], Tuple[str, ...]]]:
-        """A copy of the base accumulated under ``key``, its warnings and directories, or None.
+            ) -> Optional[Tuple["Accumulator", Tuple[str, ...], Tuple[str, ...], Hashable]]:
+        """A copy of the base accumulated under ``key``, its warnings, directories and ``after``.
 
         ``chain`` is the loader chain of the kustomization asking (its root and
         ancestors): a hit is refused when a directory of the cached subtree
@@ -101,13 +102,18 @@ class BuildCache:
             self.misses += 1
             return None
         self.hits += 1
-        return copy_accumulator(entry.accumulator), entry.warnings, entry.roots
+        return copy_accumulator(entry.accumulator), entry.warnings, entry.roots, entry.after
 
-    def put(self, key: Hashable, ra: "Accumulator", rec: Recording, warnings: List[str]) -> None:
-        """Keep a copy of ``ra``, the base accumulated under ``key``, if ``rec`` allows."""
+    def put(self, key: Hashable, ra: "Accumulator", rec: Recording, warnings: List[str],
+            after: Hashable = None) -> None:
+        """Keep a copy of ``ra``, the base accumulated under ``key``, if ``rec`` allows.
+
+        ``after`` is global state the accumulation changed (kyaml's lazy schema parse),
+        handed back by :meth:`get` so a reuse leaves it as a rebuild would.
+        """
         if not rec.cacheable:
             return
-        entry = _Entry(copy_accumulator(ra), tuple(sorted(rec.roots)), tuple(warnings))
+        entry = _Entry(copy_accumulator(ra), tuple(sorted(rec.roots)), tuple(warnings), after)
         with self._lock:
             self._entries[key] = entry
             self._entries.move_to_end(key)

@@ -30,6 +30,9 @@ __all__ = [
     "reset_schema",
     "schema_for",
     "schema_is_set",
+    "builtin_parse_state",
+    "restore_builtin_parse_state",
+    "note_resource_type",
     "set_custom_schema",
     "set_schema",
     "schema_version",
@@ -213,6 +216,12 @@ def _builtin_store() -> _Store:
 class _State:
     version: str = ""  # "" (unset), BUILTIN_VERSION, or "custom"
     custom: Optional[_Store] = None
+    # kyaml keeps one cumulative set of definitions (AddDefinitions never forgets) and
+    # parses lazily (initSchema); these two flags model what that makes visible to a custom
+    # schema set below the top kustomization, see note_resource_type and _store.
+    initialised: bool = False  # globalSchema.schemaInit
+    builtin: str = "not-parsed"  # defaultBuiltInSchemaParseStatus: not-parsed|delayed|parsed
+    custom_defs: Optional[Dict[str, Any]] = None  # the custom file, until initSchema layers it
 
 
 _state = _State()
@@ -222,6 +231,44 @@ def reset_schema() -> None:
     """Forget any custom schema or version (kyaml ``ResetOpenAPI``)."""
     _state.version = ""
     _state.custom = None
+    _state.initialised = False
+    _state.builtin = "not-parsed"
+    _state.custom_defs = None
+
+
+def note_resource_type(api_version: str, kind: str) -> None:
+    """A resource type was seen (kyaml ``resid.NewGvk`` calls ``IsNamespaceScoped``).
+
+    For a type missing from the precomputed namespace-scope table, while the default
+    builtin schema is in force and nothing was parsed yet, kyaml flags the builtin schema
+    to be parsed later (``schemaParseDelayed``, ``kyaml/openapi/openapi.go``
+    ``isInitSchemaNeededForNamespaceScopeCheck``).  If a base or component then sets a
+    custom schema, ``initSchema`` parses the custom file *and then* the builtin one, so
+    the custom file's ``$ref``s to Kubernetes definitions resolve and the builtin
+    definitions win over same-named custom ones (kustomize's
+    TestCustomOpenApiFieldFromComponentWithOverlays).  Cheap: callers may call it for
+    every resource.
+    """
+    if _state.initialised or _state.builtin != "not-parsed":
+        return
+    from kzgit.konfig import namespace_scope
+    if (api_version, kind) in namespace_scope():
+        return
+    if _state.custom_defs is not None:
+        _store()  # a custom schema is parsed at once, alone
+    else:
+        _state.builtin = "delayed"
+
+
+def builtin_parse_state() -> Tuple[bool, str]:
+    """kyaml's lazy-parse state of the builtin schema (for the build cache to key and replay)."""
+    return (_state.initialised, _state.builtin)
+
+
+def restore_builtin_parse_state(state: Any) -> None:
+    """Put back a :func:`builtin_parse_state` (a base reused from the build cache)."""
+    if isinstance(state, tuple) and len(state) == 2 and _state.custom_defs is None:
+        _state.initialised, _state.builtin = state
 
 
 def schema_is_set() -> bool:
@@ -229,12 +276,12 @@ def schema_is_set() -> bool:
 
     An explicit builtin ``version`` counts: below it, a base's custom ``path`` is ignored.
     """
-    return _state.version != "" or _state.custom is not None
+    return _state.version != "" or _state.custom_defs is not None
 
 
 def schema_version() -> str:
     """kyaml ``GetSchemaVersion``."""
-    if _state.custom is not None:
+    if _state.custom_defs is not None:
         return "using custom schema from file provided"
     return _state.version or BUILTIN_VERSION
 
@@ -244,20 +291,21 @@ def set_custom_schema(doc: Any, source: str, reset: bool = True) -> None:
 
     kyaml ``initSchema`` parses only the custom file (then the Kustomization
     API), so builtin kinds lose their merge keys unless the file has them
-    (issues #4613, #3852).  ``doc`` is the parsed JSON or YAML file.  With
+    (issues #4613, #3852) -- when the top kustomization names it.  Set by a
+    base or component, earlier parses show through (see :func:`_store`).  ``doc`` is the parsed JSON or YAML file.  With
     ``reset`` False (a kustomization below the top one) a schema already set
     wins, as in kyaml ``SetSchema``.
     """
-    if not reset and (_state.version != "" or _state.custom is not None):
+    if not reset and schema_is_set():
         return
     if not isinstance(doc, dict):
         raise BuildError(f"invalid schema file: {source}: not a swagger document")
     defs = doc.get("definitions") or {}
     if not isinstance(defs, dict):
         raise BuildError(f"invalid schema file: {source}: 'definitions' is not a map")
-    store = _Store(defs)
-    store.add(_kustomization_definitions())
-    _state.custom = store
+    _state.custom_defs = defs
+    _state.custom = None
+    _state.initialised = False
     _state.version = "custom"
 
 
@@ -270,7 +318,7 @@ def set_schema(openapi_field: Mapping[str, str], doc: Any, source: str, reset: b
     the first kustomization visited that sets one decides
     (``api/internal/target/kusttarget.go accumulateDirectory``).
     """
-    if (_state.version != "" or _state.custom is not None) and not reset:
+    if schema_is_set() and not reset:
         return
     version = openapi_field.get("version")
     if doc is not None:
@@ -287,10 +335,29 @@ def set_schema(openapi_field: Mapping[str, str], doc: Any, source: str, reset: b
     if version != BUILTIN_VERSION:
         raise BuildError(f"{source}: the specified OpenAPI version is not built in")
     _state.custom = None
+    _state.custom_defs = None
+    _state.initialised = False
 
 
 def _store() -> _Store:
-    return _state.custom if _state.custom is not None else _builtin_store()
+    """The definitions in force, built as kyaml ``initSchema`` would have (lazily)."""
+    if _state.custom_defs is None:
+        _state.initialised = True
+        _state.builtin = "parsed"
+        return _builtin_store()
+    if _state.custom is None or not _state.initialised:
+        # a custom file: parsed over builtin definitions already parsed in this build, then
+        # the builtin ones again if their parse was delayed; the Kustomization API last
+        builtin = _builtin_document()["definitions"]
+        store = _Store(builtin if _state.builtin == "parsed" else {})
+        store.add(_state.custom_defs)
+        if _state.builtin == "delayed":
+            store.add(builtin)
+            _state.builtin = "parsed"
+        store.add(_kustomization_definitions())
+        _state.custom = store
+        _state.initialised = True
+    return _state.custom
 
 
 def schema_for(api_version: str, kind: str) -> Optional[Schema]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Dict, List
 
 from kzgit.errors import BuildError
+from kzgit.openapi import note_resource_type
 from kzgit.resource import Resource
 from kzgit.yamlio import load_documents
 
@@ -35,7 +36,10 @@ def resources_from_bytes(data: bytes, source: str) -> List[Resource]:
     out = []
     for obj in objects_from_bytes(data, source):
         validate_object(obj, source)
-        out.append(Resource(obj, source))
+        res = Resource(obj, source)
+        # kyaml resid.NewGvk asks IsNamespaceScoped, which may delay a builtin schema parse
+        note_resource_type(res.api_version, res.kind)
+        out.append(res)
     return out
 
 
