@@ -24,6 +24,7 @@ import re
 from typing import Any, Callable, List, NamedTuple, Optional, Tuple, Union
 
 from kzgit.errors import BuildError
+from kzgit.yamlio.tree import SpelledDict
 
 __all__ = [
     "FieldPathError", "Scalar", "Slot", "CREATED", "path_splitter", "smarter_path_splitter",
@@ -330,7 +331,8 @@ def _part_kind(next_part: str, default: Optional[str]) -> Optional[str]:
 
 def _new_node(kind: Optional[str]) -> Any:
     if kind == MAPPING:
-        return {}
+        # a SpelledDict, so a replacement can record the text of what it writes there
+        return SpelledDict()
     if kind == SEQUENCE:
         return []
     return CREATED

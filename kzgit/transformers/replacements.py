@@ -28,6 +28,7 @@ from typing import Any, Dict, List, Mapping, Optional
 from kzgit.errors import BuildError
 from kzgit.resource import ResId, ResMap, Resource
 from kzgit.resource.selector import metadata_texts, parse_label_selector
+from kzgit.yamlio.tree import SpelledDict, canonical_text, spelled
 from kzgit.transformers.fieldpath import (
     CREATED, MISSING, FieldPathError, Scalar, Slot, decode, is_scalar,
     kind_of, lookup, path_match, scalar_of, smarter_path_splitter,
@@ -42,9 +43,15 @@ DEFAULT_FIELD_PATH = "metadata.name"  # api/types/replacement.go DefaultReplacem
 class _Value:
     """The source node: a Python value, or for scalars its go-yaml (text, tag)."""
 
-    def __init__(self, value: Any) -> None:
+    def __init__(self, value: Any, text: Optional[str] = None) -> None:
         self.value = value
         self.scalar: Optional[Scalar] = scalar_of(value) if is_scalar(value) else None
+        # The source text when the loader kept it (1.10, 010, a date): kyaml copies the
+        # node's Value into string targets and delimited values (see SpelledDict).
+        self.spelled = text is not None and self.scalar is not None
+        if self.spelled:
+            assert self.scalar is not None
+            self.scalar = Scalar(text, self.scalar.tag)  # type: ignore[arg-type]
 
     @property
     def kind(self) -> str:
@@ -57,7 +64,7 @@ class _Value:
     def materialize(self) -> Any:
         """The node as a Python value (whole-node copy, tag kept)."""
         if self.scalar is not None:
-            return decode(self.scalar)
+            return self.value if self.spelled else decode(self.scalar)
         return copy.deepcopy(self.value)
 
 
@@ -130,13 +137,20 @@ def _apply_one(resmap: ResMap, r: Mapping[str, Any]) -> None:
 def _get_replacement(resmap: ResMap, src: Mapping[str, Any]) -> _Value:
     res = _select_source(resmap, src)
     field_path = str(src.get("fieldPath") or DEFAULT_FIELD_PATH)
+    parts = smarter_path_splitter(field_path, ".")
     try:
-        node = lookup(res.obj, smarter_path_splitter(field_path, "."))
+        node = lookup(res.obj, parts)
     except FieldPathError as e:
         raise BuildError(f"error looking up replacement source: {e}") from None
     if _nil_or_empty(node):
         raise BuildError(f"fieldPath `{field_path}` is missing for replacement source {_resid_of(src)}")
-    return _refine(_opts(src.get("options")), _Value(node))
+    text = None
+    if is_scalar(node) and parts:
+        # a map field: its source text, if the loader kept one
+        parent = lookup(res.obj, parts[:-1])
+        if isinstance(parent, dict) and parent.get(parts[-1].strip(), MISSING) is node:
+            text = spelled(parent, parts[-1].strip())
+    return _refine(_opts(src.get("options")), _Value(node, text))
 
 
 def _nil_or_empty(node: Any) -> bool:
@@ -257,7 +271,8 @@ def _set_field_value(options: Mapping[str, Any], slot: Slot, value: _Value) -> N
         delim = str(delim)
         if not is_scalar(target):
             raise BuildError("delimiter option can only be used with scalar nodes")
-        tv = scalar_of(target).text.split(delim)
+        own = spelled(container, key) if isinstance(container, dict) else None
+        tv = (scalar_of(target).text if own is None else own).split(delim)
         v = value.text()
         idx = int(options.get("index") or 0)
         if idx < 0:
@@ -272,7 +287,16 @@ def _set_field_value(options: Mapping[str, Any], slot: Slot, value: _Value) -> N
         # written into a string field stays a string ("leave any type intact").
         text = new_text if new_text is not None else value.text()
         tag = "" if target is CREATED else scalar_of(target).tag
-        container[key] = decode(Scalar(text, tag))
+        if target is CREATED and new_text is None and value.spelled:
+            container[key] = value.materialize()  # a new node: the source's, tag and all
+        else:
+            container[key] = decode(Scalar(text, tag))
+        if isinstance(container, SpelledDict):
+            # the new node's text, for the annotations' final re-set
+            if canonical_text(container[key]) != text:
+                container.spelling[key] = (text, container[key])
+            else:
+                container.spelling.pop(key, None)
     else:
         if new_text is not None and value.scalar is not None:
             container[key] = decode(Scalar(new_text, value.scalar.tag))
