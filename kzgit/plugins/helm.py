@@ -40,6 +40,12 @@ Deliberate differences (all make kzgit refuse or contain something kustomize wou
   it is for kustomize);
 * a file system other than the disk (``kzgit diff`` reading git objects) is refused: helm reads
   charts by path.
+
+Like kustomize, a chart missing from ``chartHome`` is pulled *into* it, i.e. into the source tree
+(``<root>/charts`` by default), even when ``chartHome`` lies outside the root; the load
+restrictor then applies to the values file read from there.  Known difference: when the values
+embed Kubernetes objects (an ``apiVersion``/``kind`` with a schema), kyaml merges their
+associative lists appending new elements, kzgit's merge prepends them.
 """
 from __future__ import annotations
 
@@ -457,12 +463,12 @@ class _Inflation:
             with open(path, "rb") as f:   # kzgit's own temp dir: no restriction to apply
                 return f.read()
         from kzgit.remote import fetch_file, is_http_url
-        if is_http_url(path):
-            # fileLoader.Load fetches http(s) URLs
-            if self.options.offline:
-                raise BuildError(f"{c.label()}: offline: cannot fetch valuesFile '{path}'")
-            return fetch_file(path)
         try:
+            if is_http_url(path):
+                # fileLoader.Load fetches http(s) URLs
+                if self.options.offline:
+                    raise BuildError(f"offline: cannot fetch valuesFile '{path}'")
+                return fetch_file(path)
             return self.loader.load(path)
         except KzgitError as e:
             raise BuildError(f"{c.label()}: {e}") from None
