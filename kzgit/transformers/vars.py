@@ -19,6 +19,7 @@ Two phases, as in kustomize (api/internal/accumulator/resaccumulator.go):
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from kzgit.errors import BuildError
@@ -26,6 +27,7 @@ from kzgit.resource import Gvk, ResId, ResMap, Resource, split_api_version
 from kzgit.transformers.fieldpath import (
     MISSING, FieldPathError, Slot, convert_slice_index, lookup, smarter_path_splitter, walk_fieldspec,
 )
+from kzgit.yamlio.tree import spelled
 
 __all__ = ["Var", "VarSet", "resolve_vars", "do_replacements"]
 
@@ -185,15 +187,38 @@ class VarSet:
 
 def _var_value(res: Resource, var: Var) -> Any:
     """rnode.go GetFieldValue: maps and lists come back whole, scalars typed."""
+    parts = convert_slice_index(smarter_path_splitter(var.field_path, "."))
     try:
-        v = lookup(res.obj, convert_slice_index(smarter_path_splitter(var.field_path, ".")))
+        v = lookup(res.obj, parts)
     except FieldPathError:
         v = MISSING
     if v is MISSING:
         raise BuildError(f"field specified in var '{var}' not found in corresponding resource")
+    text = _source_text(res.obj, parts, v)
     if v is None:
-        return "null"   # default branch: yn.Value of a null node
+        return "null" if text is None else text  # default branch: yn.Value of a null node
+    if text is not None and not isinstance(v, (bool, float)):
+        if isinstance(v, str):
+            return text  # a timestamp: the default branch gives the node's text
+        # an int: strconv.Atoi of the text, decimal only (010 is 10, 0x10 an error)
+        if not re.fullmatch(r"[+-]?[0-9]+", text):
+            raise BuildError(f'strconv.Atoi: parsing "{text}": invalid syntax')
+        return int(text, 10)
     return v
+
+
+def _source_text(obj: Any, parts: List[str], v: Any) -> Optional[str]:
+    """The text the loader kept for the map field at ``parts`` (see SpelledDict)."""
+    if isinstance(v, (dict, list)) or not parts:
+        return None
+    try:
+        parent = lookup(obj, parts[:-1])
+    except FieldPathError:
+        return None
+    key = parts[-1].strip()
+    if isinstance(parent, dict) and key in parent and parent[key] is v:
+        return spelled(parent, key)
+    return None
 
 
 def resolve_vars(resmap: ResMap, varset: VarSet, fieldspec_rows: Sequence[Sequence[Any]]) -> List[str]:
