@@ -2,7 +2,19 @@
 from __future__ import annotations
 
 import os
+import signal
 import time
+
+
+def default_signals() -> None:
+    """``preexec_fn`` for children a test interrupts: SIGINT, SIGTERM and SIGHUP at their defaults.
+
+    A test run started in the background of a non-interactive shell (or under ``nohup``)
+    inherits SIGINT/SIGHUP as ignored; Python then installs no ^C handler and kzgit keeps an
+    ignored hangup ignored, so the signals the test sends would do nothing.
+    """
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, signal.SIG_DFL)
 
 
 def group_alive(pgid: int) -> bool:

@@ -16,7 +16,7 @@ from typing import Dict
 
 import pytest
 
-from helpers import group_alive, wait_gone
+from helpers import default_signals, group_alive, wait_gone
 
 try:
     from kzgit.plugins.builtin import PluginRunner  # noqa: F401
@@ -91,7 +91,7 @@ def test_signal_during_plugin_leaves_no_orphan(tmp_path: Path, sig: signal.Signa
     env = setup_tree(tmp_path)
     child = subprocess.Popen([sys.executable, "-m", "kzgit", "build", "--enable-alpha-plugins",
                               str(tmp_path / "k")], env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=default_signals)
     try:
         pgid = wait_plugin_started(tmp_path)
         start = time.monotonic()
@@ -118,6 +118,7 @@ def test_terminal_closed_during_plugin_leaves_no_orphan(tmp_path: Path) -> None:
     pid, master = pty.fork()   # the child is a session leader with the pty as its terminal
     if pid == 0:  # pragma: no cover - the child
         try:
+            default_signals()
             os.execve(sys.executable, argv, env)
         finally:
             os._exit(127)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import group_alive, wait_gone
+from helpers import default_signals, group_alive, wait_gone
 from kzgit.errors import PluginError
 from kzgit.plugins.process import run_process
 
@@ -111,7 +111,7 @@ def test_interrupt_kills_plugin_group(tmp_path: Path, sig: signal.Signals) -> No
         except KeyboardInterrupt:
             sys.exit(130)
     """)
-    child = subprocess.Popen([sys.executable, "-c", driver])
+    child = subprocess.Popen([sys.executable, "-c", driver], preexec_fn=default_signals)
     try:
         end = time.monotonic() + 10
         while not pidfile.exists() and time.monotonic() < end:
