@@ -322,7 +322,8 @@ def set_schema(openapi_field: Mapping[str, str], doc: Any, source: str, reset: b
         return
     version = openapi_field.get("version")
     if doc is not None:
-        if version is not None:
+        # Go's map[string]string: a key present with a null value still counts as provided
+        if "version" in openapi_field:
             raise BuildError(
                 f"{source}: builtin version and custom schema provided, cannot use both")
         set_custom_schema(doc, source, reset=True)
