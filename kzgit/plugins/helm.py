@@ -15,8 +15,9 @@ For every chart, in a fresh ``$TMPDIR/kustomize-helm-*`` directory (removed afte
 
 1. ``helm version -c --short`` must report major version 3;
 2. when ``<chartHome>/<name>`` is not a directory and ``repo`` is set:
-   ``helm pull --untar --untardir <chartHome> (oci://repo/name | --repo R name) [--version V]``
-   (with both ``version`` and ``repo`` the chart home is ``<chartHome>/<name>-<version>``);
+   ``helm pull --untar --untardir <dir> (oci://repo/name | --repo R name) [--version V]``
+   (kustomize's ``<dir>`` is the chart home, ``<chartHome>/<name>-<version>`` with both
+   ``version`` and ``repo``; kzgit's is a directory in the temp dir, see below);
 3. the values file (the chart's ``values.yaml`` unless ``valuesFile``) is read through the load
    restrictor, merged with ``valuesInline`` (``valuesMerge``: override | merge | replace) and
    written to ``<tmp>/<name>-kustomize-values.yaml``;
@@ -35,15 +36,13 @@ Deliberate differences (all make kzgit refuse or contain something kustomize wou
 
 * a chart ``name`` containing ``/`` is refused: kustomize joins it into the temp values path,
   which fails for ``a/b`` and escapes the temp directory for ``../x``;
-* a chart missing from a *remote* base (a git clone kzgit keeps in its cache) is pulled into the
-  build's temp directory instead of the shared clone, as if the clone were fresh each time (which
-  it is for kustomize);
+* a chart missing from ``chartHome`` is pulled into the build's temp directory, not into
+  ``chartHome``: a build never writes into the source tree (kustomize writes the chart there,
+  or wherever an absolute ``chartHome`` points), and a remote base's clone is a shared cache;
 * a file system other than the disk (``kzgit diff`` reading git objects) is refused: helm reads
   charts by path.
 
-Like kustomize, a chart missing from ``chartHome`` is pulled *into* it, i.e. into the source tree
-(``<root>/charts`` by default), even when ``chartHome`` lies outside the root; the load
-restrictor then applies to the values file read from there.  Known difference: when the values
+Known difference: when the values
 embed Kubernetes objects (an ``apiVersion``/``kind`` with a schema), kyaml merges their
 associative lists appending new elements, kzgit's merge prepends them.
 """
@@ -432,16 +431,17 @@ class _Inflation:
                 raise BuildError(f"{c.label()}: no repo specified for pull, no chart found at "
                                  f"'{_go_join(self.abs_chart_home(), c.name)}'")
             home = self.abs_chart_home()
-            if self.loader.repo_root and is_within(os.path.realpath(home), self.loader.repo_root):
-                # kustomize pulls into a throw-away clone; kzgit's clones are a shared cache
-                assert self.tmp is not None
-                self.pull_home = _go_join(self.tmp, "chart-home",
-                                          f"{c.name}-{c.version}" if c.version and c.repo else "")
-                if c.values_file == _go_join(home, c.name, "values.yaml"):
-                    c.values_file = _go_join(self.pull_home, c.name, "values.yaml")
-            # kustomize writes the pulled chart into the chart home, i.e. into the source tree
-            # (by default <root>/charts/<name>): kzgit does the same, so the next build finds it
-            # there and does not pull again (HelmChartInflationGenerator.go Generate).
+            # kustomize pulls a missing chart *into* the chart home (HelmChartInflationGenerator.go
+            # Generate), i.e. into the source tree by default, or anywhere an absolute chartHome
+            # points.  A kzgit build never writes into the source tree (and the revision under
+            # review in a hook or `kzgit diff` must not choose where files land), so the chart is
+            # pulled into this build's temp dir instead: the rendering is the same, the next
+            # build pulls again.
+            assert self.tmp is not None
+            self.pull_home = _go_join(self.tmp, "chart-home",
+                                      f"{c.name}-{c.version}" if c.version and c.repo else "")
+            if c.values_file == _go_join(home, c.name, "values.yaml"):
+                c.values_file = _go_join(self.pull_home, c.name, "values.yaml")
             self._run(pull_argv(c, self.chart_home_in_use()))
         values = self._values_bytes()
         assert self.tmp is not None
