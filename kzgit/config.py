@@ -17,6 +17,7 @@ Keys (all optional)::
     enable-alpha-plugins = false
     enable-exec = false
     enable-helm = false
+    helm-command = "helm"           # the helm v3 binary for helmCharts (with enable-helm)
     localized = ["vendor/**"]       # where localized copies live; default: anywhere
 
     [tool.kzgit.refs]               # `[refs]` in .kzgit.toml
@@ -75,6 +76,7 @@ class Config:
     enable_alpha_plugins: bool = False
     enable_exec: bool = False
     enable_helm: bool = False
+    helm_command: str = "helm"
     localized: Tuple[str, ...] = ()
     refs: RefPolicy = dataclasses.field(default_factory=RefPolicy)
     source: Optional[str] = None     # the file it came from, for messages
@@ -120,6 +122,7 @@ _KEYS: Dict[str, Tuple[str, Any, str]] = {
     "enable-alpha-plugins": ("enable_alpha_plugins", _bool, "true or false"),
     "enable-exec": ("enable_exec", _bool, "true or false"),
     "enable-helm": ("enable_helm", _bool, "true or false"),
+    "helm-command": ("helm_command", _nonempty_str, "a helm binary: a name on PATH or a path"),
     "localized": ("localized", _str_list, "a list of glob strings"),
 }
 

@@ -38,7 +38,19 @@ def test_kzgit_toml_wins(tmp_path: Path) -> None:
     assert cfg.engine == "kustomize" and cfg.exclude == ("tests/**",)
 
 
+def test_helm_command_reaches_the_render_hook(tmp_path: Path) -> None:
+    import types
+
+    from kzgit.hooks.render import options_for
+    (tmp_path / ".kzgit.toml").write_text('enable-helm = true\nhelm-command = "/opt/helm3/helm"\n')
+    cfg = load_config(str(tmp_path))
+    opts = options_for(types.SimpleNamespace(config=cfg))  # type: ignore[arg-type]
+    assert (opts.enable_helm, opts.helm_command) == (True, "/opt/helm3/helm")
+    assert Config().helm_command == "helm"
+
+
 @pytest.mark.parametrize("file,text,needle", [
+    (".kzgit.toml", "helm-command = ''\n", "bad value for 'helm-command'"),
     (".kzgit.toml", "enigne = 'kubectl'\n", "unknown key 'enigne'"),
     ("pyproject.toml", "[tool.kzgit]\nenigne = 'kubectl'\n", "unknown key 'tool.kzgit.enigne'"),
     (".kzgit.toml", "engine = 'helm'\n", "bad value for 'engine': 'helm'"),

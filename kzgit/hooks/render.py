@@ -27,7 +27,8 @@ def options_for(ws: Workspace, offline: bool = False) -> BuildOptions:
     from kzgit.build.cache import BuildCache
     # one cache for the run: roots sharing a base accumulate it once (per worker process)
     return BuildOptions(load_restrictor=c.load_restrictor, enable_alpha_plugins=c.enable_alpha_plugins,
-                        enable_exec=c.enable_exec, enable_helm=c.enable_helm, offline=offline,
+                        enable_exec=c.enable_exec, enable_helm=c.enable_helm,
+                        helm_command=c.helm_command, offline=offline,
                         cache=BuildCache())
 
 
