@@ -166,11 +166,21 @@ def _decode(value: Any, typ: Any, field: str) -> Any:
         out: Dict[str, Any] = {}
         folded = {k.lower(): k for k in typ}
         path = field.partition(".")[2]
-        for k, v in value.items():
-            key = str(k)
+        # sigs.k8s.io/yaml (YAMLToJSON) hands encoding/json the keys sorted, and each key
+        # matching a field case-insensitively overwrites it: of `nameprefix` and `namePrefix`
+        # the one sorting last wins, whatever the file's order (api/types/kustomization.go
+        # Unmarshal; kustomize's TestVariableRefNFSServer spells `nameprefix`)
+        winner: Dict[str, str] = {}
+        for key in sorted(str(k) for k in value):
             canon = key if key in typ else folded.get(key.lower())
             if canon is None:
                 raise BuildError(f'invalid Kustomization: json: unknown field "{key}"')
+            winner[canon] = key
+        for k, v in value.items():
+            key = str(k)
+            canon = key if key in typ else folded[key.lower()]
+            if winner[canon] != key:
+                continue
             out[canon] = _decode(v, typ[canon], f"{typ.name}.{path + '.' if path else ''}{canon}")
         return out
     raise AssertionError(typ)
