@@ -28,7 +28,7 @@ from typing import Any, Dict, List, Tuple, Union
 import yaml
 
 from kzgit.errors import BuildError
-from kzgit.yamlio.tree import copy_tree
+from kzgit.yamlio.tree import SharedStr, copy_tree
 
 __all__ = ["apply", "parse_ops"]
 
@@ -91,7 +91,8 @@ def _to_float64(v: Any) -> Any:
     if isinstance(v, list):
         return [_to_float64(x) for x in v]
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return v
+        # JSON rebuilds every node: no value is shared with another place any more
+        return str(v) if v.__class__ is SharedStr else v
     try:
         return float(v)
     except OverflowError:

@@ -33,8 +33,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from kzgit.errors import BuildError
 from kzgit.openapi import Schema, schema_for
-from kzgit.yamlio.tree import SpelledDict, spelled
-from kzgit.yamlio.tree import copy_tree
+from kzgit.yamlio.tree import SharedStr, SpelledDict, copy_tree, share_update, spelled
 
 __all__ = ["merge"]
 
@@ -443,6 +442,11 @@ class _Walker:
                 else:
                     dest[key] = None
             else:
+                old = dest.get(key)
+                if old.__class__ is SharedStr and old is not val and not isinstance(val, (dict, list)):
+                    # FieldSetter on an existing field copies the patch's node into the
+                    # resource's node (SetYNode): places sharing it change too.
+                    _SHARED_UPDATES.append((old, val))
                 dest[key] = val
         origin = self.sources[1]
         if origin.__class__ is SpelledDict or dest.__class__ is SpelledDict:
@@ -548,6 +552,10 @@ class _Walker:
         return dest
 
 
+# (shared node, new value) pairs met during one merge (see SharedStr)
+_SHARED_UPDATES: List[Tuple[Any, Any]] = []
+
+
 def _carry_spelling(dest: Dict[Any, Any], origin: Any) -> Dict[Any, Any]:
     """After a map merge, the source texts go with the scalars: a scalar the
     patch set keeps the patch's text (kyaml returns the patch's node), not the
@@ -629,7 +637,11 @@ def merge(target: Dict[str, Any], patch: Dict[str, Any],
     """
     dest = copy_tree(target)
     origin = copy_tree(patch)
+    del _SHARED_UPDATES[:]
     out = _Walker([dest, origin], schema, []).walk()
+    for old, new in _SHARED_UPDATES:
+        share_update(out, old, new)
+    del _SHARED_UPDATES[:]
     if out is MISSING or out is None or out is KEEP_NULL:
         return None
     if not isinstance(out, dict):

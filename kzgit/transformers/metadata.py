@@ -8,6 +8,7 @@ from typing import Any, Dict
 from kzgit.resource import ResMap
 from kzgit.resource.fieldspec import MAP, apply_fieldspec
 from kzgit.transformers.common import fieldspecs_from_config, str_map
+from kzgit.yamlio.tree import SharedStr, share_update
 
 from kzgit.errors import BuildError
 
@@ -17,16 +18,31 @@ def _set_map(resmap: ResMap, pairs: Dict[str, str], config: Dict[str, Any], wher
         return
     specs = fieldspecs_from_config(config, where=where)
 
-    def setter(m: Any) -> Any:
-        if not isinstance(m, dict):
-            raise BuildError(f"wrong node kind: expected MappingNode but got {type(m).__name__}: node contents:\n{m}")
-        for k, v in pairs.items():
-            m[k] = v
-        return m
-
     for r in resmap.resources():
+        # One node per key and resource, shared by every place where the field is new
+        # (filtersutil.SetEntry); an existing field is set in place, and when its node is
+        # shared from an earlier pass, every place sharing it changes (see SharedStr).
+        nodes = {k: SharedStr(v) for k, v in pairs.items()}
+        root = r.obj
+
+        def setter(m: Any) -> Any:
+            if not isinstance(m, dict):
+                raise BuildError(f"wrong node kind: expected MappingNode but got {type(m).__name__}: node contents:\n{m}")
+            for k, v in pairs.items():
+                if k not in m:
+                    m[k] = nodes[k]
+                    continue
+                old = m[k]
+                if old is nodes[k]:
+                    continue
+                if old.__class__ is SharedStr:
+                    share_update(root, old, v)
+                else:
+                    m[k] = v
+            return m
+
         for fs in specs:
-            apply_fieldspec(r.obj, fs, setter, MAP, r.cur_id)
+            apply_fieldspec(root, fs, setter, MAP, r.cur_id)
 
 
 def labels(resmap: ResMap, config: Dict[str, Any], where: str = "LabelTransformer") -> None:

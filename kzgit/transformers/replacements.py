@@ -28,7 +28,7 @@ from typing import Any, Dict, List, Mapping, Optional
 from kzgit.errors import BuildError
 from kzgit.resource import ResId, ResMap, Resource
 from kzgit.resource.selector import metadata_texts, parse_label_selector
-from kzgit.yamlio.tree import SpelledDict, canonical_text, spelled
+from kzgit.yamlio.tree import SharedStr, SpelledDict, canonical_text, share_update, spelled
 from kzgit.transformers.fieldpath import (
     CREATED, MISSING, FieldPathError, Scalar, Slot, decode, is_scalar,
     kind_of, lookup, path_match, scalar_of, smarter_path_splitter,
@@ -258,13 +258,14 @@ def _copy_value_to_target(res: Resource, value: _Value, field_paths: List[str],
         if not slots:
             raise BuildError(_retrieval_error(fp, create))
         for slot in slots:
-            _set_field_value(options, slot, value)
+            _set_field_value(options, slot, value, res.obj)
 
 
-def _set_field_value(options: Mapping[str, Any], slot: Slot, value: _Value) -> None:
-    """replacement.go setFieldValue."""
+def _set_field_value(options: Mapping[str, Any], slot: Slot, value: _Value, root: Any = None) -> None:
+    """replacement.go setFieldValue; ``root`` is the target resource (for shared nodes)."""
     container, key = slot
     target = container[key]
+    shared = target if target.__class__ is SharedStr else None
     new_text: Optional[str] = None
     delim = options.get("delimiter")
     if delim:
@@ -291,6 +292,9 @@ def _set_field_value(options: Mapping[str, Any], slot: Slot, value: _Value) -> N
             container[key] = value.materialize()  # a new node: the source's, tag and all
         else:
             container[key] = decode(Scalar(text, tag))
+        if shared is not None and root is not None:
+            # the node's value is set in place: places sharing it change too (SharedStr)
+            container[key] = share_update(root, shared, container[key])
         if isinstance(container, SpelledDict):
             # the new node's text, for the annotations' final re-set
             if canonical_text(container[key]) != text:

@@ -11,7 +11,7 @@ from typing import Any, List
 
 from kzgit.errors import YamlError
 from kzgit.yamlio._gonum import format_float_json
-from kzgit.yamlio.tree import SpelledDict
+from kzgit.yamlio.tree import SharedStr, SpelledDict
 
 _encode_str = json.encoder.encode_basestring  # type: ignore[attr-defined]
 
@@ -26,7 +26,7 @@ def _go_string(s: str) -> str:
 
 def _write(v: Any, out: List[str]) -> None:
     t = type(v)
-    if t is str:
+    if t is str or t is SharedStr:
         out.append(_go_string(v))
     elif t is dict or t is SpelledDict:
         out.append("{")

@@ -84,3 +84,43 @@ def spelled(d: Any, key: Any) -> Optional[str]:
     if v is s[1] or (type(v) is type(s[1]) and v == s[1]):
         return s[0]
     return None
+
+
+class SharedStr(str):
+    """A label or annotation value that one transformer pass wrote at several places of a
+    resource.
+
+    kyaml builds that value's node once per resource and key (``filtersutil.SetEntry``) and
+    ``FieldSetter`` appends the same node wherever the field is new, so ``metadata.labels`` and
+    ``spec.selector`` share it.  Setting the field in place later (``SetYNode``: another labels
+    or annotations pass, a strategic merge patch, a replacement) then changes every place at
+    once; kubectl: a base's ``commonLabels: {env: a}`` and an overlay's ``labels`` without
+    selectors, ``env: b``, give a selector ``env: b``.  A JSON patch rebuilds the resource from
+    JSON and ends the sharing.  Instances stand for the node by identity: :func:`share_update`
+    rewrites all places holding one.
+    """
+
+    __slots__ = ()
+
+
+def share_update(root: Any, old: SharedStr, new: Any) -> Any:
+    """Replace, everywhere in ``root``, the value ``old`` (by identity) with ``new``; a str
+    becomes a fresh :class:`SharedStr` so the places stay shared.  Returns what was written."""
+    if isinstance(new, str):
+        new = SharedStr(new)
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if v is old:
+                    node[k] = new
+                elif isinstance(v, (dict, list)):
+                    stack.append(v)
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                if v is old:
+                    node[i] = new
+                elif isinstance(v, (dict, list)):
+                    stack.append(v)
+    return new
