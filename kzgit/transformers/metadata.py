@@ -23,6 +23,7 @@ def _set_map(resmap: ResMap, pairs: Dict[str, str], config: Dict[str, Any], wher
         # (filtersutil.SetEntry); an existing field is set in place, and when its node is
         # shared from an earlier pass, every place sharing it changes (see SharedStr).
         nodes = {k: SharedStr(v) for k, v in pairs.items()}
+        updated: Dict[int, Any] = {}  # shared values this pass already rewrote everywhere (kept alive)
         root = r.obj
 
         def setter(m: Any) -> Any:
@@ -33,10 +34,11 @@ def _set_map(resmap: ResMap, pairs: Dict[str, str], config: Dict[str, Any], wher
                     m[k] = nodes[k]
                     continue
                 old = m[k]
-                if old is nodes[k]:
+                if old is nodes[k] or id(old) in updated:
                     continue
                 if old.__class__ is SharedStr:
-                    share_update(root, old, v)
+                    new = share_update(root, old, v)
+                    updated[id(new)] = new
                 else:
                     m[k] = v
             return m
