@@ -104,6 +104,13 @@ def _copy_merge_metadata(res: Resource, old: Resource) -> None:
     res.prefixes = list(old.prefixes)
     res.suffixes = list(old.suffixes)
     res.refby = list(old.refby)
+    # kustomize keeps build metadata as annotations, merged like the others (new wins): a
+    # generated resource carries no transformations yet, so the old one's survive a merge or
+    # replace (api/resource/resource.go CopyMergeMetaDataFieldsFrom)
+    if not res.transformations:
+        res.transformations = list(old.transformations)
+    if res.origin is None:
+        res.origin = old.origin
 
 
 class _Steps(list):
