@@ -58,7 +58,10 @@ class Accumulator:
         _copy_merge_metadata(res, old)
         if res.behavior == "merge":
             for field in ("data", "binaryData"):
-                merged = dict(old.obj.get(field) or {})
+                # resource.go mergeDataMapFrom: GetDataMap reads each value's text, and
+                # SetDataMap writes them all back as strings (1.50 stays "1.50", true "true").
+                base = old.obj.get(field)
+                merged = metadata_texts(base) if isinstance(base, dict) else {}
                 merged.update(res.obj.get(field) or {})
                 if merged:
                     res.obj[field] = merged
