@@ -127,10 +127,70 @@ def patch(m: ResMap, entry: Dict[str, Any], loader: Loader, kfile: str) -> None:
 
 def _json6902(m: ResMap, sel: Selector, ops: List[Any], source: str) -> None:
     from kzgit.patch.json6902 import apply
+    touches = _touches_annotations(ops)
     for res in sel.select(m):
         res.store_prev_id()
-        res.obj = apply(res.obj, ops, source)
+        if touches and (res.origin is not None or res.transformations):
+            res.obj = _apply_with_build_annotations(res, ops, source)
+        else:
+            res.obj = apply(res.obj, ops, source)
     m.invalidate()
+
+
+def _touches_annotations(ops: List[Any]) -> bool:
+    """Whether an operation's ``path`` or ``from`` reaches ``metadata.annotations`` or above."""
+    for op in ops:
+        if not isinstance(op, dict):
+            continue
+        for key in ("path", "from"):
+            p = op.get(key)
+            if isinstance(p, str) and (p in ("", "/", "/metadata") or p.startswith("/metadata/annotations")):
+                return True
+    return False
+
+
+def _apply_with_build_annotations(res: Resource, ops: List[Any], source: str) -> Dict[str, Any]:
+    """JSON 6902 on a resource whose build metadata kustomize would hold as annotations.
+
+    With ``buildMetadata`` set, kustomize keeps the origin and transformations as real
+    annotations during the build (api/resource/resource.go SetOrigin, AddTransformation), so
+    a patch sees them: ``add /metadata/annotations/x`` works on a resource without
+    annotations, and replacing or removing the map drops them (the PatchJson6902Transformer
+    then becomes the origin).  kzgit keeps them as attributes: put them in for the patch,
+    take them out after.
+    """
+    from kzgit.build.origin import ORIGIN, TRANSFORMATIONS, origin_text, transformations_text
+    from kzgit.patch.json6902 import apply
+    injected: Dict[str, str] = {}
+    if res.origin is not None:
+        injected[ORIGIN] = origin_text(res.origin)
+    if res.transformations:
+        injected[TRANSFORMATIONS] = transformations_text(res.transformations)
+    obj = dict(res.obj)
+    md = obj.get("metadata")
+    md = dict(md) if isinstance(md, dict) else {}
+    ann = md.get("annotations")
+    ann = dict(ann) if isinstance(ann, dict) else {}
+    ann.update(injected)
+    md["annotations"] = ann
+    obj["metadata"] = md
+    out = apply(obj, ops, source)
+    out_md = out.get("metadata")
+    out_ann = out_md.get("annotations") if isinstance(out_md, dict) else None
+    kept = set()
+    if isinstance(out_ann, dict):
+        for key in injected:
+            if key in out_ann:
+                out_ann.pop(key)
+                kept.add(key)
+        if not out_ann and kept:
+            # kyaml ClearAnnotation drops the emptied map
+            out_md.pop("annotations")
+    if ORIGIN not in kept:
+        res.origin = None
+    if TRANSFORMATIONS not in kept:
+        res.transformations = []
+    return out
 
 
 def patch_strategic_merge(m: ResMap, entries: List[str], loader: Loader, kfile: str) -> None:
