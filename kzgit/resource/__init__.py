@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
 from kzgit.konfig import is_cluster_scoped
-from kzgit.yamlio.tree import copy_tree
+from kzgit.yamlio.tree import canonical_text, copy_tree, spelled
 
 # kyaml/resid/resid.go, gvk.go
 NO_GROUP, NO_VERSION, NO_KIND, NO_NAME, NO_NAMESPACE = "[noGrp]", "[noVer]", "[noKind]", "[noName]", "[noNs]"
@@ -86,6 +86,22 @@ class ResId(NamedTuple):
                 and self.gvk.is_selected(sel.gvk))
 
 
+def _meta_text(obj: Dict[str, Any], key: str) -> str:
+    """metadata.name / metadata.namespace as kyaml's GetName reads them: the node's text.
+
+    ``name: 0123`` or ``name: 2021-01-01`` load as a number or a date; ids, prefixes and
+    sorting use the text as written (``p-0123``), though the output prints the value.
+    """
+    md = obj.get("metadata")
+    v = md.get(key) if isinstance(md, dict) else None
+    if v is None:
+        return ""
+    text = spelled(md, key)
+    if text is not None:
+        return text
+    return v if isinstance(v, str) else canonical_text(v)
+
+
 class Resource:
     """One Kubernetes object plus the build state kustomize keeps beside it."""
 
@@ -126,9 +142,7 @@ class Resource:
 
     @property
     def name(self) -> str:
-        md = self.obj.get("metadata")
-        v = md.get("name") if isinstance(md, dict) else None
-        return v if isinstance(v, str) else ("" if v is None else str(v))
+        return _meta_text(self.obj, "name")
 
     @name.setter
     def name(self, value: str) -> None:
@@ -136,9 +150,7 @@ class Resource:
 
     @property
     def namespace(self) -> str:
-        md = self.obj.get("metadata")
-        v = md.get("namespace") if isinstance(md, dict) else None
-        return v if isinstance(v, str) else ("" if v is None else str(v))
+        return _meta_text(self.obj, "namespace")
 
     @namespace.setter
     def namespace(self, value: str) -> None:
