@@ -146,11 +146,11 @@ _REF_KEYS: Dict[str, Tuple[str, Any, str]] = {
 
 
 def _apply(target: Any, table: Dict[str, Any], keys: Dict[str, Tuple[str, Any, str]],
-           prefix: str, source: str) -> None:
+           prefix: str, source: str, tables: Tuple[str, ...] = ()) -> None:
     for key, value in table.items():
         name = f"{prefix}{key}"
         if key not in keys:
-            known = ", ".join(sorted(keys))
+            known = ", ".join(sorted([*keys, *(f"[{t}]" for t in tables)]))
             raise UsageError(f"{source}: unknown key '{name}'", tip=f"known keys: {known}")
         attr, convert, expected = keys[key]
         converted = convert(value)
@@ -164,7 +164,7 @@ def parse_config(table: Dict[str, Any], source: str, prefix: str = "") -> Config
     cfg = Config(source=source)
     table = dict(table)
     refs = table.pop("refs", None)
-    _apply(cfg, table, _KEYS, prefix, source)
+    _apply(cfg, table, _KEYS, prefix, source, tables=("refs",))
     if refs is not None:
         if not isinstance(refs, dict):
             raise UsageError(f"{source}: bad value for '{prefix}refs': expected a table")
