@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 from kzgit.build import BuildOptions, BuildResult
@@ -570,6 +571,53 @@ class BuildContext:
             raise UnsupportedError("field 'openapi' is not supported yet by kzgit") from None
 
 
+# yaml.v3 resolve.go: plain scalars that do not read as strings
+_YAML12_NON_STRINGS = frozenset((
+    "", "~", "null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE",
+    ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF",
+    ".nan", ".NaN", ".NAN"))
+_YAML12_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
+_YAML12_TIMESTAMP = re.compile(
+    r"^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}"
+    r"([Tt ][0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(\.[0-9]*)?(Z|[-+][0-9]{1,2}(:[0-9]{2})?)?)?$")
+
+
+def _reads_as_non_string(key: str) -> bool:
+    """Whether yaml.v3 would resolve ``key``, written plain, to null, bool, int, float or timestamp."""
+    if key in _YAML12_NON_STRINGS:
+        return True
+    if key[0] not in "+-.0123456789":
+        return False
+    plain = key.replace("_", "")
+    try:
+        v = int(plain, 0)  # Go strconv.ParseInt/ParseUint with base 0
+        if -(1 << 63) <= v < (1 << 64):
+            return True
+    except ValueError:
+        pass
+    return bool(_YAML12_FLOAT.match(plain) or _YAML12_TIMESTAMP.match(key))
+
+
+def _check_annotation_keys(r: Resource) -> None:
+    """kustomize fails on an annotation key that reads as a non-string YAML scalar.
+
+    kyaml rebuilds every resource's annotations with plain keys, and the final conversion
+    to a Go map then meets a ``true``, ``1`` or ``null`` key: ``json: unsupported type:
+    map[interface {}]interface {}`` (reproduced with kubectl kustomize v5.5.0, quoted keys
+    in the source included).  Label keys fail the same way only where a label transformer
+    rewrote the map; kzgit does not reproduce that half.
+    """
+    ann = r.metadata.get("annotations")
+    if not isinstance(ann, dict):
+        return
+    for k in ann:
+        if _reads_as_non_string(str(k)):
+            raise BuildError(
+                f"{r.cur_id()}: annotation key {json.dumps(str(k))} reads as a non-string YAML "
+                "value; kustomize cannot serialise it (json: unsupported type: "
+                "map[interface {}]interface {}); quoting does not help")
+
+
 def _scalar_text(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
@@ -651,6 +699,7 @@ def run(path: str, options: BuildOptions) -> BuildResult:
             labels[MANAGED_BY_LABEL] = MANAGED_BY_VALUE
     for r in resources:
         _stringify_annotations(r)
+        _check_annotation_keys(r)
     from kzgit.build.origin import annotate_origins
     annotate_origins(resources, "originAnnotations" in build_md, "transformerAnnotations" in build_md)
     return BuildResult(resources=resources, warnings=ctx.warnings)
