@@ -44,8 +44,7 @@ class Accumulator:
     def absorb(self, res: Resource, where: str) -> None:
         """resWrangler.appendReplaceOrMerge for generated resources."""
         rid = res.cur_id()
-        k = rid.key()
-        matches = [r for r in self.resmap.resources() if any(i.key() == k for i in r.all_ids())]
+        matches = self.resmap.lookup_any_id(rid)   # indexed: linear in generators + resources
         if not matches:
             if res.behavior in ("merge", "replace"):
                 raise BuildError(f"merging from generator {where}: id {_go_id(rid)} does not exist; cannot merge or replace")

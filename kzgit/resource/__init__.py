@@ -205,6 +205,8 @@ class ResMap:
     def __init__(self, resources: Iterable[Resource] = ()) -> None:
         self._items: List[Resource] = []
         self._index: Optional[Dict[tuple, Resource]] = {}
+        # current and previous ids -> resources, built on first use (generator merges)
+        self._any_index: Optional[Dict[tuple, List[Resource]]] = None
         for r in resources:
             self.append(r)
 
@@ -219,6 +221,7 @@ class ResMap:
 
     def invalidate(self) -> None:
         self._index = None
+        self._any_index = None
 
     def _idx(self) -> Dict[tuple, Resource]:
         if self._index is None:
@@ -238,6 +241,9 @@ class ResMap:
             raise BuildError(f"may not add resource with an already registered id: {r.cur_id()}")
         idx[k] = r
         self._items.append(r)
+        if self._any_index is not None:
+            for key in {i.key() for i in r.all_ids()}:
+                self._any_index.setdefault(key, []).append(r)
 
     def append_all(self, other: Iterable[Resource]) -> None:
         for r in other:
@@ -245,16 +251,30 @@ class ResMap:
 
     def remove(self, r: Resource) -> None:
         self._items = [x for x in self._items if x is not r]
-        self._index = None
+        self.invalidate()
 
     def replace_items(self, items: List[Resource]) -> None:
         self._items = list(items)
-        self._index = None
+        self.invalidate()
 
     def get_matching_any_id(self, pred) -> List[Resource]:
         return [r for r in self._items if any(pred(i) for i in r.all_ids())]
 
     def get_by_id_any(self, rid: ResId) -> List[Resource]:
-        """Resources whose current or any previous id equals ``rid`` (kustomize GetMatchingResourcesByAnyId)."""
+        """Resources whose current or any previous id equals ``rid`` (kustomize GetMatchingResourcesByAnyId).
+
+        A scan: patches change ids between their lookups.  :meth:`lookup_any_id` is the
+        indexed form for a run of lookups and appends (generator merges).
+        """
         k = rid.key()
         return [r for r in self._items if any(i.key() == k for i in r.all_ids())]
+
+    def lookup_any_id(self, rid: ResId) -> List[Resource]:
+        """As :meth:`get_by_id_any`, through an index kept until ids may have changed
+        (:meth:`invalidate`, :meth:`replace_items`, :meth:`remove`)."""
+        if self._any_index is None:
+            self._any_index = {}
+            for r in self._items:
+                for key in {i.key() for i in r.all_ids()}:
+                    self._any_index.setdefault(key, []).append(r)
+        return list(self._any_index.get(rid.key(), ()))
