@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional
 
 from kzgit.errors import BuildError
 from kzgit.resource import split_api_version
+from kzgit.yamlio.tree import SpelledDict, spelled
 
 MAP = "map"
 SCALAR = "scalar"
@@ -148,6 +149,14 @@ def _walk(node: Any, segs: List[str], i: int, create: bool, create_kind: Optiona
         val = {} if kind == MAP else ([] if kind == "seq" else None)
         node[name] = val
     if last:
-        node[name] = fn(val)
+        text = spelled(node, name) if node.__class__ is SpelledDict else None
+        if text is not None and text != val:
+            # kyaml filters read a scalar node's text: a name written 0123 or 2021-01-01 is
+            # prefixed, matched and compared as written; a setter handing the text back
+            # unchanged leaves the loaded value in place (it prints as the node would)
+            new = fn(text)
+            node[name] = val if new is text else new
+        else:
+            node[name] = fn(val)
     else:
         _walk(val, segs, i + 1, create, create_kind, fn)

@@ -36,13 +36,11 @@ def _run(resmap: ResMap, config: Dict[str, Any], key: str, where: str) -> None:
                 (r.prefixes if key == "prefix" else r.suffixes).append(affix)
                 if affix:
                     r.store_prev_id()
-            # kyaml affixes the node's text: a name written 0123 or 2021-01-01 becomes
-            # p-0123, not the loaded number or timestamp (Resource.name reads that text)
-            text = r.name if fs.path == "metadata/name" else None
+            # the walker hands over a scalar's text as written (p-0123, not p-83)
             if key == "prefix":
-                fn = lambda v, t=text: affix + (t if t is not None else "" if v is None else str(v))  # noqa: E731
+                fn = lambda v: affix + ("" if v is None else str(v))  # noqa: E731
             else:
-                fn = lambda v, t=text: (t if t is not None else "" if v is None else str(v)) + affix  # noqa: E731
+                fn = lambda v: ("" if v is None else str(v)) + affix  # noqa: E731
             apply_fieldspec(r.obj, fs, fn, None, r.cur_id)
     resmap.invalidate()
 
