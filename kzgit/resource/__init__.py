@@ -93,7 +93,13 @@ def _meta_text(obj: Dict[str, Any], key: str) -> str:
     sorting use the text as written (``p-0123``), though the output prints the value.
     """
     md = obj.get("metadata")
-    v = md.get(key) if isinstance(md, dict) else None
+    if md.__class__ is dict:  # the common case, on the hot path of every id
+        v = md.get(key)
+        if v.__class__ is str:
+            return v  # type: ignore[no-any-return]
+    elif not isinstance(md, dict):
+        return ""
+    v = md.get(key)
     if v is None:
         return ""
     text = spelled(md, key)
