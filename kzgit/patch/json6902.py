@@ -261,6 +261,16 @@ def _path(op: Dict[str, Any], field: str = "path") -> str:
     return v
 
 
+def _decoded(op: Dict[str, Any], kind: str, field: str = "path", cause: bool = True) -> str:
+    """``op``'s path or from, or evanphx's error for it: "<kind> operation failed to decode
+    <field>: <cause>"; add, remove and copy's path say "missing value" whatever the cause."""
+    try:
+        return _path(op, field)
+    except _PatchError as e:
+        raise _PatchError(f"{kind} operation failed to decode {field}: "
+                          f"{e if cause else 'missing value'}") from None
+
+
 def _value(op: Dict[str, Any]) -> Any:
     return copy_tree(op.get("value"))
 
@@ -271,10 +281,7 @@ def _apply_op(doc: Any, op: Dict[str, Any]) -> Any:
     if not isinstance(kind, str):
         kind = "unknown"
     if kind == "add":
-        try:
-            path = _path(op)
-        except _PatchError:
-            raise _PatchError("add operation failed to decode path: missing value") from None
+        path = _decoded(op, "add", cause=False)
         con, key = _find_object(doc, path)
         if con is None:
             raise _PatchError(f'add operation does not apply: doc is missing path: "{path}": missing value')
@@ -284,10 +291,7 @@ def _apply_op(doc: Any, op: Dict[str, Any]) -> Any:
             raise _PatchError(f"error in add for path: '{path}': {e}") from None
         return doc
     if kind == "remove":
-        try:
-            path = _path(op)
-        except _PatchError:
-            raise _PatchError("remove operation failed to decode path: missing value") from None
+        path = _decoded(op, "remove", cause=False)
         con, key = _find_object(doc, path)
         if con is None:
             raise _PatchError(
@@ -298,10 +302,7 @@ def _apply_op(doc: Any, op: Dict[str, Any]) -> Any:
             raise _PatchError(f"error in remove for path: '{path}': {e}") from None
         return doc
     if kind == "replace":
-        try:
-            path = _path(op)
-        except _PatchError as e:
-            raise _PatchError(f"replace operation failed to decode path: {e}") from None
+        path = _decoded(op, "replace")
         if path == "":
             val = _value(op)
             if not isinstance(val, (dict, list)):
@@ -322,10 +323,7 @@ def _apply_op(doc: Any, op: Dict[str, Any]) -> Any:
             raise _PatchError(f"error in remove for path: '{path}': {e}") from None
         return doc
     if kind == "move":
-        try:
-            frm = _path(op, "from")
-        except _PatchError as e:
-            raise _PatchError(f"move operation failed to decode from: {e}") from None
+        frm = _decoded(op, "move", "from")
         con, key = _find_object(doc, frm)
         if con is None:
             raise _PatchError(
@@ -335,10 +333,7 @@ def _apply_op(doc: Any, op: Dict[str, Any]) -> Any:
             _remove(con, key)
         except _PatchError as e:
             raise _PatchError(f"error in move for path: '{key}': {e}") from None
-        try:
-            path = _path(op)
-        except _PatchError as e:
-            raise _PatchError(f"move operation failed to decode path: {e}") from None
+        path = _decoded(op, "move")
         con, key = _find_object(doc, path)
         if con is None:
             raise _PatchError(
@@ -349,10 +344,7 @@ def _apply_op(doc: Any, op: Dict[str, Any]) -> Any:
             raise _PatchError(f"error in move for path: '{path}': {e}") from None
         return doc
     if kind == "test":
-        try:
-            path = _path(op)
-        except _PatchError as e:
-            raise _PatchError(f"test operation failed to decode path: {e}") from None
+        path = _decoded(op, "test")
         if path == "":
             if "value" in op and _equal(doc, op["value"]):
                 return doc
@@ -372,10 +364,7 @@ def _apply_op(doc: Any, op: Dict[str, Any]) -> Any:
             raise _PatchError(f"testing value {path} failed: test failed")
         return doc
     if kind == "copy":
-        try:
-            frm = _path(op, "from")
-        except _PatchError as e:
-            raise _PatchError(f"copy operation failed to decode from: {e}") from None
+        frm = _decoded(op, "copy", "from")
         con, key = _find_object(doc, frm)
         if con is None:
             raise _PatchError(
@@ -384,10 +373,7 @@ def _apply_op(doc: Any, op: Dict[str, Any]) -> Any:
             val = _get(con, key)
         except _PatchError as e:
             raise _PatchError(f"error in copy for from: '{frm}': {e}") from None
-        try:
-            path = _path(op)
-        except _PatchError:
-            raise _PatchError("copy operation failed to decode path: missing value") from None
+        path = _decoded(op, "copy", cause=False)
         con, key = _find_object(doc, path)
         if con is None:
             raise _PatchError(

@@ -329,6 +329,21 @@ def _merge_values(values_list: List[List[str]]) -> List[List[str]]:
 # The walker (kyaml/yaml/walk/*.go with the merge2.Merger visitor)
 
 
+def _merge_directive(dest: Any, origin: Any) -> Any:
+    """merge2.go VisitMap / VisitList on an existing ``dest``: a null patch clears it, a
+    ``$patch`` directive deletes or replaces it, otherwise the walk merges into ``dest``."""
+    if origin is None or origin is KEEP_NULL:
+        return MISSING
+    ps, err = _directive(origin)
+    if err is not None:
+        raise err
+    if ps == _DELETE:
+        return MISSING
+    if ps == _REPLACE:
+        return origin
+    return dest
+
+
 class _Walker:
     def __init__(self, sources: List[Any], schema: Optional[Schema], path: List[str]) -> None:
         self.sources = sources  # [dest, origin]
@@ -403,16 +418,7 @@ class _Walker:
                 # ("null"/"~"; _walk_map drops an empty one, as Go does).
                 return KEEP_NULL
             return origin
-        if origin is None or origin is KEEP_NULL:
-            return MISSING
-        ps, err = _directive(origin)
-        if err is not None:
-            raise err
-        if ps == _DELETE:
-            return MISSING
-        if ps == _REPLACE:
-            return origin
-        return dest
+        return _merge_directive(dest, origin)
 
     # walk/map.go walkMap
     def _walk_map(self) -> Any:
@@ -458,16 +464,7 @@ class _Walker:
         dest, origin = self.dest, self.origin
         if _is_missing_or_null(dest):
             return origin
-        if origin is None or origin is KEEP_NULL:
-            return MISSING
-        ps, err = _directive(origin)
-        if err is not None:
-            raise err
-        if ps == _DELETE:
-            return MISSING
-        if ps == _REPLACE:
-            return origin
-        return dest
+        return _merge_directive(dest, origin)
 
     # walk/associative_sequence.go walkAssociativeSequence
     def _walk_associative_sequence(self) -> Any:
