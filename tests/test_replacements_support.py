@@ -3,7 +3,7 @@
 
 Each case directory holds a kustomization written for ``kubectl kustomize``
 and the oracle's output (``expected.yaml``) or error (``expected_error.txt``),
-recorded by the directory's ``record.sh``.  The helpers here load a case
+recorded by ``scripts/record_table_cases.sh``.  The helpers here load a case
 without kzgit's pipeline (only ``resources`` files and directories and a plain
 ``namePrefix``), so that these tests pin the transformers alone; outputs are
 compared as data, never as text.
