@@ -36,9 +36,16 @@ def load_level(path: str, on_level: Optional[Level] = None) -> ResMap:
             for doc in yaml.safe_load_all(f):
                 if doc:
                     rm.append(_with_previous_ids(Resource(doc, p)))
+    rename(rm, kust)
+    if on_level is not None:
+        on_level(rm, kust, path)
+    return rm
+
+
+def rename(rm: ResMap, kust: Dict[str, Any]) -> None:
+    """A level's plain ``namespace`` then ``namePrefix`` (kusttarget_configplugin.go order);
+    each stores a previous id on every resource."""
     if kust.get("namespace"):
-        # NamespaceTransformer (before the prefix, kusttarget_configplugin.go);
-        # it stores a previous id on every resource.
         for r in rm.resources():
             r.store_prev_id()
             if not r.cur_id().is_cluster_scoped():
@@ -50,9 +57,6 @@ def load_level(path: str, on_level: Optional[Level] = None) -> ResMap:
             r.store_prev_id()
             r.name = prefix + r.name
         rm.invalidate()
-    if on_level is not None:
-        on_level(rm, kust, path)
-    return rm
 
 
 _PREV = "internal.config.kubernetes.io/previous"

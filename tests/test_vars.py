@@ -12,7 +12,7 @@ from kzgit.errors import BuildError
 from kzgit.konfig import default_fieldspec_rows
 from kzgit.resource import ResMap, Resource
 from kzgit.transformers.vars import VarSet, do_replacements, resolve_vars
-from test_replacements_support import canon, cases, expected, finish
+from test_replacements_support import canon, cases, expected, finish, rename
 
 ROOT = os.path.join(os.path.dirname(__file__), "data", "vars")
 
@@ -39,19 +39,7 @@ def _accumulate(path: str) -> Tuple[ResMap, VarSet, List[list]]:
             for fs in (yaml.safe_load(f) or {}).get("varReference") or []:
                 rows.append([fs.get("group", ""), fs.get("version", ""), fs.get("kind", ""),
                              fs["path"], bool(fs.get("create"))])
-    if kust.get("namespace"):
-        # NamespaceTransformer (before the prefix, kusttarget_configplugin.go);
-        # it stores a previous id on every resource.
-        for r in rm.resources():
-            r.store_prev_id()
-            if not r.cur_id().is_cluster_scoped():
-                r.namespace = kust["namespace"]
-        rm.invalidate()
-    if kust.get("namePrefix"):
-        for r in rm.resources():
-            r.store_prev_id()
-            r.name = kust["namePrefix"] + r.name
-        rm.invalidate()
+    rename(rm, kust)
     vs.merge_vars(rm, kust.get("vars") or [], os.path.join(path, "kustomization.yaml"))
     return rm, vs, rows
 
