@@ -1,9 +1,10 @@
-"""Helpers shared by the tests that run child processes: is a process group gone yet?"""
+"""Helpers shared by the test modules: where the test data lives, and is a process group gone yet?"""
 from __future__ import annotations
 
 import os
 import signal
 import time
+from pathlib import Path
 
 
 def default_signals() -> None:
@@ -52,3 +53,10 @@ def wait_gone(pgid: int, seconds: float = 3.0) -> bool:
             return True
         time.sleep(0.02)
     return not group_alive(pgid)
+
+
+#: The tests directory, the project checkout, and the data the tests read.
+TESTS = Path(__file__).resolve().parent
+PROJECT = TESTS.parent
+FIXTURES = TESTS / "fixtures"
+DATA = TESTS / "data"

@@ -19,7 +19,7 @@ from kzgit.resource import Gvk, ResId, ResMap, Resource
 from kzgit.resource.factory import resources_from_bytes
 from kzgit.resource.fieldspec import FieldSpec
 from kzgit.resource.selector import metadata_texts
-from kzgit.transformers.config import TransformerConfig, default_config, parse_config_file
+from kzgit.builtins.config import TransformerConfig, default_config, parse_config_file
 from kzgit.yamlio import load_documents
 from kzgit.yamlio.tree import spelled
 
@@ -323,8 +323,8 @@ class Target:
 
     def builtin_transformers(self, cfg: TransformerConfig) -> List[Tuple[str, Callable[[ResMap], None]]]:
         """configureBuiltinTransformers, in kustomize's order: (plugin kind, step)."""
-        from kzgit.transformers import images, metadata, namespace, prefix_suffix, replicas
-        from kzgit.transformers import patches as patch_tf
+        from kzgit.builtins import images, metadata, namespace, prefix_suffix, replicas
+        from kzgit.builtins import patches as patch_tf
         k, out = self.k, _Steps()
         t = cfg.tables
         out.kind = "PatchStrategicMergeTransformer"
@@ -481,7 +481,7 @@ class BuildContext:
 
     def replacements(self, t: Target, m: ResMap, entries: List[Any]) -> None:
         try:
-            from kzgit.transformers.replacements import apply_replacements
+            from kzgit.builtins.replacements import apply_replacements
         except ImportError:
             raise UnsupportedError(f"{t.kfile}: field 'replacements' is not supported yet by kzgit") from None
         resolved: List[Dict[str, Any]] = []
@@ -498,7 +498,7 @@ class BuildContext:
         if not vars_:
             return
         try:
-            from kzgit.transformers.vars import VarSet
+            from kzgit.builtins.vars import VarSet
         except ImportError:
             raise UnsupportedError(f"{t.kfile}: field 'vars' is not supported yet by kzgit") from None
         if ra.varset is None:
@@ -516,7 +516,7 @@ class BuildContext:
     def resolve_vars(self, ra: Accumulator) -> None:
         if ra.varset is None:
             return
-        from kzgit.transformers.vars import resolve_vars
+        from kzgit.builtins.vars import resolve_vars
         rows = [[fs.group, fs.version, fs.kind, fs.path, fs.create] for fs in ra.config.tables["varReference"]]
         self.warnings.extend(resolve_vars(ra.resmap, ra.varset, rows))
 
@@ -662,9 +662,9 @@ def _root_loader(path: str, options: BuildOptions) -> Loader:
 
 def run(path: str, options: BuildOptions) -> BuildResult:
     """Kustomizer.Run."""
-    from kzgit.transformers.hashing import add_hashes
-    from kzgit.transformers.nameref import fix_back_references
-    from kzgit.transformers.sorting import apply_sort
+    from kzgit.builtins.hashing import add_hashes
+    from kzgit.builtins.nameref import fix_back_references
+    from kzgit.builtins.sorting import apply_sort
 
     ctx = BuildContext(options)
     loader = _root_loader(path, options)

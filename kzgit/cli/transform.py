@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, List, Optional, TextIO
 from kzgit.errors import UsageError
 
 if TYPE_CHECKING:
-    from kzgit.transform import CranePlugin
+    from kzgit.crane import CranePlugin
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -59,7 +59,7 @@ def _shadowed(dropped: "List[CranePlugin]", err: TextIO) -> None:
 
 def list_plugins(plugin_dir: str, timeout: float, out: TextIO, skip: str = "",
                  err: Optional[TextIO] = None) -> int:
-    from kzgit.transform import plugin_list, skip_plugins
+    from kzgit.crane import plugin_list, skip_plugins
     found, dropped = plugin_list(plugin_dir, timeout)
     _shadowed(dropped, err or sys.stderr)
     plugins = skip_plugins(found, _names(skip))
@@ -109,9 +109,9 @@ class _Progress:
 def run(args: argparse.Namespace, stdout: Optional[TextIO] = None,
         stderr: Optional[TextIO] = None) -> int:
     from kzgit.build import BuildOptions
-    from kzgit.transform import (KubernetesPlugin, parse_optional_flags, plugin_list,
+    from kzgit.crane import (KubernetesPlugin, parse_optional_flags, plugin_list,
                                  run_transform, skip_plugins)
-    from kzgit.transform.kubernetes import flag_warnings
+    from kzgit.crane.kubernetes import flag_warnings
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
     timeout = args.plugin_timeout if args.plugin_timeout > 0 else None

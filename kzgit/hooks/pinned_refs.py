@@ -4,15 +4,127 @@ Checks the kustomization files among the changed files (all of them with
 ``--all``), plus plugin config files they name: remote resources, bases,
 components, generators/transformers/validators, KRM function exec paths and
 images, helm charts.  Reports file, line and URL.
+
+Offline, a tag cannot be told from a branch by its name alone, so a ref must
+*look like* a version (the configurable ``refs.allowed`` patterns) or be a full
+commit SHA; ``main``, ``master``, ``HEAD``... and every other ref are refused.
+Where the repository is in kzgit's remote cache, a ref that is a branch there
+is refused too.  ``require_sha`` accepts full SHAs only.  Container images of
+KRM functions need a digest or a version tag; helm charts need a version.
 """
 from __future__ import annotations
 
 import dataclasses
-from typing import List
+import re
+from typing import Any, Iterable, List, Optional
+from urllib.parse import parse_qs, urlsplit
 
 from kzgit.config import RefPolicy
+from kzgit.graph import RemoteRef, helm_ref_parts
 from kzgit.hooks import Finding, Workspace
-from kzgit.policy.pinned_refs import check_refs
+
+_FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_RAW_GITHUB = re.compile(r"^https?://raw\.githubusercontent\.com/[^/]+/[^/]+/([^/?#]+)/")
+
+
+@dataclasses.dataclass
+class RefProblem:
+    """One refused reference."""
+
+    file: str
+    line: Optional[int]
+    value: str
+    reason: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{where}: {self.value}: {self.reason}"
+
+
+def _spec(url: str) -> Any:
+    try:
+        from kzgit.remote import parse_repo_spec
+    except ImportError:  # pragma: no cover - kzgit.remote ships with kzgit
+        return None
+    try:
+        return parse_repo_spec(url)
+    except Exception:  # noqa: BLE001 - a bad URL is reported by the build; here it has no ref
+        return None
+
+
+def ref_of(url: str) -> Optional[str]:
+    """The ref a remote reference pins: ``?ref=``/``?version=`` of a repo URL (kustomize's
+    grammar, :func:`kzgit.remote.parse_repo_spec`), or the ref segment of a
+    raw.githubusercontent.com file URL; None when it pins nothing."""
+    m = _RAW_GITHUB.match(url)
+    if m:
+        return m.group(1)
+    spec = _spec(url)
+    if spec is not None:
+        return getattr(spec, "ref", "") or None
+    params = parse_qs(urlsplit(url).query)
+    for key in ("ref", "version"):
+        if params.get(key):
+            return params[key][-1]
+    return None
+
+
+def _branch_in_cache(url: str, ref: str) -> bool:
+    """Whether kzgit's remote cache resolved ``ref`` of ``url`` as a branch (False if not cached;
+    a name the cache knows as a tag is a tag, as checkouts resolve it)."""
+    spec = _spec(url)
+    if spec is None:
+        return False
+    try:
+        from kzgit.remote import cached_ref_kind
+        return cached_ref_kind(spec, ref) == "branch"
+    except Exception:  # noqa: BLE001 - an unreadable cache entry proves nothing
+        return False
+
+
+def check_ref(ref: Optional[str], policy: RefPolicy) -> Optional[str]:
+    """Why ``ref`` is refused under ``policy``, or None when it is pinned."""
+    if not ref:
+        return "no ref: pin a version with ?ref=<tag or full commit SHA>"
+    if _FULL_SHA.fullmatch(ref):
+        return None
+    if policy.require_sha:
+        return f"ref '{ref}' is not a full commit SHA (require-sha is on)"
+    if any(re.fullmatch(p, ref) for p in policy.allowed):
+        return None
+    return (f"ref '{ref}' does not look like a version or a full commit SHA "
+            "(branches such as main or master move)")
+
+
+def _check_image(image: str) -> Optional[str]:
+    if "@sha256:" in image:
+        return None
+    name = image.rsplit("/", 1)[-1]
+    if ":" not in name:
+        return "image has no tag or digest"
+    tag = name.rsplit(":", 1)[1]
+    if tag == "latest":
+        return "image tag 'latest' moves; pin a version or a digest"
+    return None
+
+
+def check_refs(refs: Iterable[RemoteRef], policy: RefPolicy) -> List[RefProblem]:
+    """Problems with ``refs`` (as the graph collected them), in order."""
+    out: List[RefProblem] = []
+    for r in refs:
+        if r.kind == "image":
+            reason = _check_image(r.value)
+        elif r.kind == "helm":
+            _, version = helm_ref_parts(r)
+            reason = None if version else "helm chart has no version"
+        else:
+            ref = ref_of(r.value)
+            reason = check_ref(ref, policy)
+            if reason is None and ref and not _FULL_SHA.fullmatch(ref) and _branch_in_cache(r.value, ref):
+                reason = f"ref '{ref}' is a branch in the cached repository"
+        if reason:
+            out.append(RefProblem(r.file, r.line, r.value, reason))
+    return out
 
 
 def run(ws: Workspace, require_sha: bool = False) -> List[Finding]:

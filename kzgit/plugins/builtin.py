@@ -182,7 +182,7 @@ def _fieldspecs(cfg: Dict[str, Any]) -> List[Any]:
 
 def _builtin_transformer(cfg: Dict[str, Any], t: "Target", where: str,
                          options: BuildOptions) -> Callable[[ResMap], None]:
-    from kzgit.transformers import images, metadata, namespace, patches, prefix_suffix, replicas
+    from kzgit.builtins import images, metadata, namespace, patches, prefix_suffix, replicas
     kind = cfg.get("kind")
     if kind == "AnnotationsTransformer":
         return lambda m: metadata.annotations(m, cfg, where)
@@ -218,10 +218,10 @@ def _builtin_transformer(cfg: Dict[str, Any], t: "Target", where: str,
     if kind == "ReplacementTransformer":
         return lambda m: t.ctx.replacements(t, m, list(cfg.get("replacements") or []))
     if kind == "HashTransformer":
-        from kzgit.transformers.hashing import add_hashes
+        from kzgit.builtins.hashing import add_hashes
         return add_hashes
     if kind == "ValueAddTransformer":
-        from kzgit.transformers.valueadd import transform as valueadd
+        from kzgit.builtins.valueadd import transform as valueadd
         return lambda m: valueadd(m, cfg, t.loader, where)
     if kind == "SortOrderTransformer":
         raise BuildError(f"{where}: unable to load builtin SortOrderTransformer: it is internal to kustomize; "

@@ -1,0 +1,67 @@
+"""namespace: NamespaceTransformer (api/internal/builtins/NamespaceTransformer.go, api/filters/namespace).
+
+Sets ``metadata.namespace`` on every resource not *certainly* cluster-scoped
+(unknown kinds get it, issue #2498), renames ``v1`` Namespace objects through
+the ``metadata/name`` field spec, sets the namespace of (Cluster)RoleBinding
+subjects named ``default`` only, and fails when two resources end with one id.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict
+
+from kzgit.errors import BuildError
+from kzgit.resource import ResMap
+from kzgit.resource.fieldspec import SCALAR, FieldSpec, apply_fieldspec
+from kzgit.builtins.common import fieldspecs_from_config
+
+_META_NS = FieldSpec("", "", "", "metadata/namespace", True)
+
+
+def transform(resmap: ResMap, config: Dict[str, Any], where: str = "NamespaceTransformer") -> None:
+    md = config.get("metadata") or {}
+    ns = md.get("namespace") if isinstance(md, dict) else None
+    if not ns:
+        return
+    specs = fieldspecs_from_config(config, where=where)
+    mode = config.get("setRoleBindingSubjects") or "defaultOnly"
+    if mode not in ("defaultOnly", "none", "allServiceAccounts"):
+        raise BuildError(f'{where}: invalid value "{mode}" for setRoleBindingSubjects: must be one of '
+                         f'"defaultOnly", "none" or "allServiceAccounts"')
+    unset_only = bool(config.get("unsetOnly"))
+
+    def setter(old: Any) -> Any:
+        if unset_only and old not in (None, ""):
+            return old
+        return ns
+
+    for r in resmap.resources():
+        if not r.obj:
+            continue
+        r.store_prev_id()
+        obj = r.obj
+        api_version = r.api_version
+        fss = [fs for fs in specs if fs.path != "metadata/namespace"
+               and (api_version == "v1" or fs.path != "metadata/name")]
+        desc = r.cur_id
+        if not r.gvk.is_cluster_scoped():
+            apply_fieldspec(obj, _META_NS, setter, SCALAR, desc)
+        if r.kind in ("RoleBinding", "ClusterRoleBinding"):
+            fss = [fs for fs in fss if not (fs.kind in ("RoleBinding", "ClusterRoleBinding")
+                                            and fs.path == "subjects/namespace")]
+            subjects = obj.get("subjects")
+            if isinstance(subjects, list) and mode != "none":
+                for s in subjects:
+                    if not isinstance(s, dict):
+                        continue
+                    if (mode == "defaultOnly" and s.get("name") == "default") or \
+                            (mode == "allServiceAccounts" and s.get("kind") == "ServiceAccount"):
+                        s["namespace"] = setter(s.get("namespace"))
+        for fs in fss:
+            apply_fieldspec(obj, fs, setter, SCALAR, desc)
+    resmap.invalidate()
+    seen: Dict[tuple, Any] = {}
+    for r in resmap.resources():
+        k = r.cur_id().key()
+        if k in seen:
+            raise BuildError(f"namespace transformation produces ID conflict: [{seen[k].cur_id()} {r.cur_id()}]")
+        seen[k] = r

@@ -1,0 +1,53 @@
+"""namePrefix / nameSuffix: PrefixTransformer, SuffixTransformer (api/internal/builtins/PrefixTransformer.go).
+
+The prefix goes on every field the specs select (default ``metadata/name``);
+CRDs, APIServices and Namespaces are skipped (``prefixFieldSpecsToSkip``).
+Each renamed resource records the prefix and its previous id for name
+references.  As in kustomize the gvk test uses the resource's *original* id.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict
+
+from kzgit.errors import BuildError
+from kzgit.resource import Gvk, ResMap
+from kzgit.resource.fieldspec import apply_fieldspec
+from kzgit.builtins.common import fieldspecs_from_config
+
+_SKIP = [Gvk("", "", "CustomResourceDefinition"), Gvk("apiregistration.k8s.io", "", "APIService"),
+         Gvk("", "", "Namespace")]
+
+
+def _run(resmap: ResMap, config: Dict[str, Any], key: str, where: str) -> None:
+    affix = config.get(key) or ""
+    if not isinstance(affix, str):
+        raise BuildError(f"{where}: '{key}' must be a string")
+    if config.get("fieldSpecs") is None:
+        raise BuildError(f"{where}: fieldSpecs is not expected to be nil")
+    specs = fieldspecs_from_config(config, where=where)
+    for r in resmap.resources():
+        org = r.org_id()
+        if any(org.gvk.is_selected(s) for s in _SKIP):
+            continue
+        for fs in specs:
+            if not org.gvk.is_selected(Gvk(fs.group, fs.version, fs.kind)):
+                continue
+            if fs.path == "metadata/name":
+                (r.prefixes if key == "prefix" else r.suffixes).append(affix)
+                if affix:
+                    r.store_prev_id()
+            # the walker hands over a scalar's text as written (p-0123, not p-83)
+            if key == "prefix":
+                fn = lambda v: affix + ("" if v is None else str(v))  # noqa: E731
+            else:
+                fn = lambda v: ("" if v is None else str(v)) + affix  # noqa: E731
+            apply_fieldspec(r.obj, fs, fn, None, r.cur_id)
+    resmap.invalidate()
+
+
+def prefix(resmap: ResMap, config: Dict[str, Any], where: str = "PrefixTransformer") -> None:
+    _run(resmap, config, "prefix", where)
+
+
+def suffix(resmap: ResMap, config: Dict[str, Any], where: str = "SuffixTransformer") -> None:
+    _run(resmap, config, "suffix", where)

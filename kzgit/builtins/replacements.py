@@ -1,0 +1,316 @@
+"""The ``replacements:`` field: copy a value from one resource into others.
+
+::
+
+    replacements:
+    - source:                    # exactly one resource must match
+        kind: ConfigMap          # group, version, kind, name, namespace
+        name: env
+        fieldPath: data.HOST     # default metadata.name
+        options: {delimiter: ".", index: 0}
+      targets:
+      - select: {kind: Deployment, labelSelector: "app=web"}
+        reject: [{name: legacy}]
+        fieldPaths: [spec.template.spec.containers.[name=web].env.[name=HOST].value]
+        options: {delimiter: ":", index: 1, create: true}
+
+Reproduces api/filters/replacement/replacement.go (kustomize api/v0.18.0).
+Selection matches a resource's current or any previous id; selectors are
+exact strings (not regexes), but list parts ``[k=v]`` of a *target* path are
+unanchored regexes (kyaml/yaml/match.go).  A scalar copied into a scalar
+target keeps the target's type; a created field is typed from the copied text.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any, Dict, List, Mapping, Optional
+
+from kzgit.errors import BuildError
+from kzgit.resource import ResId, ResMap, Resource
+from kzgit.resource.selector import metadata_texts, parse_label_selector
+from kzgit.yamlio.tree import SharedStr, SpelledDict, canonical_text, share_update, spelled
+from kzgit.builtins.fieldpath import (
+    CREATED, MISSING, FieldPathError, Scalar, Slot, decode, is_scalar,
+    kind_of, lookup, path_match, scalar_of, smarter_path_splitter,
+)
+
+__all__ = ["apply_replacements", "DEFAULT_FIELD_PATH"]
+
+FIELD = "replacements"
+DEFAULT_FIELD_PATH = "metadata.name"  # api/types/replacement.go DefaultReplacementFieldPath
+
+
+class _Value:
+    """The source node: a Python value, or for scalars its go-yaml (text, tag)."""
+
+    def __init__(self, value: Any, text: Optional[str] = None) -> None:
+        self.value = value
+        self.scalar: Optional[Scalar] = scalar_of(value) if is_scalar(value) else None
+        # The source text when the loader kept it (1.10, 010, a date): kyaml copies the
+        # node's Value into string targets and delimited values (see SpelledDict).
+        self.spelled = text is not None and self.scalar is not None
+        if self.spelled:
+            assert self.scalar is not None
+            self.scalar = Scalar(text, self.scalar.tag)  # type: ignore[arg-type]
+
+    @property
+    def kind(self) -> str:
+        return kind_of(self.value)
+
+    def text(self) -> str:
+        """go-yaml ``Value`` of the node: empty for maps and sequences."""
+        return self.scalar.text if self.scalar is not None else ""
+
+    def materialize(self) -> Any:
+        """The node as a Python value (whole-node copy, tag kept)."""
+        if self.scalar is not None:
+            return self.value if self.spelled else decode(self.scalar)
+        return copy.deepcopy(self.value)
+
+
+def _opts(d: Any) -> Dict[str, Any]:
+    return d if isinstance(d, dict) else {}
+
+
+def _resid_of(sel: Mapping[str, Any]) -> ResId:
+    def s(k: str) -> str:
+        v = sel.get(k)
+        return "" if v is None else str(v)
+    return ResId(s("group"), s("version"), s("kind"), s("name"), s("namespace"))
+
+
+def _options_string(o: Optional[Mapping[str, Any]]) -> str:
+    """api/types/replacement.go FieldOptions.String."""
+    if not o or (not o.get("delimiter") and not o.get("create")):
+        return ""
+    return f"{o.get('delimiter') or ''}({int(o.get('index') or 0)}), create={'true' if o.get('create') else 'false'}"
+
+
+def _source_string(src: Mapping[str, Any]) -> str:
+    """api/types/replacement.go SourceSelector.String: ``<resid>[:<fieldPath>][:<options>]``."""
+    parts = [str(_resid_of(src))]
+    if src.get("fieldPath"):
+        parts.append(str(src["fieldPath"]))
+    o = _options_string(src.get("options"))
+    if o:
+        parts.append(o)
+    return ":".join(parts)
+
+
+def _is_selected_by(rid: ResId, sel: ResId) -> bool:
+    """kyaml resid.ResId.IsSelectedBy: exact strings, empty selector fields match."""
+    return rid.is_selected_by(sel)
+
+
+def apply_replacements(resmap: ResMap, replacements: List[Dict[str, Any]], source: str) -> None:
+    """Apply kustomization ``replacements`` (already loaded from ``path:``) to ``resmap``.
+
+    ``source`` names the kustomization file for error messages.
+    """
+    for r in replacements:
+        try:
+            _apply_one(resmap, r)
+        except BuildError as e:
+            raise BuildError(f"{source}: {FIELD}: {e}") from None
+    resmap.invalidate()
+
+
+def _apply_one(resmap: ResMap, r: Mapping[str, Any]) -> None:
+    if not isinstance(r, Mapping):
+        raise BuildError("replacements must specify a source and at least one target")
+    src = r.get("source")
+    targets = r.get("targets")
+    # kustomize re-marshals the field into the plugin's config with
+    # `omitempty`, so an empty targets list is the same as none.
+    if src is None or not targets:
+        raise BuildError("replacements must specify a source and at least one target")
+    if not isinstance(src, Mapping):
+        raise BuildError("replacement source must be a mapping")
+    value = _get_replacement(resmap, src)
+    if not isinstance(targets, list):
+        raise BuildError("replacement targets must be a list")
+    for t in targets:
+        _apply_target(resmap, value, t if isinstance(t, Mapping) else {})
+
+
+# --------------------------------------------------------------------------- source
+def _get_replacement(resmap: ResMap, src: Mapping[str, Any]) -> _Value:
+    res = _select_source(resmap, src)
+    field_path = str(src.get("fieldPath") or DEFAULT_FIELD_PATH)
+    parts = smarter_path_splitter(field_path, ".")
+    try:
+        node = lookup(res.obj, parts)
+    except FieldPathError as e:
+        raise BuildError(f"error looking up replacement source: {e}") from None
+    if _nil_or_empty(node):
+        raise BuildError(f"fieldPath `{field_path}` is missing for replacement source {_resid_of(src)}")
+    text = None
+    if is_scalar(node) and parts:
+        # a map field: its source text, if the loader kept one
+        parent = lookup(res.obj, parts[:-1])
+        if isinstance(parent, dict) and parent.get(parts[-1].strip(), MISSING) is node:
+            text = spelled(parent, parts[-1].strip())
+    return _refine(_opts(src.get("options")), _Value(node, text))
+
+
+def _nil_or_empty(node: Any) -> bool:
+    """kyaml RNode.IsNilOrEmpty: missing, null, ``{}`` or ``[]`` (not ``""``)."""
+    return node is MISSING or node is None or node == {} or node == []
+
+
+def _select_source(resmap: ResMap, src: Mapping[str, Any]) -> Resource:
+    sel = _resid_of(src)
+    matches: List[Resource] = []
+    for res in resmap.resources():
+        if any(_is_selected_by(i, sel) for i in res.all_ids()):
+            if matches:
+                raise BuildError(f"multiple matches for selector {_source_string(src)}")
+            matches.append(res)
+    if not matches:
+        raise BuildError(f"nothing selected by {_source_string(src)}")
+    return matches[0]
+
+
+def _refine(options: Mapping[str, Any], v: _Value) -> _Value:
+    """replacement.go getRefinedValue: pick ``options.index`` of the split source."""
+    delim = options.get("delimiter")
+    if not delim:
+        return v
+    if v.scalar is None:
+        raise BuildError("delimiter option can only be used with scalar nodes")
+    parts = v.scalar.text.split(str(delim))
+    idx = int(options.get("index") or 0)
+    if idx >= len(parts) or idx < 0:
+        raise BuildError(f"options.index {idx} is out of bounds for value {v.scalar.text}")
+    out = _Value(v.value)
+    out.scalar = Scalar(parts[idx], v.scalar.tag)
+    return out
+
+
+# --------------------------------------------------------------------------- targets
+def _apply_target(resmap: ResMap, value: _Value, t: Mapping[str, Any]) -> None:
+    select = t.get("select")
+    if select is None:
+        raise BuildError("target must specify resources to select")
+    select = select if isinstance(select, Mapping) else {}
+    rejects = [x for x in (t.get("reject") or []) if isinstance(x, Mapping)]
+    field_paths = t.get("fieldPaths") or [DEFAULT_FIELD_PATH]
+    options = _opts(t.get("options"))
+    sel_id = _resid_of(select)
+    reject_ids = [_resid_of(x) for x in rejects]
+    for res in resmap.resources():
+        if not _select_by_anno_and_label(res, select, rejects):
+            continue
+        ids = res.all_ids()
+        if any(_is_selected_by(i, sel_id) for i in ids) and not _contains_reject_id(reject_ids, ids):
+            _copy_value_to_target(res, value, [str(p) for p in field_paths], options)
+
+
+def _select_by_anno_and_label(res: Resource, select: Mapping[str, Any],
+                              rejects: List[Mapping[str, Any]]) -> bool:
+    # replacement.go selectByAnnoAndLabel: a reject's label/annotation part
+    # rejects on its own, independent of the reject's id part.
+    if not _matches_anno_and_label(res, select):
+        return False
+    for rj in rejects:
+        if not rj.get("annotationSelector") and not rj.get("labelSelector"):
+            continue
+        if _matches_anno_and_label(res, rj):
+            return False
+    return True
+
+
+def _metadata_map(res: Resource, field: str) -> Mapping[str, Any]:
+    # Read without Resource.labels(), which would add an empty metadata.
+    md = res.obj.get("metadata")
+    v = md.get(field) if isinstance(md, dict) else None
+    return v if isinstance(v, dict) else {}
+
+
+def _matches_anno_and_label(res: Resource, sel: Mapping[str, Any]) -> bool:
+    return (label_selector_matches(str(sel.get("annotationSelector") or ""), _metadata_map(res, "annotations"))
+            and label_selector_matches(str(sel.get("labelSelector") or ""), _metadata_map(res, "labels")))
+
+
+def _contains_reject_id(reject_ids: List[ResId], ids: List[ResId]) -> bool:
+    for r in reject_ids:
+        if r == ResId("", "", "", "", ""):
+            continue
+        if any(_is_selected_by(i, r) for i in ids):
+            return True
+    return False
+
+
+def _retrieval_error(fp: str, create: bool) -> str:
+    if create:
+        return f'unable to find or create field "{fp}" in replacement target'
+    return f'unable to find field "{fp}" in replacement target'
+
+
+def _copy_value_to_target(res: Resource, value: _Value, field_paths: List[str],
+                          options: Mapping[str, Any]) -> None:
+    create = bool(options.get("create"))
+    for fp in field_paths:
+        try:
+            slots = path_match(res.obj, smarter_path_splitter(fp, "."), value.kind if create else None)
+        except FieldPathError as e:
+            raise BuildError(f"{_retrieval_error(fp, create)}: {e}") from None
+        if not slots:
+            raise BuildError(_retrieval_error(fp, create))
+        for slot in slots:
+            _set_field_value(options, slot, value, res.obj)
+
+
+def _set_field_value(options: Mapping[str, Any], slot: Slot, value: _Value, root: Any = None) -> None:
+    """replacement.go setFieldValue; ``root`` is the target resource (for shared nodes)."""
+    container, key = slot
+    target = container[key]
+    shared = target if target.__class__ is SharedStr else None
+    new_text: Optional[str] = None
+    delim = options.get("delimiter")
+    if delim:
+        delim = str(delim)
+        if not is_scalar(target):
+            raise BuildError("delimiter option can only be used with scalar nodes")
+        own = spelled(container, key) if isinstance(container, dict) else None
+        tv = (scalar_of(target).text if own is None else own).split(delim)
+        v = value.text()
+        idx = int(options.get("index") or 0)
+        if idx < 0:
+            tv = [v, *tv]
+        elif idx >= len(tv):
+            tv.append(v)
+        else:
+            tv[idx] = v
+        new_text = delim.join(tv)
+    if is_scalar(target):
+        # Only the text is copied: the target keeps its tag, so an int
+        # written into a string field stays a string ("leave any type intact").
+        text = new_text if new_text is not None else value.text()
+        tag = "" if target is CREATED else scalar_of(target).tag
+        if target is CREATED and new_text is None and value.spelled:
+            container[key] = value.materialize()  # a new node: the source's, tag and all
+        else:
+            container[key] = decode(Scalar(text, tag))
+        if shared is not None and root is not None:
+            # the node's value is set in place: places sharing it change too (SharedStr)
+            container[key] = share_update(root, shared, container[key])
+        if isinstance(container, SpelledDict):
+            # the new node's text, for the annotations' final re-set
+            if canonical_text(container[key]) != text:
+                container.spelling[key] = (text, container[key])
+            else:
+                container.spelling.pop(key, None)
+    else:
+        if new_text is not None and value.scalar is not None:
+            container[key] = decode(Scalar(new_text, value.scalar.tag))
+        else:
+            container[key] = value.materialize()
+
+
+# --------------------------------------------------------------------------- selectors
+def label_selector_matches(selector: str, labels: Mapping[str, Any]) -> bool:
+    """k8s.io/apimachinery labels.Parse(selector).Matches(labels) (kyaml MatchesLabelSelector),
+    parsed by :func:`kzgit.resource.selector.parse_label_selector`; values are compared as the
+    text of each value, as kyaml's GetLabels reads them (:func:`metadata_texts`)."""
+    return parse_label_selector(selector)(metadata_texts(labels))

@@ -1,0 +1,368 @@
+"""The hooks through the ``kzgit hook`` CLI, on real git repositories in temp dirs."""
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+import pytest
+
+import kzgit.localize
+from kzgit.cli.main import main
+from kzgit.hooks.scripts import HOOK_TYPES, script
+from helpers import PROJECT
+
+
+GOOD: Dict[str, str] = {
+    "base/kustomization.yaml": "resources:\n- cm.yaml\n",
+    "base/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: b\n",
+    "overlays/prod/kustomization.yaml": "resources:\n- ../../base\nnamePrefix: prod-\n",
+    "overlays/dev/kustomization.yaml": "resources:\n- ../../base\npatches:\n- path: patch.yaml\n",
+    "overlays/dev/patch.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: dev\n",
+    "README.md": "docs\n",
+}
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No real home, cache or git config; git identity for commits."""
+    home = tmp_path / "home"
+    home.mkdir()
+    for k in list(os.environ):
+        if k.startswith("GIT_"):
+            monkeypatch.delenv(k)
+    monkeypatch.setenv("HOME", str(home))
+    for var, sub in (("XDG_CONFIG_HOME", ".config"), ("XDG_CACHE_HOME", ".cache"), ("XDG_DATA_HOME", ".local/share")):
+        monkeypatch.setenv(var, str(home / sub))
+    gitconfig = home / "gitconfig"
+    gitconfig.write_text("[user]\n\tname = T\n\temail = t@example.com\n[init]\n\tdefaultBranch = main\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True,
+                          timeout=60).stdout
+
+
+def make_repo(root: Path, files: Dict[str, str], commit: bool = True) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q")
+    write(root, files)
+    git(root, "add", "-A")
+    if commit:
+        git(root, "commit", "-q", "-m", "init")
+    return root
+
+
+def write(root: Path, files: Dict[str, str]) -> None:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+
+
+def kz(repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+       *argv: str) -> Tuple[int, str, str]:
+    monkeypatch.chdir(repo)
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+# -- render ------------------------------------------------------------------------------------
+def test_render_good_change_is_silent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "r", GOOD)
+    assert kz(repo, monkeypatch, capsys, "hook", "render", "base/cm.yaml") == (0, "", "")
+    assert kz(repo, monkeypatch, capsys, "hook", "render", "--all", "-j", "2") == (0, "", "")
+
+
+def test_render_broken_overlay_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "r", GOOD)
+    (repo / "overlays/dev/patch.yaml").unlink()
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "render", "overlays/dev/patch.yaml", "base/cm.yaml")
+    assert rc == 1
+    assert out.startswith("overlays/dev: does not render: ")
+    assert "patch.yaml" in out and "overlays/prod" not in out
+    # a change the broken overlay does not reach leaves it alone
+    assert kz(repo, monkeypatch, capsys, "hook", "render", "README.md")[0] == 0
+
+
+def test_render_staged_content_not_the_work_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "r", GOOD)
+    write(repo, {"overlays/prod/kustomization.yaml": "resources:\n- ../../nowhere\n"})
+    git(repo, "add", "-A")
+    write(repo, GOOD)  # the work tree is fine again, the index is not
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "render", "--staged")
+    assert rc == 1 and out.startswith("overlays/prod: does not render")
+    assert "kzgit-hook-" not in out, "the temporary export leaked into the message"
+    git(repo, "add", "-A")
+    assert kz(repo, monkeypatch, capsys, "hook", "render", "--staged")[0] == 0
+
+
+def test_render_with_nothing_passed_does_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "r", {"o/kustomization.yaml": "resources: [\n"})
+    assert kz(repo, monkeypatch, capsys, "hook", "render")[0] == 0
+    assert kz(repo, monkeypatch, capsys, "hook", "render", "--all")[0] == 1
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed: engine = 'kubectl' untested")
+def test_render_with_kubectl_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "r", {**GOOD, ".kzgit.toml": 'engine = "kubectl"\n'})
+    assert kz(repo, monkeypatch, capsys, "hook", "render", "--all") == (0, "", "")
+    (repo / "overlays/dev/patch.yaml").unlink()
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "render", "--all")
+    assert rc == 1 and out.startswith("overlays/dev: does not render: ")
+    assert "command failed" not in out and "E11" not in out
+
+
+def test_config_error_exits_2_naming_key_and_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "r", {**GOOD, "pyproject.toml": "[tool.kzgit]\nengnie = 'kubectl'\n"})
+    rc, _, err = kz(repo, monkeypatch, capsys, "hook", "render", "--all")
+    assert rc == 2
+    assert "unknown key 'tool.kzgit.engnie'" in err and str(repo / "pyproject.toml") in err
+
+
+# -- pinned refs -----------------------------------------------------------------------------------
+REFS = ("resources:\n- ../../base\n- https://github.com/org/repo//deploy?ref={ref}\n")
+
+
+@pytest.mark.parametrize("ref,ok", [("v1.2.3", True), ("1.2", True), ("release-2024-01-01", True),
+                                    ("a" * 40, True), ("main", False), ("master", False),
+                                    ("HEAD", False), ("develop", False), ("abc1234", False)])
+def test_pinned_refs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                     ref: str, ok: bool) -> None:
+    repo = make_repo(tmp_path / "r", {**GOOD, "overlays/prod/kustomization.yaml": REFS.format(ref=ref)})
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "pinned-refs", "overlays/prod/kustomization.yaml")
+    if ok:
+        assert (rc, out) == (0, "")
+    else:
+        assert rc == 1
+        assert out.startswith(f"overlays/prod/kustomization.yaml:3: https://github.com/org/repo//deploy?ref={ref}: ")
+
+
+def test_pinned_refs_require_sha_and_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "r", {**GOOD, "overlays/prod/kustomization.yaml": REFS.format(ref="v1.0.0")})
+    args = ("hook", "pinned-refs", "overlays/prod/kustomization.yaml")
+    assert kz(repo, monkeypatch, capsys, *args, "--require-sha")[0] == 1
+    write(repo, {".kzgit.toml": "[refs]\nrequire-sha = true\n"})
+    assert kz(repo, monkeypatch, capsys, *args)[0] == 1
+    write(repo, {".kzgit.toml": "[refs]\nallowed = ['stable-.*']\n",
+                 "overlays/prod/kustomization.yaml": REFS.format(ref="stable-x")})
+    assert kz(repo, monkeypatch, capsys, *args)[0] == 0
+    # an unchanged kustomization is not checked
+    assert kz(repo, monkeypatch, capsys, "hook", "pinned-refs", "README.md")[0] == 0
+
+
+# -- exec bits ---------------------------------------------------------------------------------------
+def _mode_in_index(repo: Path, path: str) -> str:
+    return git(repo, "ls-files", "-s", "--", path).split()[0]
+
+
+def test_exec_bits_fixes_work_tree_and_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "r", {"copy/localized-files/github.com/o/r/v1/tool": "#!/bin/sh\necho hi\n",
+                                      "scripts/run.sh": "#!/bin/sh\n"}, commit=False)
+    tool = repo / "copy/localized-files/github.com/o/r/v1/tool"
+    for p in (tool, repo / "scripts/run.sh"):
+        p.chmod(0o755)
+    git(repo, "add", "-A")
+    before = tool.read_bytes()
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "exec-bits", str(tool.relative_to(repo)), "scripts/run.sh")
+    assert rc == 1
+    assert out == "copy/localized-files/github.com/o/r/v1/tool: removed executable bit (work tree, index)\n"
+    assert not tool.stat().st_mode & 0o111 and tool.read_bytes() == before
+    assert _mode_in_index(repo, "copy/localized-files/github.com/o/r/v1/tool") == "100644"
+    assert _mode_in_index(repo, "scripts/run.sh") == "100755", "a file outside localized copies was touched"
+    assert kz(repo, monkeypatch, capsys, "hook", "exec-bits", "--all") == (0, "", "")
+
+
+def test_exec_bits_check_only_and_staged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "r", {"localized-files/x/bin": "x"}, commit=False)
+    (repo / "localized-files/x/bin").chmod(0o755)
+    git(repo, "add", "-A")
+    assert kz(repo, monkeypatch, capsys, "hook", "exec-bits", "--all", "--check")[0] == 1
+    assert _mode_in_index(repo, "localized-files/x/bin") == "100755"
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "exec-bits", "--staged")
+    assert rc == 1 and "localized-files/x/bin" in out
+    assert _mode_in_index(repo, "localized-files/x/bin") == "100644"
+    assert not (repo / "localized-files/x/bin").stat().st_mode & 0o111
+
+
+# -- localized sync ---------------------------------------------------------------------------------
+def test_localized_sync_says_when_it_cannot_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delattr(kzgit.localize, "LOCK_FILE_NAME", raising=False)
+    monkeypatch.delattr(kzgit.localize, "check_copy", raising=False)
+    repo = make_repo(tmp_path / "r", {"copy/kustomization.yaml": "resources:\n- localized-files/a.yaml\n",
+                                      "copy/localized-files/a.yaml": "kind: A\n"})
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "localized-sync", "copy/localized-files/a.yaml")
+    assert rc == 1 and out.startswith("copy: cannot check this localized copy")
+
+
+def test_localized_sync_uses_check_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    seen: List[str] = []
+
+    def check_copy(copy_dir: str) -> List[str]:
+        seen.append(copy_dir)
+        return ["kustomization.yaml differs"] if "stale" in copy_dir else []
+
+    monkeypatch.setattr(kzgit.localize, "LOCK_FILE_NAME", "kzgit-localize.lock", raising=False)
+    monkeypatch.setattr(kzgit.localize, "check_copy", check_copy, raising=False)
+    monkeypatch.setattr(kzgit.localize, "read_lock", lambda path: {"target": "../orig"}, raising=False)
+    repo = make_repo(tmp_path / "r", {"fresh/kzgit-localize.lock": "{}", "fresh/kustomization.yaml": "",
+                                      "stale/kzgit-localize.lock": "{}", "stale/kustomization.yaml": "",
+                                      "orig/kustomization.yaml": "resources:\n- a.yaml\n",
+                                      "orig/a.yaml": "", "README.md": ""})
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "localized-sync", "stale/kustomization.yaml")
+    assert rc == 1
+    assert out == ("stale: localized copy is stale:\n    kustomization.yaml differs\n"
+                   "    run: kzgit rebuild stale\n")
+    assert kz(repo, monkeypatch, capsys, "hook", "localized-sync", "fresh/kustomization.yaml") == (0, "", "")
+    assert kz(repo, monkeypatch, capsys, "hook", "localized-sync", "README.md") == (0, "", "")
+    # an edit of the original marks its copies
+    assert kz(repo, monkeypatch, capsys, "hook", "localized-sync", "orig/a.yaml")[0] == 1
+
+
+# -- plain git hook scripts --------------------------------------------------------------------------
+@pytest.mark.parametrize("hook_type", HOOK_TYPES)
+def test_shipped_scripts_match_the_generator(hook_type: str) -> None:
+    shipped = PROJECT / "hooks" / hook_type
+    assert shipped.read_text() == script(hook_type)
+    assert shipped.stat().st_mode & stat.S_IXUSR
+    subprocess.run(["sh", "-n", str(shipped)], check=True, timeout=30)
+
+
+def test_install_hooks_chains_and_uninstall_restores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "r", GOOD)
+    hook = repo / ".git/hooks/pre-commit"
+    hook.write_text("#!/bin/sh\necho mine\n")
+    hook.chmod(0o755)
+    rc, out, _ = kz(repo, monkeypatch, capsys, "install-hooks", "-t", "pre-commit", "-t", "pre-push")
+    assert rc == 0 and "pre-commit.legacy" in out
+    assert (repo / ".git/hooks/pre-commit.legacy").read_text() == "#!/bin/sh\necho mine\n"
+    assert "kzgit-hook-script" in hook.read_text() and (repo / ".git/hooks/pre-push").exists()
+    # re-installing replaces our own script and keeps the legacy one
+    assert kz(repo, monkeypatch, capsys, "install-hooks")[0] == 0
+    assert (repo / ".git/hooks/pre-commit.legacy").exists()
+    # a foreign hook with a foreign .legacy beside it: refuse, touch nothing
+    hook.write_text("#!/bin/sh\necho other\n")
+    rc, _, err = kz(repo, monkeypatch, capsys, "install-hooks")
+    assert rc == 2 and "refusing" in err and hook.read_text() == "#!/bin/sh\necho other\n"
+    hook.write_text(script("pre-commit"))
+    assert kz(repo, monkeypatch, capsys, "install-hooks", "--uninstall")[0] == 0
+    assert hook.read_text() == "#!/bin/sh\necho mine\n"
+
+
+def test_localized_sync_with_real_localize(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "r", GOOD)
+    rc, _, err = kz(repo, monkeypatch, capsys, "localize", "overlays/prod", "copy", "--scope", ".")
+    assert rc == 0, err
+    git(repo, "add", "-A")
+    assert kz(repo, monkeypatch, capsys, "hook", "localized-sync", "--all") == (0, "", "")
+    assert kz(repo, monkeypatch, capsys, "hook", "render", "--all") == (0, "", "")
+    write(repo, {"base/cm.yaml": GOOD["base/cm.yaml"].replace("a: b", "a: changed")})
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "localized-sync", "base/cm.yaml")
+    assert rc == 1 and out.startswith("copy: localized copy is stale:") and "run: kzgit rebuild copy" in out
+    # a change the original does not reach leaves the copy alone
+    assert kz(repo, monkeypatch, capsys, "hook", "localized-sync", "overlays/dev/patch.yaml")[0] == 0
+    rc, _, err = kz(repo, monkeypatch, capsys, "rebuild", "copy")
+    assert rc == 0, err
+    assert kz(repo, monkeypatch, capsys, "hook", "localized-sync", "base/cm.yaml") == (0, "", "")
+
+
+def test_render_sees_staged_deletions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """pre-commit passes no deleted file, so the hook adds the index's deletions itself."""
+    repo = make_repo(tmp_path / "r", GOOD)
+    git(repo, "rm", "-q", "base/cm.yaml")
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "render", "README.md")
+    assert rc == 1 and "overlays/dev: does not render" in out and "overlays/prod: does not render" in out
+
+
+def test_graph_does_not_follow_symlinks_out_of_the_repo(tmp_path: Path) -> None:
+    from kzgit.graph import disk_reader
+    secret = tmp_path / "secret.yaml"
+    secret.write_text("resources: [x]\n")
+    repo = tmp_path / "r"
+    repo.mkdir()
+    (repo / "kustomization.yaml").symlink_to(secret)
+    (repo / "in.yaml").write_text("a")
+    read = disk_reader(str(repo))
+    assert read("kustomization.yaml") is None and read("in.yaml") == b"a"
+
+
+def test_all_files_means_every_root_and_untracked_overlays_are_ignored(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`pre-commit run --all-files` passes every tracked file: every root is affected."""
+    repo = make_repo(tmp_path / "r", GOOD)
+    write(repo, {"overlays/wip/kustomization.yaml": "resources:\n- ../../base\n- missing.yaml\n"})
+    every = git(repo, "ls-files").split()
+    assert kz(repo, monkeypatch, capsys, "hook", "render", *every) == (0, "", "")
+    git(repo, "add", "overlays/wip")
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "render", *every)
+    assert rc == 1 and out.startswith("overlays/wip: does not render")
+
+
+def test_pinned_refs_images_and_helm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    fn = ("apiVersion: v1\nkind: Fn\nmetadata:\n  name: f\n  annotations:\n"
+          "    config.kubernetes.io/function: |\n      container:\n        image: {image}\n")
+    k = ("transformers:\n- fn.yaml\nhelmCharts:\n- name: c\n  repo: https://charts.example.com\n{version}")
+    repo = make_repo(tmp_path / "r", {"o/kustomization.yaml": k.format(version="  version: 1.2.3\n"),
+                                      "o/fn.yaml": fn.format(image="gcr.io/x/fn:v1.0.0")})
+    assert kz(repo, monkeypatch, capsys, "hook", "pinned-refs", "--all") == (0, "", "")
+    write(repo, {"o/kustomization.yaml": k.format(version=""), "o/fn.yaml": fn.format(image="gcr.io/x/fn")})
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "pinned-refs", "o/fn.yaml")
+    assert rc == 1
+    assert "o/kustomization.yaml:5: https://charts.example.com c@: helm chart has no version" in out
+    assert "o/fn.yaml:8: gcr.io/x/fn: image has no tag or digest" in out
+
+
+def test_pinned_refs_refuses_a_ref_the_cache_knows_as_a_branch(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Offline a name cannot tell a tag from a branch; the remote cache can."""
+    import json
+
+    from kzgit.remote import parse_repo_spec
+    from kzgit.remote._cache import RepoCache
+
+    url = "https://github.com/org/repo//deploy?ref=release-1.2"
+    monkeypatch.setenv("KZGIT_CACHE_DIR", str(tmp_path / "cache"))
+    spec = parse_repo_spec(url)
+    assert spec is not None
+    cache = RepoCache(spec)
+    os.makedirs(cache.dir)
+    refs = {"tags": {}, "branches": {"release-1.2": "b" * 40}}
+    Path(cache.dir, "refs.json").write_text(json.dumps(refs))
+    repo = make_repo(tmp_path / "r", {"o/kustomization.yaml": f"resources:\n- {url}\n"})
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "pinned-refs", "o/kustomization.yaml")
+    assert rc == 1 and "ref 'release-1.2' is a branch in the cached repository" in out
+    Path(cache.dir, "refs.json").write_text(json.dumps({"tags": {"release-1.2": "c" * 40}, "branches": {}}))
+    assert kz(repo, monkeypatch, capsys, "hook", "pinned-refs", "o/kustomization.yaml") == (0, "", "")
+
+
+def test_localized_setting_bounds_where_copies_are(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "r", {".kzgit.toml": "localized = ['vendor/**']\n",
+                                      "vendor/c/localized-files/bin": "x", "docs/localized-files/example": "x"},
+                     commit=False)
+    for p in ("vendor/c/localized-files/bin", "docs/localized-files/example"):
+        (repo / p).chmod(0o755)
+    git(repo, "add", "-A")
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "exec-bits", "--all")
+    assert rc == 1 and out == "vendor/c/localized-files/bin: removed executable bit (work tree, index)\n"

@@ -1,0 +1,212 @@
+"""End to end with the real ``pre-commit`` tool: install kzgit's hooks in a git repo and commit.
+
+One hook environment per test session: a snapshot of this checkout (its
+package files as they are in the work tree) is committed to a temp repository,
+and every test repo's ``.pre-commit-config.yaml`` points at that commit with a
+shared ``PRE_COMMIT_HOME``, so pre-commit builds its venv and pip-installs
+kzgit once.  HOME and the XDG dirs point into temp dirs; pip keeps its user
+configuration through ``PIP_CONFIG_FILE``.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, Iterator, List, Tuple
+
+import pytest
+
+import kzgit.localize
+from helpers import PROJECT
+
+HOOK_IDS = ["kzgit-exec-bits", "kzgit-pinned-refs", "kzgit-render", "kzgit-localized-sync"]
+SNAPSHOT_PATHS = ["pyproject.toml", "README.md", "LICENSE", ".pre-commit-hooks.yaml", "kzgit", "hooks"]
+
+GOOD: Dict[str, str] = {
+    "base/kustomization.yaml": "resources:\n- cm.yaml\n",
+    "base/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: b\n",
+    "overlays/prod/kustomization.yaml": ("resources:\n- ../../base\nnamePrefix: prod-\n"),
+    "overlays/dev/kustomization.yaml": "resources:\n- ../../base\npatches:\n- path: patch.yaml\n",
+    "overlays/dev/patch.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: dev\n",
+}
+
+
+def _user_pip_config() -> str:
+    """The pip user config file in force before HOME is changed ('' if none)."""
+    if os.environ.get("PIP_CONFIG_FILE"):
+        return os.environ["PIP_CONFIG_FILE"]
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+    for cand in (os.path.join(xdg, "pip", "pip.conf"), os.path.expanduser("~/.pip/pip.conf")):
+        if os.path.isfile(cand):
+            return cand
+    return ""
+
+
+def _clean_env(home: Path, pc_home: Path) -> Dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PRE_COMMIT", "VIRTUAL_ENV"))}
+    pip_conf = _user_pip_config()
+    if pip_conf:
+        env["PIP_CONFIG_FILE"] = pip_conf
+    home.mkdir(parents=True, exist_ok=True)
+    gitconfig = home / "gitconfig"
+    gitconfig.write_text("[user]\n\tname = T\n\temail = t@example.com\n[init]\n\tdefaultBranch = main\n")
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_CACHE_HOME=str(home / ".cache"),
+               XDG_DATA_HOME=str(home / ".local/share"), GIT_CONFIG_GLOBAL=str(gitconfig),
+               GIT_CONFIG_NOSYSTEM="1", PRE_COMMIT_HOME=str(pc_home), PRE_COMMIT_COLOR="never")
+    return env
+
+
+def run(cmd: List[str], cwd: Path, env: Dict[str, str], timeout: float = 120) -> Tuple[int, str]:
+    p = subprocess.run(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=timeout)
+    return p.returncode, p.stdout
+
+
+def git(repo: Path, env: Dict[str, str], *args: str) -> str:
+    rc, out = run(["git", *args], repo, env)
+    assert rc == 0, out
+    return out
+
+
+class Session:
+    """The snapshot repo, its commit, and the environment sharing one pre-commit store."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.env = _clean_env(root / "home", root / "pre-commit-home")
+        self.snapshot = root / "kzgit-snapshot"
+        self.rev = ""
+
+    def config(self, hook_ids: List[str]) -> str:
+        hooks = "".join(f"  - id: {h}\n" for h in hook_ids)
+        return f"repos:\n- repo: {self.snapshot}\n  rev: {self.rev}\n  hooks:\n{hooks}"
+
+    def repo(self, path: Path, files: Dict[str, str], hook_ids: List[str] = HOOK_IDS) -> Path:
+        path.mkdir(parents=True)
+        git(path, self.env, "init", "-q")
+        write(path, {**files, ".pre-commit-config.yaml": self.config(hook_ids)})
+        rc, out = run([sys.executable, "-m", "pre_commit", "install"], path, self.env)
+        assert rc == 0, out
+        return path
+
+    def commit(self, repo: Path, msg: str = "change") -> Tuple[int, str]:
+        git(repo, self.env, "add", "-A")
+        return run(["git", "commit", "-q", "-m", msg], repo, self.env, timeout=300)
+
+
+def write(root: Path, files: Dict[str, str]) -> None:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+
+
+@pytest.fixture(scope="session")
+def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    s = Session(tmp_path_factory.mktemp("precommit"))
+    s.snapshot.mkdir()
+    for rel in SNAPSHOT_PATHS:
+        src = PROJECT / rel
+        if src.is_dir():
+            shutil.copytree(src, s.snapshot / rel, symlinks=True,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info"))
+        elif src.exists():
+            shutil.copy2(src, s.snapshot / rel)
+    git(s.snapshot, s.env, "init", "-q")
+    git(s.snapshot, s.env, "add", "-A")
+    git(s.snapshot, s.env, "commit", "-q", "-m", "snapshot")
+    s.rev = git(s.snapshot, s.env, "rev-parse", "HEAD").strip()
+    # Build the hook environment once (pip-installs kzgit and its dependencies).
+    warm = s.root / "warm"
+    warm.mkdir()
+    git(warm, s.env, "init", "-q")
+    write(warm, {".pre-commit-config.yaml": s.config(HOOK_IDS)})
+    rc, out = run([sys.executable, "-m", "pre_commit", "install-hooks"], warm, s.env, timeout=600)
+    if rc != 0:
+        pytest.fail(f"pre-commit could not build kzgit's hook environment:\n{out}")
+    yield s
+
+
+def test_good_commit_passes(session: Session, tmp_path: Path) -> None:
+    repo = session.repo(tmp_path / "r", GOOD)
+    rc, out = session.commit(repo)
+    assert rc == 0, out
+    assert "kustomizations render (kzgit)" in out and "Passed" in out
+    write(repo, {"base/cm.yaml": GOOD["base/cm.yaml"].replace("a: b", "a: c")})
+    rc, out = session.commit(repo)
+    assert rc == 0, out
+
+
+def test_broken_overlay_is_refused_naming_it(session: Session, tmp_path: Path) -> None:
+    repo = session.repo(tmp_path / "r", GOOD)
+    assert session.commit(repo)[0] == 0
+    (repo / "overlays/dev/patch.yaml").unlink()
+    write(repo, {"overlays/dev/kustomization.yaml": GOOD["overlays/dev/kustomization.yaml"] + "# edit\n"})
+    rc, out = session.commit(repo)
+    assert rc == 1, out
+    assert "overlays/dev: does not render" in out and "patch.yaml" in out
+    assert "overlays/prod: does not render" not in out
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed: engine = 'kubectl' untested")
+def test_broken_overlay_with_kubectl_engine(session: Session, tmp_path: Path) -> None:
+    repo = session.repo(tmp_path / "r", {**GOOD, ".kzgit.toml": 'engine = "kubectl"\n'}, ["kzgit-render"])
+    assert session.commit(repo)[0] == 0
+    write(repo, {"overlays/prod/kustomization.yaml": "resources:\n- ../../nowhere\n"})
+    rc, out = session.commit(repo)
+    assert rc == 1 and "overlays/prod: does not render" in out, out
+
+
+def test_branch_ref_is_refused(session: Session, tmp_path: Path) -> None:
+    repo = session.repo(tmp_path / "r", GOOD, ["kzgit-pinned-refs"])
+    assert session.commit(repo)[0] == 0
+    write(repo, {"overlays/prod/kustomization.yaml":
+                 "resources:\n- ../../base\n- https://github.com/org/repo//deploy?ref=main\n"})
+    rc, out = session.commit(repo)
+    assert rc == 1, out
+    assert ("overlays/prod/kustomization.yaml:3: https://github.com/org/repo//deploy?ref=main: "
+            "ref 'main' does not look like a version") in out
+
+
+def test_executable_downloaded_binary_is_fixed(session: Session, tmp_path: Path) -> None:
+    repo = session.repo(tmp_path / "r", GOOD, ["kzgit-exec-bits"])
+    assert session.commit(repo)[0] == 0
+    tool = repo / "copy/localized-files/github.com/o/r/v1/tool"
+    write(repo, {"copy/localized-files/github.com/o/r/v1/tool": "#!/bin/sh\necho pwned\n"})
+    tool.chmod(0o755)
+    rc, out = session.commit(repo)
+    assert rc == 1, out
+    assert "copy/localized-files/github.com/o/r/v1/tool: removed executable bit" in out
+    assert not tool.stat().st_mode & 0o111
+    assert git(repo, session.env, "ls-files", "-s", "--", str(tool.relative_to(repo))).startswith("100644")
+    rc, out = session.commit(repo)   # the fixed state commits
+    assert rc == 0, out
+    tree = git(repo, session.env, "ls-tree", "-r", "HEAD", "--", "copy")
+    assert tree.startswith("100644")
+
+
+def test_stale_localized_copy_is_refused(session: Session, tmp_path: Path) -> None:
+    if not (getattr(kzgit.localize, "check_copy", None) and getattr(kzgit.localize, "LOCK_FILE_NAME", None)):
+        pytest.skip("kzgit.localize has no check_copy/LOCK_FILE_NAME yet: localized-sync end to end untested")
+    repo = session.repo(tmp_path / "r", GOOD, ["kzgit-localized-sync"])
+    assert session.commit(repo)[0] == 0
+    rc, out = run([sys.executable, "-m", "kzgit", "localize", "overlays/prod", "copy", "--scope", "."], repo, session.env)
+    assert rc == 0, out
+    assert session.commit(repo)[0] == 0
+    write(repo, {"base/cm.yaml": GOOD["base/cm.yaml"].replace("a: b", "a: changed")})
+    rc, out = session.commit(repo)
+    assert rc == 1 and "kzgit rebuild" in out, out
+
+
+def test_run_all_files_checks_every_root(session: Session, tmp_path: Path) -> None:
+    repo = session.repo(tmp_path / "r", GOOD, ["kzgit-render"])
+    write(repo, {"overlays/prod/kustomization.yaml": "resources:\n- ../../nowhere\n"})
+    git(repo, session.env, "add", "-A")
+    rc, out = run(["git", "commit", "-q", "--no-verify", "-m", "sneak"], repo, session.env)
+    assert rc == 0, out
+    rc, out = run([sys.executable, "-m", "pre_commit", "run", "--all-files"], repo, session.env, timeout=300)
+    assert rc == 1 and "overlays/prod: does not render" in out, out
