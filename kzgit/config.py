@@ -45,8 +45,8 @@ KZGIT_TOML = ".kzgit.toml"
 ENGINES = ("builtin", "kustomize", "kubectl")
 
 # A ref "looks like a version" when it fully matches one of these.  Offline, a
-# tag cannot be told from a branch by name, so this is a convention, not a proof
-# (issue 9); teams can replace it with `refs.allowed`.
+# tag cannot be told from a branch by name, so this is a convention, not a proof;
+# teams can replace it with `refs.allowed`.
 DEFAULT_REF_PATTERNS: Tuple[str, ...] = (
     r"v?\d+(\.\d+)+([-+][0-9A-Za-z.+-]*)?",           # 1.2, v1.2.3, v1.2.3-rc.1+b5
     r"v\d+([-+][0-9A-Za-z.+-]*)?",                   # v1, v2-beta

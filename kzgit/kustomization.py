@@ -9,7 +9,7 @@ silently wins last.  ``FixKustomization`` then folds deprecated fields.
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List
 
 from kzgit.errors import BuildError
 from kzgit.yamlio import load_yaml11

@@ -33,7 +33,7 @@ import collections
 import dataclasses
 import json
 import threading
-from typing import TYPE_CHECKING, Any, Hashable, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Any, Hashable, List, Optional, Sequence, Set, Tuple, cast
 
 from kzgit.loader import is_within
 
@@ -149,6 +149,6 @@ def cache_key(loader: "Loader", origin: Optional[str], build_metadata: Any,
                  for f in dataclasses.fields(options) if f.name not in ("fs", "cache"))
     # every build makes its own DiskFS; any other file system (a git tree) is keyed by
     # the object itself, which the key keeps alive so its id cannot be reused
-    fs: Hashable = "disk" if type(loader.fs) is DiskFS else loader.fs
+    fs: Hashable = "disk" if type(loader.fs) is DiskFS else cast(Hashable, loader.fs)
     return (loader.root, fs, loader.restrictor, loader.repo_root, loader.remote_label,
             origin, json.dumps(build_metadata, sort_keys=True, default=str), opts, schema)

@@ -36,7 +36,7 @@ def origin_text(origin: Dict[str, Any]) -> str:
 
 
 def transformations_text(items: List[Dict[str, Any]]) -> str:
-    out = []
+    out: List[str] = []
     for o in items:
         lines = _lines(o)
         out.extend(("- " if i == 0 else "  ") + line for i, line in enumerate(lines))

@@ -2,7 +2,7 @@
 
 ``run`` is Kustomizer.Run; ``Target`` is one kustomization level (KustTarget)
 and ``Accumulator`` is ResAccumulator.  The order of steps is kustomize's
-exactly; see notes/kustomize-build.md §2.
+exactly (KustTarget.AccumulateTarget, then Kustomizer.Run's fix-ups).
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from kzgit.build import BuildOptions, BuildResult
 from kzgit.errors import BuildError, KzgitError, UnsupportedError, YamlError
 from kzgit.kustomization import Kustomization, parse_kustomization
 from kzgit.loader import Loader, new_root_loader
-from kzgit.resource import Gvk, ResId, ResMap, Resource
+from kzgit.resource import ResId, ResMap, Resource
 from kzgit.resource.factory import resources_from_bytes
 from kzgit.resource.fieldspec import FieldSpec
 from kzgit.resource.selector import metadata_texts
@@ -121,7 +121,7 @@ class _Steps(list):
 
     kind = ""
 
-    def append(self, step: Any) -> None:  # type: ignore[override]
+    def append(self, step: Any) -> None:
         super().append((self.kind, step))
 
 
@@ -407,6 +407,7 @@ class BuildContext:
         from kzgit.plugins.builtin import PluginRunner
         self.plugins = PluginRunner(options)
         self._recordings: List[Any] = []   # kzgit.build.cache.Recording, innermost last
+        self._helm_api_versions: Optional[List[str]] = None  # kzgit.plugins.helm's one shared copy
 
     # reuse of bases (kzgit.build.cache) -----------------------------------------------------
     def start_recording(self) -> Any:

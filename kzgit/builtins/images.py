@@ -50,7 +50,7 @@ class _Updater:
 
     def __call__(self, value: Any) -> Any:
         if isinstance(value, (dict, list)):
-            raise BuildError(f"wrong node kind: expected ScalarNode")
+            raise BuildError("wrong node kind: expected ScalarNode")
         if not isinstance(value, str) or not self.pattern.match(value):
             return value
         img = self.image

@@ -1,7 +1,8 @@
 """commonLabels / labels / commonAnnotations: LabelTransformer, AnnotationsTransformer
 (api/filters/labels, api/filters/annotations): set each key, as a string, in the map at every
 field the specs select, creating the map where the spec says ``create``."""
-from __future__ import annotations
+# No `from __future__ import annotations` here: the module's own `annotations` function
+# would shadow it (every annotation below is valid at run time on Python 3.9).
 
 from typing import Any, Dict
 
@@ -26,7 +27,9 @@ def _set_map(resmap: ResMap, pairs: Dict[str, str], config: Dict[str, Any], wher
         updated: Dict[int, Any] = {}  # shared values this pass already rewrote everywhere (kept alive)
         root = r.obj
 
-        def setter(m: Any) -> Any:
+        # The defaults bind this iteration's nodes (the setter runs within it).
+        def setter(m: Any, nodes: Dict[str, Any] = nodes, updated: Dict[int, Any] = updated,
+                   root: Any = root) -> Any:
             if not isinstance(m, dict):
                 raise BuildError(f"wrong node kind: expected MappingNode but got {type(m).__name__}: node contents:\n{m}")
             for k, v in pairs.items():

@@ -8,7 +8,7 @@ candidates by previous name, so the cost is linear in the references.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from kzgit.errors import BuildError
 from kzgit.resource import TOTALLY_NOT_A_NAMESPACE, Gvk, ResMap, Resource
@@ -48,8 +48,8 @@ class _Index:
                 self.by_prev_name[n].append(r)
 
 
-def _role_binding_namespaces(r: Resource) -> set:
-    out = set()
+def _role_binding_namespaces(r: Resource) -> Set[str]:
+    out: Set[str] = set()
     if r.kind != "RoleBinding":
         return out
     for s in r.obj.get("subjects") or []:

@@ -1,7 +1,7 @@
 """namespace: NamespaceTransformer (api/internal/builtins/NamespaceTransformer.go, api/filters/namespace).
 
 Sets ``metadata.namespace`` on every resource not *certainly* cluster-scoped
-(unknown kinds get it, issue #2498), renames ``v1`` Namespace objects through
+(unknown kinds get it, kustomize issue #2498), renames ``v1`` Namespace objects through
 the ``metadata/name`` field spec, sets the namespace of (Cluster)RoleBinding
 subjects named ``default`` only, and fails when two resources end with one id.
 """

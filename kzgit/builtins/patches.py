@@ -22,7 +22,7 @@ from kzgit.yamlio import load_yaml11
 def _patch_id(p: Dict[str, Any]) -> ResId:
     av = p.get("apiVersion")
     g, v = split_api_version(av if isinstance(av, str) else "")
-    md = p.get("metadata") if isinstance(p.get("metadata"), dict) else {}
+    md: Dict[str, Any] = p["metadata"] if isinstance(p.get("metadata"), dict) else {}
     return ResId(g, v, str(p.get("kind") or ""), str(md.get("name") or ""), str(md.get("namespace") or ""))
 
 
@@ -122,6 +122,7 @@ def patch(m: ResMap, entry: Dict[str, Any], loader: Loader, kfile: str) -> None:
         return
     if target is None:
         raise BuildError(f"must specify a target for JSON patch {source}")
+    assert ops is not None  # not a strategic-merge patch, so it parsed as JSON 6902
     _json6902(m, Selector(target, kfile), ops, source)
 
 
@@ -183,7 +184,7 @@ def _apply_with_build_annotations(res: Resource, ops: List[Any], source: str) ->
             if key in out_ann:
                 out_ann.pop(key)
                 kept.add(key)
-        if not out_ann and kept:
+        if not out_ann and kept and isinstance(out_md, dict):
             # kyaml ClearAnnotation drops the emptied map
             out_md.pop("annotations")
     if ORIGIN not in kept:

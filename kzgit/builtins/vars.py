@@ -83,7 +83,8 @@ class Var:
         if gvk_parsed:
             gvk = Gvk(self.group, self.version, self.kind)
         else:
-            objref = self.raw.get("objref") if isinstance(self.raw.get("objref"), Mapping) else {}
+            raw_ref = self.raw.get("objref")
+            objref: Mapping[str, Any] = raw_ref if isinstance(raw_ref, Mapping) else {}
             gvk = Gvk(str(objref.get("group") or ""), str(objref.get("version") or ""), self.kind)
         raw_fp = self.raw.get("fieldref")
         fp = self.field_path if defaulted else (
@@ -148,7 +149,7 @@ class VarSet:
                     return (i.name, i.gvk) == (t.name, t.gvk) and i.effective_namespace() == ns
             else:
                 # No namespace: GvknEquals, a wildcard on the namespace.
-                def match(i: ResId, t: ResId = tid) -> bool:
+                def match(i: ResId, t: ResId = tid, ns: str = "") -> bool:  # ns: unused
                     return (i.name, i.gvk) == (t.name, t.gvk)
             matched = resmap.get_matching_any_id(match)
             if len(matched) > 1:

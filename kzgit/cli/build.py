@@ -7,7 +7,6 @@ import sys
 
 from kzgit.build import BuildOptions, build
 from kzgit.atomic import write_atomic
-from kzgit.errors import UsageError
 from kzgit.loader import RESTRICTORS, ROOT_ONLY
 
 

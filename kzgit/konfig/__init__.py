@@ -31,7 +31,7 @@ def is_cluster_scoped(api_version: str, kind: str) -> bool:
     """kustomize's ``IsCertainlyClusterScoped``: only kinds in the table count.
 
     Unknown kinds and custom resources are treated as namespaced, as
-    kyaml/openapi/openapi.go IsNamespaceScoped does (issue #2498).
+    kyaml/openapi/openapi.go IsNamespaceScoped does (kustomize issue #2498).
     """
     return namespace_scope().get((api_version, kind)) is False
 

@@ -10,7 +10,6 @@ relative and must not contain a root already on the loader chain (a cycle).
 from __future__ import annotations
 
 import os
-import posixpath
 import stat
 from typing import List, Optional, Protocol, Tuple
 
@@ -133,7 +132,8 @@ class Loader:
 
     # -- kustomization directories ------------------------------------------------------
     def roots_chain(self) -> List[str]:
-        out, cur = [], self
+        out: List[str] = []
+        cur: Optional[Loader] = self
         while cur is not None:
             out.append(cur.root)
             cur = cur.parent

@@ -10,6 +10,7 @@ nothing here prints — warnings and notes are collected on :class:`Run`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import os
 import posixpath
@@ -490,7 +491,7 @@ class _Localizer:
                 if seq[i] is None:
                     continue
                 entry = str(seq[i])
-                new = self._wrap(lambda: self._plugin_entry(field, entry), f"{field} entry")
+                new = self._wrap(functools.partial(self._plugin_entry, field, entry), f"{field} entry")
                 if new != entry and not _same_path(entry, new):
                     yt.set(seq, i, new)
 

@@ -2,7 +2,7 @@
 
 kustomize re-serializes every kustomization it localizes from its Go struct
 (``api/internal/localizer/localizer.go`` ``localize``: ``yaml.Marshal``), which
-drops comments and sorts keys (notes/kustomize-build.md §3.16).  kzgit only
+drops comments and sorts keys (the struct's field order).  kzgit only
 changes the reference strings: the file is parsed with ruamel.yaml in
 round-trip mode to find each scalar's position, and the new value is spliced
 into the original text at that position.  Everything else (comments, key

@@ -291,7 +291,7 @@ def set_custom_schema(doc: Any, source: str, reset: bool = True) -> None:
 
     kyaml ``initSchema`` parses only the custom file (then the Kustomization
     API), so builtin kinds lose their merge keys unless the file has them
-    (issues #4613, #3852) -- when the top kustomization names it.  Set by a
+    (kustomize issues #4613, #3852) -- when the top kustomization names it.  Set by a
     base or component, earlier parses show through (see :func:`_store`).  ``doc`` is the parsed JSON or YAML file.  With
     ``reset`` False (a kustomization below the top one) a schema already set
     wins, as in kyaml ``SetSchema``.

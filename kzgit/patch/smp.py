@@ -9,7 +9,7 @@ over plain Python values.  The rules, each traced to the Go file:
 * maps merge key by key; the keys visited are the sorted union of both sides
   (``walk/map.go fieldNames``); a result of "nothing" or ``null`` removes the
   key (``yaml.FieldSetter``), except a ``null`` the resource already had and
-  the patch does not mention (``merge2.go VisitMap``, issue #4628);
+  the patch does not mention (``merge2.go VisitMap``, kustomize issue #4628);
 * scalars: the patch's value wins when present (``merge2.go VisitScalar``);
 * a list is associative only when its schema's ``x-kubernetes-patch-strategy``
   contains ``merge`` (``yaml/schema/schema.go``; no inference); otherwise the
@@ -414,7 +414,7 @@ class _Walker:
             if ps == _DELETE:
                 return MISSING
             if origin is MISSING and dest is not MISSING:
-                # issue #4628: keep an explicit null the patch does not touch
+                # kustomize issue #4628: keep an explicit null the patch does not touch
                 # ("null"/"~"; _walk_map drops an empty one, as Go does).
                 return KEEP_NULL
             return origin

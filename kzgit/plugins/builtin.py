@@ -167,7 +167,7 @@ def _iam_policy(cfg: Dict[str, Any], where: str) -> Resource:
     ks = cfg.get("kubernetesService") or {}
     sa = cfg.get("serviceAccount") or {}
     project = sa.get("projectId") or ""
-    obj = {"apiVersion": "v1", "kind": "ServiceAccount",
+    obj: Dict[str, Any] = {"apiVersion": "v1", "kind": "ServiceAccount",
            "metadata": {"name": ks.get("name") or "",
                         "annotations": {"iam.gke.io/gcp-service-account":
                                         f"{sa.get('name')}@{project}.iam.gserviceaccount.com"}}}

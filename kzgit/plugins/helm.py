@@ -704,10 +704,10 @@ def parse_output(stdout: bytes, label: str) -> List[Resource]:
 
 def _shared_api_versions(t: "Target") -> List[str]:
     """The build's one copy of --helm-api-versions (kustomize's HelmConfig.ApiVersions slice)."""
-    shared = getattr(t.ctx, "_helm_api_versions", None)
+    shared = t.ctx._helm_api_versions
     if shared is None:
         shared = list(t.options.helm_api_versions)
-        setattr(t.ctx, "_helm_api_versions", shared)
+        t.ctx._helm_api_versions = shared
     return shared
 
 

@@ -2,7 +2,7 @@
 
 kustomize runs plugins with ``exec.Command(...).Output()`` (api/internal/plugins/execplugin/
 execplugin.go): no timeout, the child inherits the process group, and a plugin that forks a
-daemon keeps running after kustomize exits (notes/security.md §2.2).  kzgit instead:
+daemon keeps running after kustomize exits.  kzgit instead:
 
 * starts every program in its own session / process group (``start_new_session``), so one
   ``killpg`` reaches the program and every child it spawned;

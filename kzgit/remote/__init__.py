@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 import re
-import urllib.parse
 import weakref
 from typing import TYPE_CHECKING, Optional, Union
 

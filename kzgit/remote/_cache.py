@@ -72,7 +72,7 @@ def validate_spec(spec: RepoSpec) -> None:
     """Refuse, before anything runs, refs and URL parts that git could read as options.
 
     kustomize 5.5 passes ``?ref=`` to ``git fetch`` unchecked, so
-    ``?ref=--upload-pack=<cmd>`` runs ``<cmd>`` (notes/security.md §3.1).
+    ``?ref=--upload-pack=<cmd>`` runs ``<cmd>`` (reproduced with kubectl v1.32).
     """
     label = spec.redacted()
     ref = spec.ref
@@ -159,7 +159,7 @@ class RepoCache:
                         raise
                     if time.monotonic() > deadline:
                         raise RemoteError(f"timed out after {wait:g}s waiting for another kzgit "
-                                          f"process fetching '{self.label}' (lock {self.dir}/.lock)")
+                                          f"process fetching '{self.label}' (lock {self.dir}/.lock)") from None
                     time.sleep(0.05)
             url_file = os.path.join(self.dir, "url")
             if not os.path.exists(url_file):

@@ -4,7 +4,7 @@ policy, timeouts that kill the whole process group, and redacted errors.
 kustomize execs ``git`` with the inherited environment, no ``--`` and a
 27 s timeout per command (api/internal/git/gitrunner.go, cloner.go); its
 ``git fetch --depth=1 <url> <ref>`` runs ``?ref=--upload-pack=...`` as a
-command (notes/security.md §3.1 item 1).  kzgit validates refs before
+command.  kzgit validates refs before
 anything runs and passes ``--`` before every positional.
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Bounded HTTP(S) GET of a single remote file.
 
 kustomize uses a bare ``http.Client{}``: no timeout and ``io.ReadAll`` of the
-whole body (fileloader.go httpClientGetContent; notes/security.md §3.1 item 4).
+whole body (fileloader.go httpClientGetContent), so a slow or endless server hangs or exhausts it.
 kzgit bounds both, only speaks http/https and refuses redirects to any other
 scheme.
 """
@@ -12,7 +12,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import IO, Any, Dict, Optional
+from typing import IO, Any, Optional
 
 from kzgit.errors import RemoteError
 from kzgit.remote._redact import redact, userinfo

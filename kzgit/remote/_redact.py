@@ -1,7 +1,6 @@
 """Redaction of credentials in URLs and messages.
 
-kustomize 5.5 prints ``http://user:password@host/...`` in its errors
-(notes/security.md §3.1 item 2); kzgit never does: every message that can
+kustomize 5.5 prints ``http://user:password@host/...`` in its errors; kzgit never does: every message that can
 contain a URL goes through :func:`redact`.
 """
 from __future__ import annotations

@@ -96,7 +96,7 @@ def _meta_text(obj: Dict[str, Any], key: str) -> str:
     if md.__class__ is dict:  # the common case, on the hot path of every id
         v = md.get(key)
         if v.__class__ is str:
-            return v  # type: ignore[no-any-return]
+            return v
     elif not isinstance(md, dict):
         return ""
     v = md.get(key)

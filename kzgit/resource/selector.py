@@ -2,8 +2,9 @@
 and Kubernetes label selectors (k8s.io/apimachinery/pkg/labels, the string syntax)."""
 from __future__ import annotations
 
+import functools
 import re
-from typing import Any, Callable, Dict, List, Mapping, Optional
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional
 
 from kzgit.errors import BuildError
 from kzgit.resource import ResMap, Resource
@@ -11,6 +12,32 @@ from kzgit.yamlio.tree import canonical_text, spelled
 
 Predicate = Callable[[Dict[str, str]], bool]
 _TOKEN = re.compile(r"\s*(!=|==|=|!|\(|\)|,|[^\s!=(),]+)")
+
+
+
+# One requirement of a selector, bound to its key (and values) with functools.partial.
+def _has(key: str, labels: Mapping[str, Any]) -> bool:
+    return key in labels
+
+
+def _lacks(key: str, labels: Mapping[str, Any]) -> bool:
+    return key not in labels
+
+
+def _equals(key: str, value: str, labels: Mapping[str, Any]) -> bool:
+    return labels.get(key) == value
+
+
+def _differs(key: str, value: str, labels: Mapping[str, Any]) -> bool:
+    return labels.get(key) != value
+
+
+def _in(key: str, values: FrozenSet[str], labels: Mapping[str, Any]) -> bool:
+    return labels.get(key) in values
+
+
+def _not_in(key: str, values: FrozenSet[str], labels: Mapping[str, Any]) -> bool:
+    return labels.get(key) not in values
 
 
 def parse_label_selector(text: str) -> Predicate:
@@ -32,18 +59,18 @@ def parse_label_selector(text: str) -> Predicate:
             key = toks[i + 1] if i + 1 < len(toks) else ""
             if not key or key in "(),=!":
                 raise bad("missing key after '!'")
-            preds.append(lambda l, k=key: k not in l)
+            preds.append(functools.partial(_lacks, key))
             i += 2
             continue
         key = t
         op = toks[i + 1] if i + 1 < len(toks) else None
         if op in ("=", "=="):
             val = toks[i + 2] if i + 2 < len(toks) and toks[i + 2] != "," else ""
-            preds.append(lambda l, k=key, v=val: l.get(k) == v)
+            preds.append(functools.partial(_equals, key, val))
             i += 3 if val else 2
         elif op == "!=":
             val = toks[i + 2] if i + 2 < len(toks) and toks[i + 2] != "," else ""
-            preds.append(lambda l, k=key, v=val: l.get(k) != v)
+            preds.append(functools.partial(_differs, key, val))
             i += 3 if val else 2
         elif op in ("in", "notin"):
             if i + 2 >= len(toks) or toks[i + 2] != "(":
@@ -56,12 +83,12 @@ def parse_label_selector(text: str) -> Predicate:
             if j >= len(toks):
                 raise bad("expected ')'")
             if op == "in":
-                preds.append(lambda l, k=key, vs=frozenset(vals): l.get(k) in vs)
+                preds.append(functools.partial(_in, key, frozenset(vals)))
             else:
-                preds.append(lambda l, k=key, vs=frozenset(vals): l.get(k) not in vs)
+                preds.append(functools.partial(_not_in, key, frozenset(vals)))
             i = j + 1
         elif op is None or op == ",":
-            preds.append(lambda l, k=key: k in l)
+            preds.append(functools.partial(_has, key))
             i += 1
         else:
             raise bad(f"unexpected '{op}'")

@@ -6,7 +6,7 @@
   ``kubectl kustomize`` (sigs.k8s.io/yaml.JSONToYAML, go-yaml v2 Marshal).
 * :func:`go_json_dumps` — Go ``encoding/json.Marshal`` text (hashes).
 
-See ``notes/kustomize-build.md`` §3.1 and §3.11 for the rules reproduced.
+Each module's docstring names the go-yaml / kyaml rules it reproduces.
 """
 from __future__ import annotations
 

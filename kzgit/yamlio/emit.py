@@ -307,7 +307,7 @@ class _Writer:
 
 
 _TOKEN = secrets.token_hex(6)
-_MISS = object()
+_MISS: Any = object()  # a sentinel, typed Any so that a cache lookup stays Optional[str]
 _TRAILING_BREAK_INDENT = re.compile("([\u2028\u2029]) +'")
 _NEL_RUN = re.compile("[ \t]*\x85(?:[ \t]*\x85)*[ \t]*")
 # Escapes of goyaml.v2/emitterc.go yaml_emitter_write_double_quoted_scalar.
@@ -341,7 +341,7 @@ def _bom_escaped(s: str) -> str:
     return "".join(out)
 
 
-class _Dumper(yaml.CSafeDumper):  # type: ignore[misc]
+class _Dumper(yaml.CSafeDumper):
     """libyaml's emitter, with PyYAML's per-node Python callbacks made C calls.
 
     The C serializer asks ``resolve(kind, value, implicit)`` twice per scalar
@@ -354,8 +354,8 @@ class _Dumper(yaml.CSafeDumper):  # type: ignore[misc]
     """
 
     resolve = staticmethod(_TAG.format)
-    descend_resolver = staticmethod(slice)
-    ascend_resolver = staticmethod(tuple)
+    descend_resolver = staticmethod(slice)  # type: ignore[assignment]  # a no-op, see above
+    ascend_resolver = staticmethod(tuple)  # type: ignore[assignment]  # a no-op, see above
 
 
 class _Sink:
@@ -370,7 +370,8 @@ class _Sink:
 
 def _emit(roots: List[Any], w: "_Writer") -> str:
     sink = _Sink()
-    d = _Dumper(sink, width=80, indent=2, allow_unicode=True, default_flow_style=False,
+    d = _Dumper(sink, width=80,  # type: ignore[arg-type]  # a write() is all it needs
+                indent=2, allow_unicode=True, default_flow_style=False,
                 explicit_start=False, explicit_end=False, line_break="\n")
     try:
         d.open()

@@ -13,7 +13,7 @@ from kzgit.errors import YamlError
 from kzgit.yamlio._gonum import format_float_json
 from kzgit.yamlio.tree import SharedStr, SpelledDict
 
-_encode_str = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_encode_str = json.encoder.encode_basestring
 
 
 def _go_string(s: str) -> str:

@@ -28,7 +28,7 @@ import gc
 import json
 import re
 import sys
-from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Tuple, Union, cast
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -60,7 +60,7 @@ _TIMESTAMP = "tag:yaml.org,2002:timestamp"
 _MERGE = "tag:yaml.org,2002:merge"
 
 
-class _Loader(yaml.CSafeLoader):  # type: ignore[misc]
+class _Loader(yaml.CSafeLoader):
     """libyaml's parser and composer; every implicit tag decision is ours.
 
     The C composer calls ``resolve(kind, value, implicit)`` for each
@@ -75,8 +75,8 @@ class _Loader(yaml.CSafeLoader):  # type: ignore[misc]
     """
 
     resolve = staticmethod("{2}".format)
-    descend_resolver = staticmethod(slice)
-    ascend_resolver = staticmethod(tuple)
+    descend_resolver = staticmethod(slice)  # type: ignore[assignment]  # a no-op, see above
+    ascend_resolver = staticmethod(tuple)  # type: ignore[assignment]  # a no-op, see above
 
 
 class _Inf:
@@ -220,7 +220,7 @@ class _Builder:
             raise self.fail(node, f"exceeded max depth of {MAX_DEPTH}")
         self.count += 1
         if node.__class__ is ScalarNode:
-            return self.scalar(node)  # type: ignore[arg-type]
+            return self.scalar(node)
         key = id(node)
         memo = self.memo
         if key in memo:
@@ -323,7 +323,7 @@ class _Builder:
         spelling: Dict[Any, Tuple[str, Any]] = {}
         for src in sources + [own]:
             out.update(_deep_copy(src) if src is not own else own)
-            texts = src.spelling if src.__class__ is SpelledDict else {}  # type: ignore[attr-defined]
+            texts = src.spelling if src.__class__ is SpelledDict else {}
             for k in src:
                 if k in texts:
                     spelling[k] = texts[k]
@@ -567,7 +567,7 @@ def _compose_stream(text: str) -> Iterator[Node]:
     loader = _Loader(text)
     try:
         while loader.check_node():
-            yield loader.get_node()
+            yield cast(Node, loader.get_node())  # check_node() said there is one
     finally:
         loader.dispose()
 
@@ -625,10 +625,10 @@ def _load_parts(text: str, parts: List[Tuple[str, int]], source: str, deep: bool
         except (yaml.YAMLError, YamlError):
             out = []
     for part, _line in parts:
-        node = _compose_first(part, source, deep)
-        if node is None:
+        first = _compose_first(part, source, deep)
+        if first is None:
             continue
-        value = _build_value(node, source, True, anchors)
+        value = _build_value(first, source, True, anchors)
         if value is None:
             continue
         out.append(value)

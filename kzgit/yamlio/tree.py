@@ -29,7 +29,7 @@ def copy_tree(value: Any) -> Any:
 _CONTAINERS = (dict, list)
 
 
-class SpelledDict(dict):  # type: ignore[type-arg]
+class SpelledDict(dict):
     """A mapping that remembers the source text of some plain scalar values.
 
     kzgit keeps typed values, kustomize keeps yaml nodes, and two steps of a

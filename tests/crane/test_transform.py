@@ -8,13 +8,11 @@ crane's builtin KubernetesPlugin, so CLI tests about the executables skip it wit
 from __future__ import annotations
 
 import copy
-import io
 import json
 import os
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 

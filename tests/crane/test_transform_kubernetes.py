@@ -21,7 +21,7 @@ from kzgit.crane.apply import for_kustomize
 from kzgit.crane.kubernetes import parse_options
 from kzgit.crane.priority import PluginOperation
 from kzgit.yamlio import dump_documents, load_documents
-from tests.crane.test_transform import patch_of, plugin, read_overlay, replicas
+from tests.crane.test_transform import plugin, read_overlay, replicas
 
 pytestmark = pytest.mark.usefixtures("isolated_home")   # conftest.py
 

@@ -6,11 +6,11 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import List, Optional
+from typing import Optional
 
 import pygit2
 import pytest
-from gitserver import GitRepo, git, isolate
+from gitserver import GitRepo, isolate
 
 from kzgit.build import BuildOptions, build
 from kzgit.diff import github

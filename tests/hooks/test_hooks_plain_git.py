@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Dict, List, Tuple
 
 import pytest
-from helpers import PROJECT
 
 GOOD: Dict[str, str] = {
     "base/kustomization.yaml": "resources:\n- cm.yaml\n",

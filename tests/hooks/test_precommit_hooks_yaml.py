@@ -1,4 +1,4 @@
-"""``.pre-commit-hooks.yaml`` is valid for pre-commit and says what issue 9 promises.
+"""``.pre-commit-hooks.yaml`` is valid for pre-commit and says what the README promises.
 
 pre-commit's own manifest schema checks it (as check-jsonschema's
 tests/acceptance/test_hook_file_matches.py checks theirs), then the
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import shlex
-from pathlib import Path
 from typing import Any, Dict
 
 import pytest

@@ -91,7 +91,7 @@ def read(path: str) -> str:
 
 def tree(root: str) -> List[str]:
     out = []
-    for d, dirs, files in os.walk(root):
+    for d, _dirs, files in os.walk(root):
         for n in files:
             out.append(os.path.relpath(os.path.join(d, n), root))
     return sorted(out)

@@ -7,7 +7,6 @@ semantic (parsed YAML, list order significant).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any, Dict, List
 
 import pytest

@@ -1,7 +1,6 @@
 """kzgit.plugins.process: timeouts, process groups, output caps, interrupts — no process outlives kzgit."""
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys

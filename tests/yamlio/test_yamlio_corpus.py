@@ -7,7 +7,6 @@ reproduce kubectl's bytes exactly.  ``gen_inputs.py`` wrote the inputs.
 """
 from __future__ import annotations
 
-import pathlib
 import shutil
 import subprocess
 

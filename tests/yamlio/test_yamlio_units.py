@@ -1,7 +1,7 @@
 """Unit tables for kzgit.yamlio: typing, bounds, errors, key order, numbers, Go JSON.
 
 Every expectation here was observed with ``kubectl kustomize`` (v1.32.4,
-Kustomize v5.5.0) or is quoted from notes/kustomize-build.md §3.1/§3.4/§3.11.
+Kustomize v5.5.0) or follows go-yaml v2/v3's documented resolution rules.
 """
 from __future__ import annotations
 

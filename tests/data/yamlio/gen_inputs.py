@@ -123,7 +123,7 @@ def main() -> None:
                MULTI[6], MULTI[22], " lead\n" + "word " * 20, "\U0001F600 " * 40 + "end"]
     lines = ["apiVersion: example.com/v1", "kind: Tricky", "metadata:", "  name: nesting", "spec:"]
     for i, v in enumerate(samples):
-        lines += [f"  s{i:02d}:", f"    a:", f"      b: {dq(v)}", f"      c:", f"      - {dq(v)}",
+        lines += [f"  s{i:02d}:", "    a:", f"      b: {dq(v)}", "      c:", f"      - {dq(v)}",
                   f"      - - {dq(v)}", f"        - x: {dq(v)}", f"          y: [{dq(v)}]",
                   f"      - {dq(v)}: {dq(v)}"]
     write("nesting", "\n".join(lines) + "\n")
