@@ -1,21 +1,88 @@
-"""Atomic output (temp file in the same directory, then rename), shared by the CLI and the library."""
+"""Atomic output (temp file in the same directory, then rename), shared by the CLI and the library.
+
+The result looks like a plain write: a new file gets ``0666 & ~umask`` and an existing
+file keeps its mode, as ``kubectl kustomize -o`` (Go's ``os.Create``) leaves them; a
+temp file from :func:`tempfile.mkstemp` alone would be 0600.  An ``OSError`` on the
+user's path becomes a :class:`~kzgit.errors.KzgitError` naming the path (exit 1).
+"""
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import tempfile
+
+from kzgit.errors import KzgitError
+
+
+def current_umask() -> int:
+    """The process umask, read without changing it where the OS allows (other threads may write)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def new_file_mode(path: str) -> int:
+    """The mode a plain write to ``path`` leaves: the existing file's, else ``0666 & ~umask``."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return 0o666 & ~current_umask()
+    if stat.S_ISREG(st.st_mode):
+        return stat.S_IMODE(st.st_mode)
+    return 0o666 & ~current_umask()
+
+
+def new_dir_mode() -> int:
+    """The mode ``mkdir`` gives a new directory: ``0777 & ~umask`` (``mkdtemp`` gives 0700)."""
+    return 0o777 & ~current_umask()
+
+
+def describe_os_error(path: str, e: OSError, verb: str = "write") -> str:
+    """A one-line message for an ``OSError`` on a user's path: what is wrong with the path."""
+    parent = os.path.dirname(os.path.abspath(path))
+    reason = e.strerror or str(e)
+    if e.errno == errno.ENOENT and not os.path.isdir(parent):
+        reason = f"directory '{os.path.dirname(path) or parent}' does not exist"
+    elif e.errno == errno.ENOTDIR:
+        reason = "a component of the path is not a directory"
+    elif e.errno == errno.EISDIR or os.path.isdir(path):
+        reason = "it is a directory"
+    elif e.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        reason = f"permission denied ({reason})"
+    return f"cannot {verb} '{path}': {reason}"
 
 
 def write_atomic(path: str, data: str) -> None:
-    """Write ``data`` to ``path`` via a temp file in the same directory and rename."""
+    """Write ``data`` to ``path`` via a temp file in the same directory and rename.
+
+    Raises :class:`KzgitError` naming ``path`` when it cannot be written.
+    """
+    if os.path.isdir(path):
+        raise KzgitError(f"cannot write '{path}': it is a directory")
     d = os.path.dirname(os.path.abspath(path)) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".kzgit-", dir=d)
+    mode = new_file_mode(path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".kzgit-", dir=d)
+    except OSError as e:
+        raise KzgitError(describe_os_error(path, e)) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(data)
+            os.fchmod(f.fileno(), mode)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(e, OSError):
+            raise KzgitError(describe_os_error(path, e)) from None
         raise

@@ -23,6 +23,7 @@ Keys (all optional)::
     [tool.kzgit.refs]               # `[refs]` in .kzgit.toml
     allowed = ['v?\\d+(\\.\\d+)+']  # regexes a ref must fully match (replaces the default)
     require-sha = false
+    check-cache = false             # also refuse refs the remote cache knows as branches
 """
 from __future__ import annotations
 
@@ -60,6 +61,9 @@ class RefPolicy:
 
     allowed: Tuple[str, ...] = DEFAULT_REF_PATTERNS
     require_sha: bool = False
+    # Also refuse a ref that kzgit's remote cache knows as a branch.  Off by default: the
+    # verdict must not depend on what a previous build happened to cache on this machine.
+    check_cache: bool = False
 
 
 @dataclasses.dataclass
@@ -134,14 +138,18 @@ def _regexes(v: Any) -> Optional[Tuple[str, ...]]:
     for p in pats:
         try:
             re.compile(p)
-        except re.error:
-            return None
+        except re.error as e:
+            # Name the pattern and what is wrong with it: a list of ten regexes with one typo
+            # is otherwise a hunt.
+            where = f" at position {e.pos}" if e.pos is not None else ""
+            raise ValueError(f"pattern {p!r} is not a valid regular expression: {e.msg}{where}") from None
     return pats
 
 
 _REF_KEYS: Dict[str, Tuple[str, Any, str]] = {
     "allowed": ("allowed", _regexes, "a list of valid regular expressions"),
     "require-sha": ("require_sha", _bool, "true or false"),
+    "check-cache": ("check_cache", _bool, "true or false"),
 }
 
 
@@ -153,7 +161,10 @@ def _apply(target: Any, table: Dict[str, Any], keys: Dict[str, Tuple[str, Any, s
             known = ", ".join(sorted([*keys, *(f"[{t}]" for t in tables)]))
             raise UsageError(f"{source}: unknown key '{name}'", tip=f"known keys: {known}")
         attr, convert, expected = keys[key]
-        converted = convert(value)
+        try:
+            converted = convert(value)
+        except ValueError as e:  # a converter that can say what exactly is wrong
+            raise UsageError(f"{source}: bad value for '{name}': {e}") from None
         if converted is None:
             raise UsageError(f"{source}: bad value for '{name}': {value!r} (expected {expected})")
         setattr(target, attr, converted)

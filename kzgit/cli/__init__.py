@@ -1,1 +1,16 @@
+"""The ``kzgit`` command line: ``main`` owns argv, one module per command."""
+from __future__ import annotations
 
+import argparse
+
+
+def jobs_arg(text: str) -> int:
+    """``-j N``: an integer >= 0 (0 = one per CPU), as the ``jobs`` setting; else a usage error."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}: expected an integer >= 0") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}: expected an integer >= 0 "
+                                         "(0 = one per CPU)")
+    return n

@@ -7,19 +7,36 @@ import sys
 
 from kzgit.build import BuildOptions, build
 from kzgit.atomic import write_atomic
+from kzgit.errors import KzgitError
 from kzgit.loader import RESTRICTORS, ROOT_ONLY
 
 
-def register(sub: "argparse._SubParsersAction") -> None:
-    p = sub.add_parser("build", help="render a kustomization (like kustomize build)")
-    p.add_argument("dir", nargs="?", default=".", metavar="DIR")
-    p.add_argument("-o", "--output", help="write to FILE, or one file per resource into an existing DIR")
-    p.add_argument("--load-restrictor", "--load_restrictor", default=ROOT_ONLY, choices=RESTRICTORS)
-    p.add_argument("--reorder", choices=["legacy", "none"], default=None)
-    p.add_argument("--enable-alpha-plugins", action="store_true")
-    p.add_argument("--enable-exec", action="store_true")
-    p.add_argument("--enable-helm", action="store_true")
-    p.add_argument("--helm-command", default="helm")
+def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    p = sub.add_parser(
+        "build", help="render a kustomization (like kubectl kustomize)",
+        description="Build a set of KRM resources using a 'kustomization.yaml' file, as "
+                    "`kubectl kustomize DIR` (Kustomize v5.5.0) does, with the same flags and "
+                    "output. DIR is a directory holding a kustomization file, or a git "
+                    "repository URL with a path and ?ref=; default '.'.")
+    p.add_argument("dir", nargs="?", default=".", metavar="DIR",
+                   help="kustomization directory or remote URL (default: .)")
+    p.add_argument("-o", "--output", metavar="FILE|DIR",
+                   help="write to FILE, or one file per resource into an existing DIR "
+                        "(default: stdout)")
+    p.add_argument("--load-restrictor", "--load_restrictor", default=ROOT_ONLY, choices=RESTRICTORS,
+                   help="LoadRestrictionsNone lets local kustomizations load files from outside "
+                        "their root (default: %(default)s)")
+    p.add_argument("--reorder", choices=["legacy", "none"], default=None,
+                   help="legacy: sort resources by kind as kustomize's legacy order; none: keep "
+                        "input order (default: the kustomization's sortOptions, else legacy)")
+    p.add_argument("--enable-alpha-plugins", action="store_true",
+                   help="enable kustomize plugins (exec plugins and KRM functions)")
+    p.add_argument("--enable-exec", action="store_true",
+                   help="with --enable-alpha-plugins: allow exec KRM functions")
+    p.add_argument("--enable-helm", action="store_true",
+                   help="enable the Helm chart inflator generator (helmCharts)")
+    p.add_argument("--helm-command", default="helm", metavar="PATH",
+                   help="helm command (path to executable; default: %(default)s)")
     p.add_argument("--helm-api-versions", action="append", default=[], metavar="VERSION",
                    help="Kubernetes api versions used by Helm for Capabilities.APIVersions")
     p.add_argument("--helm-kube-version", default="", metavar="VERSION",
@@ -31,14 +48,19 @@ def register(sub: "argparse._SubParsersAction") -> None:
     # kustomize v5.5.0 accepts --network-name but its function runner never reads it
     # (api/types/pluginrestrictions.go NetworkName; kyaml container.go picks none/host):
     # accepted so command lines written for kubectl keep working, with no effect there either.
-    p.add_argument("--network-name", default="bridge",
+    p.add_argument("--network-name", default="bridge", metavar="NAME",
                    help="accepted for compatibility; kustomize v5.5.0 does not use it")
-    p.add_argument("--enable-managedby-label", action="store_true")
-    p.add_argument("--plugin-timeout", type=float, default=60.0, metavar="SECONDS")
-    p.add_argument("--network", action="store_true")
+    p.add_argument("--enable-managedby-label", action="store_true",
+                   help="add the app.kubernetes.io/managed-by label to every resource")
+    p.add_argument("--plugin-timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="time limit of each plugin or function run (default: %(default)s)")
+    p.add_argument("--network", action="store_true",
+                   help="enable network access for functions that declare it")
     p.add_argument("--offline", action="store_true", help="use only cached remote references")
-    p.add_argument("-e", "--env", action="append", default=[])
-    p.add_argument("--mount", action="append", default=[])
+    p.add_argument("-e", "--env", action="append", default=[], metavar="KEY[=VALUE]",
+                   help="environment variable for functions (repeatable)")
+    p.add_argument("--mount", action="append", default=[], metavar="type=T,src=S,dst=D",
+                   help="storage mount for container functions (repeatable)")
     p.set_defaults(func=run)
 
 
@@ -62,6 +84,9 @@ def run(args: argparse.Namespace) -> int:
         if os.path.isdir(args.output):
             from kzgit.build.output import write_dir
             write_dir(result.resources, args.output)
+        elif args.output.endswith(("/", os.sep)):
+            raise KzgitError(f"cannot write '{args.output}': no such directory "
+                             "(-o DIR must name an existing directory)")
         else:
             write_atomic(args.output, result.to_yaml())
         return 0

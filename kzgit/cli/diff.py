@@ -14,6 +14,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Optional, TextIO
 
+from kzgit.cli import jobs_arg
 from kzgit.errors import KzgitError, UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -46,7 +47,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     p.add_argument("--enable-exec", action="store_true", help="allow exec KRM functions")
     p.add_argument("--enable-helm", action="store_true", help="allow helmCharts")
     p.add_argument("--offline", action="store_true", help="use only cached remote references")
-    p.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
+    p.add_argument("-j", "--jobs", type=jobs_arg, default=0, metavar="N",
                    help="parallel renders (default: the base revision's `jobs` setting, else one per CPU)")
     p.set_defaults(func=run)
 

@@ -15,6 +15,7 @@ import sys
 import tempfile
 from typing import List, Optional
 
+from kzgit.cli import jobs_arg
 from kzgit.config import Config, load_config
 from kzgit.errors import KzgitError
 from kzgit.hooks import Finding, Workspace
@@ -31,7 +32,11 @@ ALL_ORDER = ("exec-bits", "pinned-refs", "render", "localized-sync")
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    p = sub.add_parser("hook", help="run one git hook check (pre-commit framework or plain git)")
+    p = sub.add_parser("hook", help="run one git hook check (pre-commit framework or plain git)",
+                       description="Run one of kzgit's checks as a git hook: under the pre-commit "
+                                   "framework (FILEs as pre-commit passes them, or --all) or as a "
+                                   "plain git hook (--staged, --rev). Silent on success; findings "
+                                   "make the exit code 1.")
     hooks = p.add_subparsers(dest="hook", metavar="HOOK", parser_class=type(p))
     hooks.required = True
     for name, help_ in HOOKS.items():
@@ -46,7 +51,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
         if name in ("render", "localized-sync", "all"):
             h.add_argument("--offline", action="store_true", help="use only cached remote references")
         if name in ("render", "all"):
-            h.add_argument("-j", "--jobs", type=int, default=0,
+            h.add_argument("-j", "--jobs", type=jobs_arg, default=0,
                            help="parallel builds (default: the `jobs` setting, else one per CPU)")
             h.add_argument("--engine", choices=["builtin", "kustomize", "kubectl"],
                            help="override the configured engine")

@@ -19,7 +19,12 @@ from kzgit.hooks.scripts import HOOK_TYPES, MARKER, script
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    p = sub.add_parser("install-hooks", help="install kzgit's plain git hooks (pre-commit, pre-push)")
+    p = sub.add_parser(
+        "install-hooks", help="install kzgit's plain git hooks (pre-commit, pre-push)",
+        description="Install kzgit's hooks as plain git hooks (no pre-commit framework) where git "
+                    "runs them (core.hooksPath honoured). The pre-commit hook checks the index, "
+                    "the pre-push hook each pushed commit, with `kzgit hook all`. An existing hook "
+                    "that is not kzgit's is kept as <hook>.legacy and run first.")
     p.add_argument("-t", "--hook-type", action="append", choices=HOOK_TYPES, dest="hook_types",
                    help="hook to install (repeatable; default: pre-commit)")
     p.add_argument("--uninstall", action="store_true",

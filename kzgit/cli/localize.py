@@ -18,7 +18,9 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                                    "build the same.")
     p.add_argument("target", metavar="TARGET", help="kustomization root, or remote directory URL with ?ref=")
     p.add_argument("new_dir", nargs="?", metavar="NEWDIR",
-                   help="destination (default: localized-<target> or localized-<repo>-<ref>)")
+                   help="destination, which must not exist (default: localized-<dir> for a "
+                        "local TARGET; localized-<dir>-<ref> for a remote one, <dir> being the "
+                        "last directory of its path, or the repository's name at its top)")
     p.add_argument("--scope", metavar="DIR", help="local directory that bounds what may be copied "
                    "(default: TARGET)")
     p.add_argument("--no-verify", action="store_true",

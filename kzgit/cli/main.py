@@ -46,7 +46,18 @@ def make_parser(only: Optional[str] = None) -> argparse.ArgumentParser:
                 continue
             raise
         mod.register(sub)
+    _own_parser(parser)
     return parser
+
+
+def _own_parser(parser: argparse.ArgumentParser) -> None:
+    """Record on every (sub)command parser that it parsed, so an unknown option after
+    ``kzgit build DIR`` is reported with ``build``'s usage rather than the top level's."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in set(action.choices.values()):
+                child.set_defaults(_parser=child)
+                _own_parser(child)
 
 
 def _version() -> str:
@@ -137,7 +148,11 @@ def _command_module(argv: List[str]) -> Optional[str]:
 
 def _main(argv: Optional[List[str]]) -> int:
     parser = make_parser(_command_module(sys.argv[1:] if argv is None else argv))
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        # argparse reports unknown options through the top-level parser; the command's
+        # own parser gives its usage, the one a user needs.
+        getattr(args, "_parser", parser).error(f"unrecognized arguments: {' '.join(extra)}")
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2

@@ -16,7 +16,8 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     p = sub.add_parser("rebuild", help="refresh localized copies from their originals",
                        description="Re-localize each NEWDIR (default: every localized copy found "
                                    "in the repository) from the original recorded in its lock file.")
-    p.add_argument("copies", nargs="*", metavar="NEWDIR")
+    p.add_argument("copies", nargs="*", metavar="NEWDIR",
+                   help="localized copy to refresh (default: every copy, found by its lock file)")
     p.add_argument("--update-pins", action="store_true",
                    help="accept refs that now resolve to another commit than the lock records")
     p.add_argument("--no-verify", action="store_true", help="do not compare builds")

@@ -8,6 +8,7 @@ YAML) and writes a kustomization overlay to OUT.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import TYPE_CHECKING, List, Optional, TextIO
 
@@ -20,14 +21,17 @@ if TYPE_CHECKING:
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     p = sub.add_parser(
         "transform", help="run crane transform plugins with priorities; write an overlay",
+        usage="kzgit transform SOURCE -p DIR -o OUT [options]\n"
+              "       kzgit transform --list-plugins -p DIR [-s A,B,...]",
         description="Run crane's builtin KubernetesPlugin (strips status, uid and other "
                     "cluster-set fields; skip it with -s KubernetesPlugin) and the "
                     "crane-compatible transform plugins of DIR over SOURCE, and write a "
                     "kustomization overlay (one JSON6902 patch per patched resource) to OUT.")
     p.add_argument("source", nargs="?", metavar="SOURCE",
-                   help="a kustomization root or a directory of resource YAML files")
+                   help="required (except with --list-plugins): a kustomization root or a "
+                        "directory of resource YAML files")
     p.add_argument("-p", "--plugin-dir", required=True, metavar="DIR",
-                   help="directory whose executable files are crane binary plugins")
+                   help="required: directory whose executable files are crane binary plugins")
     p.add_argument("--plugin-priorities", default="", metavar="A,B,...",
                    help="comma-separated plugin names; earlier names win conflicts over later "
                         "and unnamed plugins")
@@ -37,10 +41,13 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     p.add_argument("--optional-flags", default="", metavar="JSON",
                    help="JSON object of flag values passed to every plugin, as crane: "
                         "'{\"foo-flag\": \"value\"}'")
-    p.add_argument("-o", "--output", metavar="OUT", help="new directory for the overlay")
+    p.add_argument("-o", "--output", metavar="OUT",
+                   help="required (except with --list-plugins): new directory for the overlay "
+                        "(its parents are created)")
     p.add_argument("--list-plugins", action="store_true",
                    help="print each plugin's metadata and optional flags, then exit")
-    p.add_argument("--plugin-timeout", type=float, default=60.0, metavar="SECONDS")
+    p.add_argument("--plugin-timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="time limit of each plugin run (default: %(default)s)")
     p.add_argument("--enable-alpha-plugins", action="store_true",
                    help="when SOURCE is a kustomization: allow its exec plugins")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress or summary")
@@ -106,6 +113,14 @@ class _Progress:
             self.stream.flush()
 
 
+def _check_plugin_dir(plugin_dir: str) -> None:
+    """``-p DIR`` names a directory: anything else is a usage error (exit 2)."""
+    if not os.path.exists(plugin_dir):
+        raise UsageError(f"-p/--plugin-dir '{plugin_dir}': no such directory")
+    if not os.path.isdir(plugin_dir):
+        raise UsageError(f"-p/--plugin-dir '{plugin_dir}': not a directory")
+
+
 def run(args: argparse.Namespace, stdout: Optional[TextIO] = None,
         stderr: Optional[TextIO] = None) -> int:
     from kzgit.build import BuildOptions
@@ -115,6 +130,7 @@ def run(args: argparse.Namespace, stdout: Optional[TextIO] = None,
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
     timeout = args.plugin_timeout if args.plugin_timeout > 0 else None
+    _check_plugin_dir(args.plugin_dir)
     if args.list_plugins:
         return list_plugins(args.plugin_dir, timeout or 0, stdout, args.skip_plugins, stderr)
     if not args.source:

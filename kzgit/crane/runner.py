@@ -31,7 +31,8 @@ import shutil
 import tempfile
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from kzgit.errors import BuildError, UsageError
+from kzgit.atomic import describe_os_error, new_dir_mode
+from kzgit.errors import BuildError, KzgitError, UsageError
 from kzgit.loader import KUSTOMIZATION_FILE_NAMES
 from kzgit.plugins.process import kill_all
 from kzgit.resource import split_api_version
@@ -384,8 +385,13 @@ def run_transform(source: str, plugins: Sequence[Plugin], out: str, *,
     outcomes = transform_resources(resources, plugins, prio, extras or {}, timeout,
                                    progress=progress)
     parent = os.path.dirname(out_abs)
-    os.makedirs(parent, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(out_abs)}.tmp-", dir=parent)
+    try:
+        os.makedirs(parent, exist_ok=True)
+        tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(out_abs)}.tmp-", dir=parent)
+    except OSError as e:
+        raise KzgitError(describe_os_error(out, e, "create")) from None
+    # mkdtemp's 0700 is not what a new directory gets; OUT looks as `mkdir` would make it.
+    os.chmod(tmp, new_dir_mode())
     try:
         rel = os.path.relpath(os.path.realpath(source), os.path.realpath(parent))
         base = os.path.join("..", rel).replace(os.sep, "/") if is_kust else None

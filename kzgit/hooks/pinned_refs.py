@@ -8,8 +8,10 @@ images, helm charts.  Reports file, line and URL.
 Offline, a tag cannot be told from a branch by its name alone, so a ref must
 *look like* a version (the configurable ``refs.allowed`` patterns) or be a full
 commit SHA; ``main``, ``master``, ``HEAD``... and every other ref are refused.
-Where the repository is in kzgit's remote cache, a ref that is a branch there
-is refused too.  ``require_sha`` accepts full SHAs only.  Container images of
+The verdict depends on the name alone, so a fresh clone and a machine whose
+cache a build has filled agree; with ``refs.check-cache = true`` a ref that
+kzgit's remote cache knows as a branch is refused too (an extra check that
+only ever refuses more).  ``require_sha`` accepts full SHAs only.  Container images of
 KRM functions need a digest or a version tag; helm charts need a version.
 """
 from __future__ import annotations
@@ -120,7 +122,8 @@ def check_refs(refs: Iterable[RemoteRef], policy: RefPolicy) -> List[RefProblem]
         else:
             ref = ref_of(r.value)
             reason = check_ref(ref, policy)
-            if reason is None and ref and not _FULL_SHA.fullmatch(ref) and _branch_in_cache(r.value, ref):
+            if (reason is None and policy.check_cache and ref and not _FULL_SHA.fullmatch(ref)
+                    and _branch_in_cache(r.value, ref)):
                 reason = f"ref '{ref}' is a branch in the cached repository"
         if reason:
             out.append(RefProblem(r.file, r.line, r.value, reason))

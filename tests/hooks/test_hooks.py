@@ -333,9 +333,11 @@ def test_pinned_refs_images_and_helm(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert "o/fn.yaml:8: gcr.io/x/fn: image has no tag or digest" in out
 
 
-def test_pinned_refs_refuses_a_ref_the_cache_knows_as_a_branch(
+def test_pinned_refs_checks_the_cache_only_when_asked(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    """Offline a name cannot tell a tag from a branch; the remote cache can."""
+    """By default the verdict is the name rule's alone, the same on a fresh clone and after a
+    build filled the cache; `refs.check-cache = true` also refuses a ref the cache knows as a
+    branch (offline a name cannot tell a tag from a branch; the cache can)."""
     import json
 
     from kzgit.remote import parse_repo_spec
@@ -350,6 +352,8 @@ def test_pinned_refs_refuses_a_ref_the_cache_knows_as_a_branch(
     refs = {"tags": {}, "branches": {"release-1.2": "b" * 40}}
     Path(cache.dir, "refs.json").write_text(json.dumps(refs))
     repo = make_repo(tmp_path / "r", {"o/kustomization.yaml": f"resources:\n- {url}\n"})
+    assert kz(repo, monkeypatch, capsys, "hook", "pinned-refs", "o/kustomization.yaml") == (0, "", "")
+    write(repo, {".kzgit.toml": "[refs]\ncheck-cache = true\n"})
     rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "pinned-refs", "o/kustomization.yaml")
     assert rc == 1 and "ref 'release-1.2' is a branch in the cached repository" in out
     Path(cache.dir, "refs.json").write_text(json.dumps({"tags": {"release-1.2": "c" * 40}, "branches": {}}))
