@@ -10,7 +10,9 @@ it never passes silently.
 """
 from __future__ import annotations
 
+import os
 import posixpath
+import re
 import shlex
 from typing import List
 
@@ -50,6 +52,19 @@ def _rebuild_cmd(copy: str) -> str:
     return f"kzgit rebuild {shlex.quote(copy)}"
 
 
+# check_copy ends some problems with its own rebuild hint, naming the copy as it was
+# given (an absolute path here); the finding ends with the one command to run instead.
+_OWN_HINT = re.compile(r"(?: \(edit the original and run `kzgit rebuild [^`]*`\)|; run `kzgit rebuild [^`]*`)$")
+
+
+def _relative(ws: Workspace, problem: str) -> str:
+    """A problem as the user reads it: paths relative to the repository's top (where
+    pre-commit runs hooks), no second rebuild command."""
+    for top in sorted({ws.root, os.path.realpath(ws.root)}, key=len, reverse=True):
+        problem = problem.replace(top.rstrip(os.sep) + os.sep, "")
+    return _OWN_HINT.sub("", ws.scrub(problem))
+
+
 def run(ws: Workspace) -> List[Finding]:
     """Findings for stale localized copies, or for copies that cannot be checked."""
     found = copies(ws)
@@ -78,7 +93,7 @@ def run(ws: Workspace) -> List[Finding]:
             out.append(Finding(copy, f"cannot check this localized copy: {ws.scrub(str(e))}"))
             continue
         if problems:
-            detail = "\n".join(ws.scrub(p) for p in problems)
+            detail = "\n".join(_relative(ws, p) for p in problems)
             out.append(Finding(copy, f"localized copy is stale:\n{detail}\n"
                                      f"run: {_rebuild_cmd(copy)}"))
     return out

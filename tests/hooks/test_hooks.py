@@ -370,3 +370,25 @@ def test_localized_setting_bounds_where_copies_are(tmp_path: Path, monkeypatch: 
     git(repo, "add", "-A")
     rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "exec-bits", "--all")
     assert rc == 1 and out == "vendor/c/localized-files/bin: removed executable bit (work tree, index)\n"
+
+
+def test_localized_sync_prints_one_rebuild_command_and_repo_relative_paths(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "r", GOOD)
+    (repo / "vendor").mkdir()
+    rc, _, err = kz(repo, monkeypatch, capsys, "localize", "overlays/prod", "vendor/copy", "--scope", ".")
+    assert rc == 0, err
+    git(repo, "add", "-A")
+    write(repo, {"base/cm.yaml": GOOD["base/cm.yaml"].replace("a: b", "a: changed"),
+                 "vendor/copy/base/cm.yaml": "edited: by hand\n"})
+    for argv in (["base/cm.yaml"], ["--all"]):
+        rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "localized-sync", *argv)
+        assert rc == 1
+        assert out.count("kzgit rebuild") == 1 and out.endswith("    run: kzgit rebuild vendor/copy\n"), out
+        assert str(tmp_path) not in out
+        assert "vendor/copy/base/cm.yaml: its original 'base/cm.yaml' changed since localization" in out
+        assert "vendor/copy/base/cm.yaml: modified in the copy\n" in out
+    git(repo, "add", "-A")
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "localized-sync", "--all", "--staged")
+    assert rc == 1 and out.count("kzgit rebuild") == 1 and str(tmp_path) not in out, out
+    assert "kzgit-hook-" not in out
