@@ -45,8 +45,17 @@ def new_dir_mode() -> int:
     return 0o777 & ~current_umask()
 
 
-def describe_os_error(path: str, e: OSError, verb: str = "write") -> str:
-    """A one-line message for an ``OSError`` on a user's path: what is wrong with the path."""
+class OutputError(KzgitError):
+    """A user's output path cannot be written; ``reason`` says what is wrong with it."""
+
+    def __init__(self, path: str, reason: str, verb: str = "write") -> None:
+        super().__init__(f"cannot {verb} '{path}': {reason}")
+        self.path = path
+        self.reason = reason
+
+
+def os_error_reason(path: str, e: OSError) -> str:
+    """What is wrong with ``path``, given the ``OSError`` an operation on it raised."""
     parent = os.path.dirname(os.path.abspath(path))
     reason = e.strerror or str(e)
     if e.errno == errno.ENOENT and not os.path.isdir(parent):
@@ -57,22 +66,22 @@ def describe_os_error(path: str, e: OSError, verb: str = "write") -> str:
         reason = "it is a directory"
     elif e.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
         reason = f"permission denied ({reason})"
-    return f"cannot {verb} '{path}': {reason}"
+    return reason
 
 
 def write_atomic(path: str, data: str) -> None:
     """Write ``data`` to ``path`` via a temp file in the same directory and rename.
 
-    Raises :class:`KzgitError` naming ``path`` when it cannot be written.
+    Raises :class:`OutputError` naming ``path`` when it cannot be written.
     """
     if os.path.isdir(path):
-        raise KzgitError(f"cannot write '{path}': it is a directory")
+        raise OutputError(path, "it is a directory")
     d = os.path.dirname(os.path.abspath(path)) or "."
     mode = new_file_mode(path)
     try:
         fd, tmp = tempfile.mkstemp(prefix=".kzgit-", dir=d)
     except OSError as e:
-        raise KzgitError(describe_os_error(path, e)) from None
+        raise OutputError(path, os_error_reason(path, e)) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(data)
@@ -84,5 +93,5 @@ def write_atomic(path: str, data: str) -> None:
         except OSError:
             pass
         if isinstance(e, OSError):
-            raise KzgitError(describe_os_error(path, e)) from None
+            raise OutputError(path, os_error_reason(path, e)) from None
         raise

@@ -6,8 +6,7 @@ import os
 import sys
 
 from kzgit.build import BuildOptions, build
-from kzgit.atomic import write_atomic
-from kzgit.errors import KzgitError
+from kzgit.atomic import OutputError, write_atomic
 from kzgit.loader import RESTRICTORS, ROOT_ONLY
 
 
@@ -85,8 +84,8 @@ def run(args: argparse.Namespace) -> int:
             from kzgit.build.output import write_dir
             write_dir(result.resources, args.output)
         elif args.output.endswith(("/", os.sep)):
-            raise KzgitError(f"cannot write '{args.output}': no such directory "
-                             "(-o DIR must name an existing directory)")
+            raise OutputError(args.output, "no such directory (-o DIR must name an existing "
+                                           "directory)")
         else:
             write_atomic(args.output, result.to_yaml())
         return 0

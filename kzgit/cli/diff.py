@@ -123,11 +123,11 @@ def _print(report: "DiffReport", args: argparse.Namespace) -> None:
 
 def _write_summary(text: str, path: Optional[str]) -> None:
     if path:
-        from kzgit.atomic import write_atomic
+        from kzgit.atomic import OutputError, write_atomic
         try:
             write_atomic(path, text)
-        except OSError as e:
-            raise UsageError(f"--summary {path}: cannot write: {e.strerror or e}") from None
+        except OutputError as e:
+            raise UsageError(f"--summary {path}: cannot write: {e.reason}") from None
         return
     step = os.environ.get("GITHUB_STEP_SUMMARY")
     if step:

@@ -31,8 +31,8 @@ import shutil
 import tempfile
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from kzgit.atomic import describe_os_error, new_dir_mode
-from kzgit.errors import BuildError, KzgitError, UsageError
+from kzgit.atomic import OutputError, new_dir_mode, os_error_reason
+from kzgit.errors import BuildError, UsageError
 from kzgit.loader import KUSTOMIZATION_FILE_NAMES
 from kzgit.plugins.process import kill_all
 from kzgit.resource import split_api_version
@@ -389,7 +389,7 @@ def run_transform(source: str, plugins: Sequence[Plugin], out: str, *,
         os.makedirs(parent, exist_ok=True)
         tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(out_abs)}.tmp-", dir=parent)
     except OSError as e:
-        raise KzgitError(describe_os_error(out, e, "create")) from None
+        raise OutputError(out, os_error_reason(out, e), "create") from None
     # mkdtemp's 0700 is not what a new directory gets; OUT looks as `mkdir` would make it.
     os.chmod(tmp, new_dir_mode())
     try:

@@ -3,7 +3,9 @@
 :func:`workflow_commands` is what ``kzgit diff --format github`` prints on
 stdout: one annotation per root (``::notice`` for a change, ``::error`` for a
 root that does not render, ``::warning`` for a stale localized copy) and the
-full text diff of each root in a collapsed log group.  :func:`markdown` is the
+full text diff of each root in a collapsed log group.  An annotation stays
+short (GitHub shows about 4 KB): a count and the first few resources, the
+rest being in the log group and the job summary.  :func:`markdown` is the
 summary for ``$GITHUB_STEP_SUMMARY`` or a pull-request comment.
 
 The head is usually a stranger's pull request, so everything taken from it is
@@ -42,6 +44,45 @@ def command(name: str, message: str, properties: Optional[Dict[str, str]] = None
     return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
 
 
+# GitHub shows about 4 KB of an annotation; the job summary and the log group hold the rest.
+ANNOTATION_LIMIT = 3800
+# How many resources a root's notice names before it counts the rest.
+FIRST_RESOURCES = 10
+
+
+def _fits(message: str) -> bool:
+    return len(escape_data(message).encode("utf-8")) <= ANNOTATION_LIMIT
+
+
+def _cut(message: str, more: str) -> str:
+    """``message`` if it fits an annotation, else its start and ``more``."""
+    if _fits(message):
+        return message
+    lo, hi = 0, len(message)
+    while lo < hi:  # the longest prefix that fits with the ellipsis line
+        mid = (lo + hi + 1) // 2
+        if _fits(message[:mid] + more):
+            lo = mid
+        else:
+            hi = mid - 1
+    return message[:lo] + more
+
+
+def _listing(lines: List[str], what: str, rest: str) -> str:
+    """All of ``lines`` when they fit an annotation, else a count, the first few and where
+    the rest is."""
+    whole = "\n".join(lines)
+    if len(lines) <= FIRST_RESOURCES and _fits(whole):
+        return whole
+    first = lines[:FIRST_RESOURCES]
+    while True:
+        msg = "\n".join([f"{len(lines)} {what}; the first {len(first)}:", *first,
+                         f"... and {len(lines) - len(first)} more: see {rest}"])
+        if _fits(msg) or len(first) <= 1:
+            return _cut(msg, "")
+        first = first[:-1]
+
+
 def _resource_line(c: ResourceChange) -> str:
     was = f" (was {c.previous_name})" if c.previous_name else ""
     return f"{c.status} {c.id}{was}"
@@ -57,12 +98,14 @@ def workflow_commands(report: DiffReport, token: Optional[str] = None) -> str:
         title = f"kzgit diff: {r.root} {root_summary(r)}"
         if r.status == ERROR:
             for e in r.errors:
-                lines.append(command("error", f"{r.root} does not render at {e.revision}:\n{e.message}",
+                lines.append(command("error", _cut(f"{r.root} does not render at {e.revision}:\n{e.message}",
+                                                   "... (the rest in the job summary)"),
                                      {"file": r.file, "title": f"kzgit diff: {r.root} does not render"}))
             continue
         if r.status == UNCHANGED:
             continue
-        body = "\n".join(_resource_line(c) for c in r.resources)
+        body = _listing([_resource_line(c) for c in r.resources], "resources differ",
+                        f"the job summary and the log group '{title}'")
         lines.append(command("notice", body, {"file": r.file, "title": title}))
         lines.append(command("group", title))
         # the diff is the head's content: no line of it may be read as a command
@@ -72,7 +115,8 @@ def workflow_commands(report: DiffReport, token: Optional[str] = None) -> str:
         lines.append("::endgroup::")
     for d in report.drift:
         lock = f"{d.copy}/.kzgit-localize.lock" if d.copy != "." else ".kzgit-localize.lock"
-        lines.append(command("warning", "\n".join([*d.problems, f"run: {d.rebuild}"]),
+        problems = _listing(d.problems, "problems", "the job summary")
+        lines.append(command("warning", _cut(f"{problems}\nrun: {d.rebuild}", ""),
                              {"file": lock, "title": f"kzgit diff: {d.copy}: {d.summary}"}))
     return "".join(line + "\n" for line in lines)
 

@@ -1,7 +1,8 @@
 """The text and JSON forms of a :class:`~kzgit.diff.report.DiffReport`.
 
-Text reads like ``git diff``, one block per root::
+Text starts with a one-line summary, then reads like ``git diff``, one block per root::
 
+    1 root affected (1 changed); resources: 1 added, 0 removed, 1 changed
     root overlays/prod: 1 changed, 1 added
     changed ConfigMap/prod/app-hk9c2m7b5d (was app-7b4mf2dt6g)
     --- a/overlays/prod ConfigMap/prod/app-7b4mf2dt6g
@@ -17,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List
 
-from kzgit.diff.report import ADDED, CHANGED, ERROR, REMOVED, DiffReport, RootDiff
+from kzgit.diff.report import ADDED, CHANGED, ERROR, REMOVED, UNCHANGED, DiffReport, RootDiff
 
 JSON_VERSION = 1
 
@@ -50,9 +51,36 @@ def root_text(r: RootDiff) -> str:
     return out
 
 
+NOTHING_AFFECTED = "no kustomization root or localized copy is affected by the change"
+
+
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def report_summary(report: DiffReport) -> str:
+    """One line a reviewer reads first: roots by outcome, resources by change, stale copies."""
+    if not report.roots and not report.drift:
+        return NOTHING_AFFECTED
+    parts = []
+    if report.roots:
+        by_status = [(s, sum(1 for r in report.roots if r.status == s))
+                     for s in (CHANGED, ADDED, REMOVED, UNCHANGED, ERROR)]
+        words = {ERROR: "not rendering"}
+        outcome = ", ".join(f"{n} {words.get(s, s)}" for s, n in by_status if n)
+        resources = [(s, sum(r.count(s) for r in report.roots)) for s in (ADDED, REMOVED, CHANGED)]
+        parts.append(f"{_n(len(report.roots), 'root')} affected ({outcome}); resources: "
+                     + ", ".join(f"{n} {s}" for s, n in resources))
+    if report.drift:
+        parts.append(_n(len(report.drift), "stale localized copy").replace("copys", "copies"))
+    return "; ".join(parts)
+
+
 def text(report: DiffReport) -> str:
-    """The whole report as text; empty when the change affects no root and no copy."""
-    out = "".join(f"note: {n}\n" for n in report.notes)
+    """The whole report as text, headed by :func:`report_summary` (which alone says when the
+    change affects no root and no copy)."""
+    out = report_summary(report) + "\n"
+    out += "".join(f"note: {n}\n" for n in report.notes)
     out += "".join(root_text(r) for r in report.roots)
     for d in report.drift:
         out += f"localized copy {d.copy}: {d.summary}\n"

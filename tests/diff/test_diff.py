@@ -86,6 +86,7 @@ def test_replica_change(history: Path, monkeypatch: pytest.MonkeyPatch,
     rc, out, err = kz(history, monkeypatch, capsys, "--base", "c0", "--head", "c1")
     assert (rc, err) == (0, "")
     assert out == """\
+1 root affected (1 changed); resources: 0 added, 0 removed, 1 changed
 root overlays/prod: 1 changed
 changed Deployment/prod/web
 --- a/overlays/prod Deployment/prod/web
@@ -142,7 +143,8 @@ def test_new_overlay_is_an_added_root(history: Path, monkeypatch: pytest.MonkeyP
                                       capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, _ = kz(history, monkeypatch, capsys, "--base", "c2", "--head", "c3")
     assert rc == 0
-    assert out.startswith("root overlays/staging: added (3 resources)\n"
+    assert out.startswith("1 root affected (1 added); resources: 3 added, 0 removed, 0 changed\n"
+                          "root overlays/staging: added (3 resources)\n"
                           "added ConfigMap/staging/app-47668c6k28\n"
                           "--- /dev/null\n"
                           "+++ b/overlays/staging ConfigMap/staging/app-47668c6k28\n"
@@ -174,8 +176,9 @@ def test_broken_revision_exits_4_naming_root_and_revision(history: Path, monkeyp
     assert rc == 4
     # the build's own words follow (kustomize's, pinned by the build's tests), naming the file
     missing = f"{os.path.realpath(history)}/overlays/dev/missing.yaml: no such file or directory"
-    assert out.startswith("root overlays/dev: does not render at c5:\n    accumulating resources")
-    assert missing in out and out.count("\n") == 2
+    assert out.startswith("1 root affected (1 not rendering); resources: 0 added, 0 removed, 0 changed\n"
+                          "root overlays/dev: does not render at c5:\n    accumulating resources")
+    assert missing in out and out.count("\n") == 3
     assert err.startswith("Error: overlays/dev does not render at c5: accumulating resources") and missing in err
     # broken at the base side, as JSON
     rc, out, err = kz(history, monkeypatch, capsys, "--base", "c5", "--head", "c4", "--format", "json",
@@ -188,11 +191,12 @@ def test_broken_revision_exits_4_naming_root_and_revision(history: Path, monkeyp
     assert "missing.yaml" in root["errors"][0]["message"]
 
 
-def test_nothing_affected_is_silent(history: Path, monkeypatch: pytest.MonkeyPatch,
-                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_nothing_affected_says_so(history: Path, monkeypatch: pytest.MonkeyPatch,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
     (history / "README.md").write_text("more docs\n")
     try:
-        assert kz(history, monkeypatch, capsys, "--exit-code") == (0, "", "")
+        assert kz(history, monkeypatch, capsys, "--exit-code") == (
+            0, "no kustomization root or localized copy is affected by the change\n", "")
         rc, out, _ = kz(history, monkeypatch, capsys, "--format", "json")
         assert rc == 0 and json.loads(out)["roots"] == [] and json.loads(out)["changed"] is False
     finally:

@@ -269,3 +269,45 @@ def test_json_report_keys_are_stable(tmp_path: Path) -> None:
                                         "message": "boom: 50%\nsecond line"}]
     assert list(d["localized"][0]) == ["copy", "original", "status", "problems", "rebuild"]
     json.dumps(d)
+
+
+def test_text_starts_with_a_one_line_summary() -> None:
+    from kzgit.diff.output import text
+    lines = text(_report()).splitlines()
+    assert lines[0] == ("3 roots affected (1 changed, 1 unchanged, 1 not rendering); resources: "
+                        "0 added, 0 removed, 1 changed; 1 stale localized copy")
+    assert lines[1] == "root overlays/prod,1: 1 changed"
+    empty = DiffReport(Side("HEAD", "HEAD", "a" * 40), Side("working tree", None, None))
+    assert text(empty) == "no kustomization root or localized copy is affected by the change\n"
+
+
+def _many(n: int) -> DiffReport:
+    changes = [ResourceChange("changed", "v1", "ConfigMap", "prod", f"cfg-{i:05d}-" + "x" * 40, None,
+                              f"--- a\n+++ b\n@@ -1 +1 @@\n-a: {i}\n+a: {i + 1}\n") for i in range(n)]
+    return DiffReport(Side("b", "b", None), Side("h", "h", None),
+                      roots=[RootDiff("big", "big/kustomization.yaml", "changed", changes)])
+
+
+def test_github_annotations_stay_short() -> None:
+    out = github.workflow_commands(_many(60000), token="T")
+    notice = next(line for line in out.splitlines() if line.startswith("::notice"))
+    assert len(notice.encode()) < 4096
+    data = notice.split("::", 2)[2].split("%0A")
+    assert data[0] == "60000 resources differ; the first 10:"
+    assert data[1] == "changed ConfigMap/prod/cfg-00000-" + "x" * 40 and len(data) == 12
+    assert data[-1] == ("... and 59990 more: see the job summary and the log group "
+                        "'kzgit diff: big 60000 changed'")
+    # the group keeps every resource
+    assert out.count("\nchanged ConfigMap/prod/cfg-") == 60000
+    small = github.workflow_commands(_many(2), token="T").splitlines()[0]
+    assert small.endswith("::changed ConfigMap/prod/cfg-00000-" + "x" * 40
+                          + "%0Achanged ConfigMap/prod/cfg-00001-" + "x" * 40)
+
+
+def test_github_error_annotation_is_bounded() -> None:
+    report = DiffReport(Side("b", "b", None), Side("h", "h", None),
+                        roots=[RootDiff("r", "r/kustomization.yaml", "error",
+                                        errors=[RenderError("head", "h", "boom " * 5000)])])
+    line = github.workflow_commands(report).splitlines()[0]
+    assert line.startswith("::error ") and len(line.encode()) < 4096
+    assert line.endswith("... (the rest in the job summary)")
