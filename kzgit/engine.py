@@ -8,10 +8,11 @@ verification and ``kzgit diff`` call an :class:`Engine` and never care which:
 * ``kustomize``: ``kustomize build DIR`` (a binary on PATH or ``engine-path``);
 * ``kubectl``: ``kubectl kustomize DIR``.
 
-External engines run with a timeout in their own process group, which is
-killed (children included: kustomize runs git, helm, exec plugins) on timeout
-and on interrupt; a failure is a :class:`~kzgit.errors.BuildError` carrying
-the binary's own message, so all engines report errors the same way.
+External engines run through :mod:`kzgit.proc` (a timeout, their own process
+group, killed with their children on timeout, on interrupt and when kzgit
+dies: kustomize runs git, helm, exec plugins); a failure is a
+:class:`~kzgit.errors.BuildError` carrying the binary's own message, so all
+engines report errors the same way.
 """
 from __future__ import annotations
 
@@ -21,11 +22,9 @@ import json
 import os
 import re
 import shutil
-import signal
-import subprocess
-import threading
 from typing import Dict, Iterator, List, Mapping, Optional, Protocol
 
+from kzgit import proc
 from kzgit.build import BuildOptions
 from kzgit.config import Config
 from kzgit.errors import BuildError, UsageError
@@ -69,10 +68,9 @@ def no_git_env(env: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
     (pre-commit/pre-commit#300, pre_commit/git.py no_git_env).  Configuration
     and transport variables are kept.
     """
-    from kzgit.remote import no_git_env as _scrub
     # an external kustomize clones remote bases itself: leave it the user's protocol and
     # prompt settings, which kzgit's own git commands pin
-    return _scrub(env, keep_also=("GIT_ALLOW_PROTOCOL", "GIT_TERMINAL_PROMPT"))
+    return proc.git_env(env, keep_also=("GIT_ALLOW_PROTOCOL", "GIT_TERMINAL_PROMPT"))
 
 
 class ExternalEngine:
@@ -82,26 +80,6 @@ class ExternalEngine:
         self.name = name
         self.binary = binary
         self.timeout = timeout
-        self._live: "set[subprocess.Popen[bytes]]" = set()
-        self._lock = threading.Lock()
-
-    def __getstate__(self) -> Dict[str, object]:
-        # picklable for process pools: the live set and its lock belong to this process
-        return {"name": self.name, "binary": self.binary, "timeout": self.timeout}
-
-    def __setstate__(self, state: Dict[str, object]) -> None:
-        self.__init__(str(state["name"]), str(state["binary"]), float(state["timeout"]))  # type: ignore[arg-type,misc]
-
-    def kill_all(self) -> None:
-        """Kill every render in flight (their own sessions do not see the terminal's ^C)."""
-        with self._lock:
-            live = list(self._live)
-        for proc in live:
-            # only the signal: the thread that owns ``proc`` reaps it in communicate()
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
 
     def argv(self, path: str, options: BuildOptions) -> List[str]:
         """The command line for rendering ``path`` with ``options``."""
@@ -135,28 +113,18 @@ class ExternalEngine:
         cmd = self.argv(path, options)
         shown = f"{os.path.basename(self.binary)} {' '.join(cmd[1:2])}".strip()
         try:
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, env=no_git_env(),
-                                    start_new_session=True)
+            res = proc.run(cmd, env=no_git_env(), timeout=self.timeout)
         except OSError as e:
             raise UsageError(f"engine {self.name!r}: cannot run {self.binary}: {e.strerror or e}") from None
-        with self._lock:
-            self._live.add(proc)
-        try:
-            out, err = proc.communicate(timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            raise BuildError(f"{shown} {path}: timed out after {self.timeout:g}s") from None
-        except BaseException:  # KeyboardInterrupt / SIGTERM: leave no orphan behind
-            _kill_group(proc)
-            raise
-        finally:
-            with self._lock:
-                self._live.discard(proc)
-        if proc.returncode != 0:
-            raise BuildError(_error_message(err.decode("utf-8", "replace"), shown, path,
-                                            proc.returncode))
-        return out.decode("utf-8")
+        if res.timed_out:
+            raise BuildError(f"{shown} {path}: timed out after {self.timeout:g}s")
+        if res.overflowed:
+            raise BuildError(f"{shown} {path}: printed more than {proc.DEFAULT_MAX_OUTPUT} "
+                             "bytes and was killed")
+        if res.returncode != 0:
+            raise BuildError(_error_message(res.stderr.decode("utf-8", "replace"), shown, path,
+                                            res.returncode))
+        return res.stdout.decode("utf-8")
 
 
 @contextlib.contextmanager
@@ -179,22 +147,9 @@ def render_pool(engine: Engine, workers: int) -> Iterator[concurrent.futures.Exe
         yield pool
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
-        kill_all = getattr(engine, "kill_all", None)
-        if callable(kill_all):
-            kill_all()
+        proc.kill_all()
         raise
     pool.shutdown()
-
-
-def _kill_group(proc: "subprocess.Popen[bytes]") -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        proc.communicate(timeout=5)
-    except (subprocess.TimeoutExpired, ValueError):
-        pass
 
 
 def _error_message(stderr: str, shown: str, path: str, code: int) -> str:

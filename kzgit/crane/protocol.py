@@ -7,7 +7,7 @@ A plugin is an executable.  Sent ``{}`` on stdin it prints its metadata
 prints ``{"version": "v1", "isWhiteOut": bool, "patches": [RFC 6902 operations]}``
 (``transform.PluginResponse``).
 
-kzgit runs every plugin through :func:`kzgit.plugins.process.run_process` (timeout, own process
+kzgit runs every plugin through :func:`kzgit.proc.run_process` (timeout, own process
 group, output cap).  Differences from crane, on purpose: only the executable regular files
 directly in the plugin directory are plugins, in file-name order (crane walks sub-directories);
 a plugin's stderr is not an error on its own
@@ -28,7 +28,7 @@ import stat
 from typing import Any, ClassVar, Dict, List, Optional, Tuple, Union
 
 from kzgit.errors import PluginError
-from kzgit.plugins.process import run_process
+from kzgit.proc import run_process
 
 __all__ = ["CranePlugin", "BuiltinPlugin", "Plugin", "PluginResponse", "OptionalField",
            "discover_plugins", "load_plugin", "run_plugin", "PROTOCOL_VERSION", "OPS"]

@@ -34,7 +34,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from kzgit.atomic import OutputError, new_dir_mode, os_error_reason
 from kzgit.errors import BuildError, UsageError
 from kzgit.loader import KUSTOMIZATION_FILE_NAMES
-from kzgit.plugins.process import kill_all
+from kzgit.proc import kill_all
 from kzgit.resource import split_api_version
 from kzgit.crane.protocol import (BuiltinPlugin, CranePlugin, Plugin, PluginResponse,
                                    discover_plugins, run_plugin)

@@ -4,16 +4,17 @@ Reading what is *being committed* honours git's own environment (a hook runs
 with ``GIT_INDEX_FILE`` set when ``git commit -a`` or ``git commit FILE`` uses a
 temporary index), so these helpers keep ``GIT_*`` variables, unlike the
 engines, which strip them before kustomize clones anything
-(:func:`kzgit.engine.no_git_env`).  pygit2 is imported lazily: only the index
-edits need it.
+(:func:`kzgit.proc.git_env`).  git runs under :mod:`kzgit.proc` (timeout, own
+session, killed with kzgit).  pygit2 is imported lazily: only the index edits
+need it.
 """
 from __future__ import annotations
 
 import os
-import subprocess
 import tempfile
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional
 
+from kzgit import proc
 from kzgit.errors import KzgitError, UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -29,16 +30,18 @@ def git(args: List[str], cwd: str, env: Optional[Dict[str, str]] = None,
         timeout: float = GIT_TIMEOUT) -> bytes:
     """Run ``git ARGS`` in ``cwd`` and return its stdout; a failure is a :class:`KzgitError`."""
     try:
-        proc = subprocess.run(["git", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+        res = proc.run(["git", *args], cwd=cwd, env=env, timeout=timeout)
     except FileNotFoundError:
         raise UsageError("git is not installed (not found on PATH)") from None
-    except subprocess.TimeoutExpired:
-        raise KzgitError(f"git {' '.join(args[:2])} timed out after {timeout:g}s") from None
-    if proc.returncode != 0:
-        msg = proc.stderr.decode("utf-8", "replace").strip()
+    except OSError as e:
+        raise KzgitError(f"cannot run git {' '.join(args[:2])}: {e.strerror or e}") from None
+    if res.timed_out or res.overflowed:
+        why = f"timed out after {timeout:g}s" if res.timed_out else "printed too much"
+        raise KzgitError(f"git {' '.join(args[:2])} {why}")
+    if res.returncode != 0:
+        msg = res.stderr.decode("utf-8", "replace").strip()
         raise KzgitError(f"git {' '.join(args[:2])} failed: {msg}")
-    return proc.stdout
+    return res.stdout
 
 
 def _z(out: bytes) -> List[str]:

@@ -19,7 +19,7 @@ kustomize api/v0.18.0:
 Deliberate differences, all listed in the README: ``--enable-alpha-plugins`` alone enables exec
 KRM functions (kubectl kustomize silently skips them, having no ``--enable-exec``); kzgit sets
 ``KUSTOMIZE_PLUGIN_MODE`` as the kustomize plugin guide documents; every process runs under
-:mod:`kzgit.plugins.process` (timeout, process group, output cap); Go ``.so`` plugins are refused
+:mod:`kzgit.proc` (timeout, process group, output cap); Go ``.so`` plugins are refused
 with a clear message; a KRM function's ``results`` of severity ``error`` fail the build.
 """
 from __future__ import annotations
@@ -34,7 +34,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from kzgit.build import BuildOptions
 from kzgit.errors import PluginError, YamlError
 from kzgit.loader import Loader
-from kzgit.plugins.process import run_process
+from kzgit.proc import run_process
 from kzgit.resource import Resource, ResMap, split_api_version
 from kzgit.yamlio import dump_documents, load_documents
 
@@ -540,7 +540,7 @@ def _run_function(config: Dict[str, Any], source: str, spec: Dict[str, Any], loa
         except PluginError:
             results = []
         _check_results(results, label)
-        from kzgit.plugins.process import failure_message
+        from kzgit.proc import failure_message
         raise PluginError(failure_message(label, res))
     _check_results(results, label)
     for obj in objs:

@@ -29,7 +29,7 @@ For every chart, in a fresh ``$TMPDIR/kustomize-helm-*`` directory (removed afte
 Every helm process runs with ``HELM_CONFIG_HOME=<configHome>`` (default ``<tmp>/helm``),
 ``HELM_CACHE_HOME=<configHome>/.cache``, ``HELM_DATA_HOME=<configHome>/.data`` added to the
 inherited environment, in kzgit's working directory (kustomize sets no ``cmd.Dir``), under
-:mod:`kzgit.plugins.process` (own process group, the plugin timeout, killed with kzgit) —
+:mod:`kzgit.proc` (own process group, the plugin timeout, killed with kzgit) —
 kustomize itself has no timeout.
 
 Deliberate differences (all make kzgit refuse or contain something kustomize would do):
@@ -58,7 +58,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 from kzgit.build import BuildOptions
 from kzgit.errors import BuildError, KzgitError, PluginError
 from kzgit.loader import DiskFS, Loader, is_within
-from kzgit.plugins.process import ProcessResult, run_process, stderr_tail
+from kzgit.proc import ProcessResult, run_process, stderr_tail
 from kzgit.resource import Resource, ResMap
 from kzgit.resource.factory import resources_from_bytes, validate_object
 

@@ -1,5 +1,6 @@
 """Running the ``git`` CLI safely: scrubbed environment, pinned protocol
-policy, timeouts that kill the whole process group, and redacted errors.
+policy, redacted errors; the process itself runs under :mod:`kzgit.proc`
+(timeout, own session, killed with its children and with kzgit).
 
 kustomize execs ``git`` with the inherited environment, no ``--`` and a
 27 s timeout per command (api/internal/git/gitrunner.go, cloner.go); its
@@ -10,11 +11,9 @@ anything runs and passes ``--`` before every positional.
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
 from typing import Dict, List, Mapping, Optional, Sequence
 
+from kzgit import proc
 from kzgit.errors import RemoteError
 from kzgit.remote._redact import redact
 
@@ -35,21 +34,8 @@ _PINNED_CONFIG = (
 
 def no_git_env(env: Optional[Mapping[str, str]] = None,
                keep_also: Sequence[str] = ()) -> Dict[str, str]:
-    """The environment without ``GIT_*`` variables that redirect git (pre-commit git.py).
-
-    git exports GIT_DIR, GIT_INDEX_FILE, GIT_WORK_TREE... to hooks; inherited
-    by our git commands they would fetch into the user's repository instead of
-    the cache.  Variables that only carry the user's transport settings
-    (ssh command, CA file, proxy auth, askpass, ``GIT_CONFIG_*`` key/values
-    that implement ``git -c``) are kept, so credentials and insteadOf work.
-    """
-    src = os.environ if env is None else env
-    keep = {"GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSH_VARIANT", "GIT_SSL_CAINFO",
-            "GIT_SSL_CAPATH", "GIT_SSL_NO_VERIFY", "GIT_CONFIG_COUNT", "GIT_HTTP_PROXY_AUTHMETHOD",
-            "GIT_ASKPASS", *keep_also}
-    return {k: v for k, v in src.items()
-            if not k.startswith("GIT_") or k in keep
-            or k.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))}
+    """The environment without ``GIT_*`` variables that redirect git: :func:`kzgit.proc.git_env`."""
+    return proc.git_env(env, keep_also)
 
 
 def git_env(protocols: Sequence[str] = ALLOWED_PROTOCOLS) -> Dict[str, str]:
@@ -60,27 +46,6 @@ def git_env(protocols: Sequence[str] = ALLOWED_PROTOCOLS) -> Dict[str, str]:
     env["LC_ALL"] = "C"
     env["GCM_INTERACTIVE"] = "never"
     return env
-
-
-def _set_pdeathsig() -> None:  # pragma: no cover - runs in the child
-    """Linux: the child gets SIGKILL if kzgit dies, so no git outlives us."""
-    try:
-        import ctypes
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except Exception:
-        pass
-
-
-def _kill_group(proc: "subprocess.Popen[bytes]") -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:  # pragma: no cover
-        pass
 
 
 # Subcommands whose positionals come from URLs; git's parse-options accepts options
@@ -113,10 +78,9 @@ def run_git(args: Sequence[str], *, cwd: str, timeout: float, label: str,
             git: str = "git", secrets: Sequence[Optional[str]] = ()) -> str:
     """Run ``git <pinned -c> <config> <args>`` in ``cwd``; return stdout.
 
-    The child runs in its own session (so ssh cannot prompt on the terminal and
-    the whole group can be killed); on timeout or KeyboardInterrupt the group
-    is killed.  Errors are :class:`RemoteError` naming ``label`` (a redacted URL)
-    and redacted git output.
+    The child runs in its own session (so ssh cannot prompt on the terminal);
+    on timeout or KeyboardInterrupt its whole group is killed.  Errors are
+    :class:`RemoteError` naming ``label`` (a redacted URL) and redacted git output.
     """
     _refuse_late_options(args, label)
     argv: List[str] = [git]
@@ -128,22 +92,18 @@ def run_git(args: Sequence[str], *, cwd: str, timeout: float, label: str,
     # never discover a repository above cwd (the cache may sit inside someone's repo)
     env["GIT_CEILING_DIRECTORIES"] = os.path.dirname(os.path.abspath(cwd))
     try:
-        proc = subprocess.Popen(
-            argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-            preexec_fn=_set_pdeathsig if sys.platform.startswith("linux") else None)
+        res = proc.run(argv, cwd=cwd, env=env, timeout=timeout)
     except FileNotFoundError:
         raise RemoteError(f"no 'git' program on PATH; needed to fetch '{label}'") from None
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
+    except OSError as e:
+        raise RemoteError(f"cannot run git to fetch '{label}': {e.strerror or e}") from None
+    if res.timed_out:
         raise RemoteError(f"'{shown_cmd}' timed out after {timeout:g}s fetching '{label}'",
-                          tip="raise the limit with ?timeout=<seconds> on the URL") from None
-    except BaseException:
-        _kill_group(proc)
-        raise
-    if proc.returncode != 0:
-        text = (err or out).decode("utf-8", "replace").strip()
+                          tip="raise the limit with ?timeout=<seconds> on the URL")
+    if res.overflowed:
+        raise RemoteError(f"'{shown_cmd}' printed more than {proc.DEFAULT_MAX_OUTPUT} bytes "
+                          f"fetching '{label}' and was killed")
+    if res.returncode != 0:
+        text = (res.stderr or res.stdout).decode("utf-8", "replace").strip()
         raise RemoteError(f"failed to run '{shown_cmd}' for '{label}': {redact(text, secrets)}")
-    return out.decode("utf-8", "replace")
+    return res.stdout.decode("utf-8", "replace")

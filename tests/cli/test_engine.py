@@ -10,6 +10,7 @@ from typing import List
 
 import pytest
 
+from kzgit import proc
 from kzgit.build import BuildOptions
 from kzgit.config import Config
 from kzgit.engine import ExternalEngine, engine_from_config, get_engine, no_git_env
@@ -129,9 +130,9 @@ def test_kill_all_stops_renders_in_flight(tmp_path: Path) -> None:
     t = threading.Thread(target=lambda: errors.append(pytest.raises(BuildError, eng.render, "d", BuildOptions())))
     t0 = time.monotonic()
     t.start()
-    while not eng._live and time.monotonic() - t0 < 10:
+    while not proc.live_groups() and time.monotonic() - t0 < 10:
         time.sleep(0.05)
-    eng.kill_all()
+    proc.kill_all()
     t.join(20)
     assert not t.is_alive() and time.monotonic() - t0 < 15
 
@@ -139,4 +140,4 @@ def test_kill_all_stops_renders_in_flight(tmp_path: Path) -> None:
 def test_external_engine_pickles() -> None:
     import pickle
     eng = pickle.loads(pickle.dumps(ExternalEngine("kubectl", "/bin/k", 7)))
-    assert (eng.name, eng.binary, eng.timeout) == ("kubectl", "/bin/k", 7) and eng._live == set()
+    assert (eng.name, eng.binary, eng.timeout) == ("kubectl", "/bin/k", 7)

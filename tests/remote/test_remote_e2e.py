@@ -193,3 +193,45 @@ def test_cli_offline_miss_and_refused_ref(repos: Dict[str, GitRepo], tmp: str) -
     p = kzgit_build(path)
     assert p.returncode == 1 and "refusing ref '--upload-pack=" in p.stderr
     assert not os.path.exists(marker)
+
+
+@pytest.mark.parametrize("variable", ["GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"])
+def test_git_config_files_named_in_the_environment_are_honoured(
+        repos: Dict[str, GitRepo], tmp: str, monkeypatch: pytest.MonkeyPatch, variable: str) -> None:
+    """A CI system points GIT_CONFIG_GLOBAL (or GIT_CONFIG_SYSTEM) at a file with an insteadOf
+    mirror: git reads it for kzgit as for kubectl, as it reads $HOME/.gitconfig."""
+    config = os.path.join(tmp, "ci-gitconfig")
+    with open(config, "w") as f:
+        f.write(f'[url "file://{tmp}/srv/org/"]\n\tinsteadOf = https://git.example.invalid/org/\n')
+    monkeypatch.setenv(variable, config)
+    if variable == "GIT_CONFIG_SYSTEM":
+        monkeypatch.delenv("GIT_CONFIG_NOSYSTEM")
+    path = _local(tmp, kustomization(("https://git.example.invalid/org/lib//svc?ref=v1.0.0",)))
+    assert "name: lib-svc" in _compare(path)
+    # GIT_CONFIG_NOSYSTEM still chooses: the system file is not read, so the host is unknown
+    if variable == "GIT_CONFIG_SYSTEM":
+        monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+        monkeypatch.setenv("KZGIT_CACHE_DIR", os.path.join(tmp, "fresh-cache"))
+        with pytest.raises(KzgitError, match="git.example.invalid"):
+            build(path, BuildOptions())
+
+
+def test_variables_that_redirect_git_are_still_dropped(repos: Dict[str, GitRepo], tmp: str,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inside a hook git exports GIT_DIR / GIT_INDEX_FILE / GIT_OBJECT_DIRECTORY for the user's
+    repository; a remote fetch with them would act on that repository."""
+    user = GitRepo.create(os.path.join(tmp, "user"), {"README": "x\n"})
+    head = subprocess.run(["git", "-C", user.path, "rev-parse", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout
+    monkeypatch.setenv("GIT_DIR", os.path.join(user.path, ".git"))
+    monkeypatch.setenv("GIT_INDEX_FILE", os.path.join(user.path, ".git", "index"))
+    monkeypatch.setenv("GIT_OBJECT_DIRECTORY", os.path.join(user.path, ".git", "objects"))
+    path = _local(tmp, kustomization((repos["lib"].file_url("svc", "v1.0.0"),)))
+    assert "name: lib-svc" in build(path, BuildOptions()).to_yaml()
+    for k in ("GIT_DIR", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY"):
+        monkeypatch.delenv(k)
+    after = subprocess.run(["git", "-C", user.path, "rev-parse", "HEAD"], capture_output=True,
+                           text=True, check=True).stdout
+    tags = subprocess.run(["git", "-C", user.path, "tag"], capture_output=True, text=True,
+                          check=True).stdout
+    assert after == head and tags == ""

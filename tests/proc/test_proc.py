@@ -1,4 +1,4 @@
-"""kzgit.plugins.process: timeouts, process groups, output caps, interrupts — no process outlives kzgit."""
+"""kzgit.proc: timeouts, process groups, output caps, interrupts, death with kzgit — no process outlives kzgit."""
 from __future__ import annotations
 
 import signal
@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from helpers import default_signals, group_alive, wait_gone
-from kzgit.errors import PluginError
-from kzgit.plugins.process import run_process
+
+from kzgit import proc
+from kzgit.errors import KzgitError, PluginError
+from kzgit.proc import run_process
 
 pytestmark = pytest.mark.usefixtures("isolated_home")   # conftest.py
 
@@ -90,9 +92,9 @@ def test_failure_message(tmp_path: Path) -> None:
     assert res.returncode == 2
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_interrupt_kills_plugin_group(tmp_path: Path, sig: signal.Signals) -> None:
-    """SIGINT/SIGTERM to kzgit while a plugin runs: the plugin and its children die too."""
+    """SIGINT/SIGTERM/SIGHUP to kzgit while a plugin runs: the plugin and its children die too."""
     pidfile = tmp_path / "pid"
     p = script(tmp_path, "hang.sh", f"""\
         #!/bin/sh
@@ -101,10 +103,10 @@ def test_interrupt_kills_plugin_group(tmp_path: Path, sig: signal.Signals) -> No
         sleep 300
         """)
     driver = textwrap.dedent(f"""
-        import signal, sys
-        from kzgit.plugins.process import run_process
-        # as kzgit.cli.main: SIGTERM behaves like Ctrl-C
-        signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+        import sys
+        from kzgit.cli.main import _install_signal_handlers
+        from kzgit.proc import run_process
+        _install_signal_handlers()  # as kzgit's CLI: SIGTERM and SIGHUP unwind like Ctrl-C
         try:
             run_process([{str(p)!r}], label="plugin", timeout=60)
         except KeyboardInterrupt:
@@ -125,3 +127,77 @@ def test_interrupt_kills_plugin_group(tmp_path: Path, sig: signal.Signals) -> No
         if child.poll() is None:
             child.kill()
             child.wait()
+
+
+def _wait_for(path: Path, seconds: float = 10) -> None:
+    end = time.monotonic() + seconds
+    while not path.exists() and time.monotonic() < end:
+        time.sleep(0.02)
+    assert path.exists(), f"{path} never appeared"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux-only")
+def test_program_dies_when_kzgit_is_killed(tmp_path: Path) -> None:
+    """kill -9 of kzgit runs no cleanup at all: the kernel still kills the program it started."""
+    pidfile = tmp_path / "pid"
+    p = script(tmp_path, "hang.sh", f"""\
+        #!/bin/sh
+        echo $$ > {pidfile}.tmp && mv {pidfile}.tmp {pidfile}
+        exec sleep 300
+        """)
+    driver = f"from kzgit.proc import run; run([{str(p)!r}], timeout=60)"
+    child = subprocess.Popen([sys.executable, "-c", driver])
+    try:
+        _wait_for(pidfile)
+        pgid = int(pidfile.read_text())
+        assert group_alive(pgid)
+        child.kill()
+        child.wait(timeout=10)
+        assert wait_gone(pgid), "the program outlived a SIGKILLed kzgit"
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+
+
+def test_run_reports_timeout_and_overflow_without_raising(tmp_path: Path) -> None:
+    res = proc.run(["sh", "-c", "echo partial; sleep 30"], timeout=0.5)
+    assert res.timed_out and not res.overflowed and res.stdout == b"partial\n"
+    res = proc.run(["sh", "-c", "yes"], timeout=10, max_output=4096)
+    assert res.overflowed and not res.timed_out
+    with pytest.raises(FileNotFoundError):
+        proc.run(["/no/such/program"], timeout=5)
+    assert proc.live_groups() == []
+
+
+def test_hook_git_runs_in_its_own_group_and_is_killed_on_timeout(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hooks' git (kzgit.gitio) has the same guarantees: a hanging git and its children die."""
+    from kzgit import gitio
+    pidfile = tmp_path / "pid"
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    script(bindir, "git", f"""\
+        #!/bin/sh
+        sleep 300 &
+        echo $$ > {pidfile}
+        sleep 300
+        """)
+    monkeypatch.setenv("PATH", f"{bindir}:/usr/bin:/bin")
+    t0 = time.monotonic()
+    with pytest.raises(KzgitError, match="timed out after 0.5s"):
+        gitio.git(["status"], str(tmp_path), timeout=0.5)
+    assert time.monotonic() - t0 < 5
+    assert wait_gone(int(pidfile.read_text())), "git's process group outlived the timeout"
+
+
+def test_git_env_keeps_configuration_choices_and_drops_redirections() -> None:
+    env = proc.git_env({"GIT_DIR": "/x/.git", "GIT_INDEX_FILE": "/x/i", "GIT_WORK_TREE": "/x",
+                        "GIT_OBJECT_DIRECTORY": "/x/o", "GIT_CONFIG_PARAMETERS": "'a.b'='c'",
+                        "GIT_CONFIG_GLOBAL": "/ci/gitconfig", "GIT_CONFIG_SYSTEM": "/ci/sys",
+                        "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_COUNT": "1",
+                        "GIT_CONFIG_KEY_0": "k", "GIT_CONFIG_VALUE_0": "v",
+                        "GIT_SSH_COMMAND": "ssh -i k", "HOME": "/h"})
+    assert env == {"GIT_CONFIG_GLOBAL": "/ci/gitconfig", "GIT_CONFIG_SYSTEM": "/ci/sys",
+                   "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "k",
+                   "GIT_CONFIG_VALUE_0": "v", "GIT_SSH_COMMAND": "ssh -i k", "HOME": "/h"}

@@ -1,0 +1,353 @@
+"""The one way kzgit runs a program: engines, git, exec plugins, KRM functions, helm, docker.
+
+kustomize runs plugins with ``exec.Command(...).Output()`` (api/internal/plugins/execplugin/
+execplugin.go) and git with a 27 s timeout (api/internal/git/gitrunner.go): the child inherits
+the process group, and a program that forks a daemon keeps running after kustomize exits.
+Every program kzgit starts goes through :func:`run`, which:
+
+* starts it in its own session and process group, so one ``killpg`` reaches the program and
+  every child it spawned, and ssh cannot prompt on the terminal;
+* on Linux asks the kernel to SIGKILL it when kzgit dies (``PR_SET_PDEATHSIG``), so not even a
+  ``kill -9`` of kzgit leaves it running;
+* closes stdin unless it feeds it (a reader sees EOF, never the terminal);
+* enforces a wall-clock timeout and caps stdout (a runaway program cannot fill memory);
+* kills the whole group when the program exits (children left holding its pipes die after a
+  short grace), on timeout, and on *any* exception in the caller's thread:
+  ``KeyboardInterrupt`` included, which the CLI raises for SIGINT, SIGTERM and SIGHUP;
+* keeps a registry of live groups so :func:`kill_all` (called on interrupt and at interpreter
+  exit) stops programs started from worker threads;
+* optionally confines the child (``sandbox``: a function run in the child between fork and
+  exec, see :mod:`kzgit.sandbox`).
+
+:func:`git_env` is the one scrub of git's environment.  This is the only module that creates
+sessions or kills process groups.  Library code: nothing here prints.
+"""
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Type
+
+from kzgit.errors import KzgitError, PluginError
+
+__all__ = ["Result", "run", "run_process", "kill_all", "live_groups", "stderr_tail",
+           "failure_message", "git_env", "DEFAULT_MAX_OUTPUT"]
+
+#: Default cap on a program's stdout (bytes).  kustomize outputs of a few hundred MiB exist only
+#: in pathological trees; a program printing more is treated as runaway.
+DEFAULT_MAX_OUTPUT = 256 * 1024 * 1024
+#: How much of stderr is kept (the tail): enough for an error message, bounded in memory.
+STDERR_KEEP = 64 * 1024
+#: After the program exits, how long children may keep its pipes open before being killed.
+ORPHAN_GRACE_SECONDS = 0.5
+#: Lines of stderr quoted in error messages.
+STDERR_TAIL_LINES = 20
+
+_PR_SET_PDEATHSIG = 1
+
+_live_lock = threading.Lock()
+_live_groups: Set[int] = set()
+
+
+@dataclasses.dataclass
+class Result:
+    """What a program did: its exit status, captured output, and whether kzgit stopped it."""
+
+    argv: List[str]
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool = False
+    #: stdout passed ``max_output``; the program was killed
+    overflowed: bool = False
+
+
+#: The name the plugin layer has always used.
+ProcessResult = Result
+
+
+def stderr_tail(stderr: bytes, lines: int = STDERR_TAIL_LINES) -> str:
+    """The last ``lines`` non-empty lines of ``stderr``, decoded leniently."""
+    text = stderr.decode("utf-8", errors="replace")
+    kept = [ln for ln in text.splitlines() if ln.strip()]
+    return "\n".join(kept[-lines:])
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def kill_all() -> None:
+    """Kill every process group started by :func:`run` that is still running.
+
+    Only the signal: the thread that started each program reaps it.
+    """
+    with _live_lock:
+        groups = list(_live_groups)
+    for pgid in groups:
+        _kill_group(pgid)
+
+
+def live_groups() -> List[int]:
+    """Process groups of the programs running now (their leaders' pids)."""
+    with _live_lock:
+        return sorted(_live_groups)
+
+
+atexit.register(kill_all)
+
+
+# --------------------------------------------------------------------------- the child side
+
+_prctl: Optional[Callable[..., int]] = None
+_prctl_loaded = False
+
+
+def _load_prctl() -> Optional[Callable[..., int]]:
+    """libc's ``prctl``, resolved once in the parent (the child must not load libraries)."""
+    global _prctl, _prctl_loaded
+    if not _prctl_loaded:
+        _prctl_loaded = True
+        if sys.platform.startswith("linux"):
+            try:
+                import ctypes  # here, not at import time: only a process start needs it
+                _prctl = ctypes.CDLL(None, use_errno=True).prctl
+            except (OSError, AttributeError):  # pragma: no cover - a libc without prctl
+                _prctl = None
+    return _prctl
+
+
+def _child_setup(sandbox: Optional[Callable[[], None]]) -> Optional[Callable[[], None]]:
+    """The ``preexec_fn``: die with kzgit, then enter the sandbox.  Runs after ``setsid``."""
+    prctl = _load_prctl()
+    if prctl is None and sandbox is None:
+        return None
+    parent = os.getpid()
+
+    def setup() -> None:  # pragma: no cover - runs in the child
+        if prctl is not None:
+            prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            # kzgit died between fork and prctl: the signal will never come
+            if os.getppid() != parent:
+                os.kill(os.getpid(), signal.SIGKILL)
+        if sandbox is not None:
+            sandbox()
+    return setup
+
+
+# --------------------------------------------------------------------------- running
+
+def run(argv: Sequence[str], *, input: Optional[bytes] = None, cwd: Optional[str] = None,
+        env: Optional[Mapping[str, str]] = None, timeout: Optional[float],
+        max_output: int = DEFAULT_MAX_OUTPUT,
+        sandbox: Optional[Callable[[], None]] = None) -> Result:
+    """Run ``argv`` to completion under kzgit's process rules and return what it did.
+
+    ``input`` is written to stdin, which is otherwise ``/dev/null``.  ``timeout`` of ``None`` or
+    ``<= 0`` disables the time bound.  ``env`` of ``None`` inherits kzgit's environment.  A
+    program that cannot be started raises :class:`OSError` (the caller words it); a timeout or
+    too much output is reported in the result, the group already killed.
+    """
+    argv = [str(a) for a in argv]
+    try:
+        proc = subprocess.Popen(
+            argv, cwd=cwd, env=dict(env) if env is not None else None,
+            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            start_new_session=True, close_fds=True, preexec_fn=_child_setup(sandbox))
+    except subprocess.SubprocessError as e:  # the preexec_fn failed in the child
+        raise OSError(f"cannot set the process up: {e}") from None
+    pgid = proc.pid  # start_new_session: the child leads its own group
+    with _live_lock:
+        _live_groups.add(pgid)
+    try:
+        out, err, why = _communicate(proc, input, timeout, max_output)
+    except BaseException:
+        _kill_group(pgid)
+        proc.wait()
+        raise
+    finally:
+        # Whatever happened, nothing of this program survives: children that detached from the
+        # pipes but stayed in the group die here.
+        _kill_group(pgid)
+        with _live_lock:
+            _live_groups.discard(pgid)
+        for f in (proc.stdin, proc.stdout, proc.stderr):
+            if f is not None:
+                try:
+                    f.close()
+                except OSError:
+                    pass
+    rc = proc.wait()
+    return Result(argv, rc, out, err, timed_out=why == "timeout", overflowed=why == "overflow")
+
+
+def describe_exit(returncode: int) -> str:
+    """``exited with code N`` or ``was killed by signal SIGNAME``."""
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = str(-returncode)
+        return f"was killed by signal {name}"
+    return f"exited with code {returncode}"
+
+
+def failure_message(label: str, result: Result) -> str:
+    """``<label> exited with code N`` plus the tail of its stderr."""
+    msg = f"{label} {describe_exit(result.returncode)}"
+    tail = stderr_tail(result.stderr)
+    if tail:
+        msg += f"; last lines of its stderr:\n{tail}"
+    return msg
+
+
+def run_process(argv: Sequence[str], *, label: str, input: Optional[bytes] = None,
+                cwd: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
+                timeout: Optional[float] = 60.0, max_output: int = DEFAULT_MAX_OUTPUT,
+                check: bool = True, sandbox: Optional[Callable[[], None]] = None,
+                error: Type[KzgitError] = PluginError,
+                timeout_tip: Optional[str] = "raise the limit with --plugin-timeout SECONDS if "
+                                             "the plugin is just slow") -> Result:
+    """:func:`run`, with every way of failing raised as ``error`` (a :class:`PluginError`).
+
+    ``label`` names the program in every message (for plugins: ``plugin /path/to/Kind``).
+    With ``check`` a non-zero exit raises with the exit status and the last lines of stderr.
+    """
+    argv = [str(a) for a in argv]
+    try:
+        res = run(argv, input=input, cwd=cwd, env=env, timeout=timeout, max_output=max_output,
+                  sandbox=sandbox)
+    except FileNotFoundError:
+        raise error(f"{label}: cannot run '{argv[0]}': no such file") from None
+    except PermissionError:
+        raise error(f"{label}: cannot run '{argv[0]}': permission denied "
+                    f"(is it executable?)") from None
+    except OSError as e:
+        raise error(f"{label}: cannot run '{argv[0]}': {e.strerror or e}") from None
+    if res.timed_out:
+        tail = stderr_tail(res.stderr)
+        raise error(f"{label} timed out after {timeout:g}s and was killed"
+                    + (f"; last lines of its stderr:\n{tail}" if tail else ""), tip=timeout_tip)
+    if res.overflowed:
+        raise error(f"{label} wrote more than {max_output} bytes to stdout and was killed")
+    if check and res.returncode != 0:
+        raise error(failure_message(label, res))
+    return res
+
+
+def _communicate(proc: "subprocess.Popen[bytes]", input: Optional[bytes],
+                 timeout: Optional[float], max_output: int) -> "tuple[bytes, bytes, str]":
+    """Feed stdin, collect stdout/stderr; return (stdout, stderr, "" | "timeout" | "overflow")."""
+    deadline = time.monotonic() + timeout if timeout and timeout > 0 else None
+    sel = selectors.DefaultSelector()
+    out_chunks: List[bytes] = []
+    out_size = 0
+    err_buf = bytearray()
+    to_write = memoryview(input) if input is not None else None
+    written = 0
+    assert proc.stdout is not None and proc.stderr is not None
+    fds: Dict[int, str] = {}
+    for f, name in ((proc.stdout, "out"), (proc.stderr, "err")):
+        os.set_blocking(f.fileno(), False)
+        sel.register(f.fileno(), selectors.EVENT_READ)
+        fds[f.fileno()] = name
+    if proc.stdin is not None:
+        if to_write is not None and len(to_write):
+            os.set_blocking(proc.stdin.fileno(), False)
+            sel.register(proc.stdin.fileno(), selectors.EVENT_WRITE)
+        else:
+            proc.stdin.close()
+    exited_at: Optional[float] = None
+    try:
+        while sel.get_map():
+            now = time.monotonic()
+            if deadline is not None and now >= deadline:
+                return b"".join(out_chunks), bytes(err_buf), "timeout"
+            if exited_at is None and proc.poll() is not None:
+                exited_at = now
+            if exited_at is not None and now - exited_at > ORPHAN_GRACE_SECONDS:
+                break  # the program is gone; its children keep the pipes open: kill them
+            wait = 0.1
+            if deadline is not None:
+                wait = max(0.0, min(wait, deadline - now))
+            for key, events in sel.select(wait):
+                fd = key.fd
+                if events & selectors.EVENT_WRITE:
+                    assert proc.stdin is not None and to_write is not None
+                    try:
+                        n = os.write(fd, to_write[written:written + 65536])
+                        written += n
+                    except BlockingIOError:
+                        continue
+                    except OSError:
+                        written = len(to_write)  # the program stopped reading; its business
+                    if written >= len(to_write):
+                        sel.unregister(fd)
+                        proc.stdin.close()
+                    continue
+                try:
+                    data = os.read(fd, 65536)
+                except BlockingIOError:
+                    continue
+                if not data:
+                    sel.unregister(fd)
+                    continue
+                if fds[fd] == "out":
+                    out_size += len(data)
+                    if out_size > max_output:
+                        return b"".join(out_chunks), bytes(err_buf), "overflow"
+                    out_chunks.append(data)
+                else:
+                    err_buf += data
+                    if len(err_buf) > STDERR_KEEP:
+                        del err_buf[:len(err_buf) - STDERR_KEEP]
+    finally:
+        sel.close()
+    # Wait for the exit status within the deadline (the pipes are closed or abandoned).
+    while proc.poll() is None:
+        if deadline is not None and time.monotonic() >= deadline:
+            return b"".join(out_chunks), bytes(err_buf), "timeout"
+        time.sleep(0.01)
+    return b"".join(out_chunks), bytes(err_buf), ""
+
+
+# --------------------------------------------------------------------------- git's environment
+
+#: ``GIT_*`` variables that carry the user's transport and configuration choices, kept in the
+#: environment of every git kzgit (or an external kustomize) runs: credentials, proxies, CA
+#: files, the ``GIT_CONFIG_KEY_n``/``VALUE_n`` pairs of ``git -c``, and which configuration
+#: files git reads (CI systems point ``GIT_CONFIG_GLOBAL`` at a file holding insteadOf mirrors
+#: and credential helpers, exactly as ``$HOME/.gitconfig`` would).
+GIT_ENV_KEPT = frozenset({
+    "GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSH_VARIANT", "GIT_SSL_CAINFO",
+    "GIT_SSL_CAPATH", "GIT_SSL_NO_VERIFY", "GIT_HTTP_PROXY_AUTHMETHOD", "GIT_ASKPASS",
+    "GIT_CONFIG_COUNT", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM",
+})
+
+
+def git_env(env: Optional[Mapping[str, str]] = None, keep_also: Sequence[str] = ()) -> Dict[str, str]:
+    """The environment without the ``GIT_*`` variables that redirect what git acts on.
+
+    Inside a hook git exports GIT_DIR, GIT_INDEX_FILE, GIT_WORK_TREE... for the repository being
+    committed to; inherited by a ``git clone`` or ``git fetch`` for a remote base they would
+    fetch into the user's repository instead of the cache (pre-commit/pre-commit#300,
+    pre_commit/git.py ``no_git_env``).  Every other ``GIT_*`` variable (object directories,
+    alternates, ``GIT_CONFIG_PARAMETERS`` of an outer ``git -c``, trace and pager settings) is
+    dropped too; :data:`GIT_ENV_KEPT` and ``keep_also`` are kept.
+    """
+    src: Mapping[str, Any] = os.environ if env is None else env
+    keep = GIT_ENV_KEPT.union(keep_also)
+    return {k: v for k, v in src.items()
+            if not k.startswith("GIT_") or k in keep
+            or k.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))}
