@@ -1,0 +1,67 @@
+"""The runtime dependencies are exactly what kzgit imports, and the README says what each is for.
+
+A hook environment (pre-commit) or the GitHub Action installs every runtime dependency on
+every run: one that no code imports costs every user time for nothing.
+"""
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from typing import Dict, Set
+
+from helpers import PROJECT
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+# distribution name -> the top-level module it provides
+MODULE_OF = {"pyyaml": "yaml", "ruamel.yaml": "ruamel", "pygit2": "pygit2", "tomli": "tomli"}
+
+
+def _project() -> Dict[str, object]:
+    with open(PROJECT / "pyproject.toml", "rb") as f:
+        return tomllib.load(f)["project"]  # type: ignore[no-any-return]
+
+
+def _name(requirement: str) -> str:
+    return re.split(r"[\s<>=!~;\[]", requirement, maxsplit=1)[0].lower()
+
+
+def _imported() -> Set[str]:
+    stdlib = set(sys.stdlib_module_names)
+    out: Set[str] = set()
+    for path in (PROJECT / "kzgit").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            out |= {n.split(".")[0] for n in names} - stdlib - {"kzgit", "__future__"}
+    return out
+
+
+def test_runtime_dependencies_are_the_imported_ones() -> None:
+    deps = {_name(r) for r in _project()["dependencies"]}  # type: ignore[attr-defined]
+    assert deps <= set(MODULE_OF), f"add the module of {deps - set(MODULE_OF)} to MODULE_OF"
+    assert {MODULE_OF[d] for d in deps} == _imported()
+
+
+def test_pre_commit_is_only_a_test_dependency() -> None:
+    project = _project()
+    assert "pre-commit" not in {_name(r) for r in project["dependencies"]}  # type: ignore[attr-defined]
+    test = project["optional-dependencies"]["test"]  # type: ignore[index]
+    assert "pre-commit" in {_name(r) for r in test}
+
+
+def test_readme_says_what_each_runtime_dependency_is_for() -> None:
+    readme = (PROJECT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Dependencies\n", 1)[1].split("\n## ", 1)[0]
+    for req in _project()["dependencies"]:  # type: ignore[attr-defined]
+        name = _name(req)
+        line = next((ln for ln in section.splitlines() if ln.lower().startswith(f"- `{name}`")), None)
+        assert line is not None and len(line) > len(name) + 20, f"README: what is {name} for?"
