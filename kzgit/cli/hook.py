@@ -69,14 +69,6 @@ def _rel(repo: str, path: str) -> Optional[str]:
     return rel.replace(os.sep, "/")
 
 
-def _plain_files(root: str) -> List[str]:
-    out: List[str] = []
-    for d, dirs, files in os.walk(root):
-        dirs[:] = sorted(x for x in dirs if x != ".git")
-        out += [os.path.relpath(os.path.join(d, f), root).replace(os.sep, "/") for f in files]
-    return sorted(out)
-
-
 class _Source:
     """The workspace a hook checks; removes a temporary export on exit."""
 
@@ -85,7 +77,7 @@ class _Source:
         self.tmp: Optional[str] = None
 
     def __enter__(self) -> Workspace:
-        from kzgit import gitio
+        from kzgit import gitio, walk
         a = self.args
         try:
             repo, in_git = gitio.repo_root("."), True
@@ -112,7 +104,8 @@ class _Source:
             return Workspace(self.tmp, files, changed, config, repo=repo, staged=bool(a.staged))
         # Tracked files only: pre-commit leaves untracked files on disk, and an untracked
         # overlay is not part of the commit (pre-commit itself never passes it).
-        files = gitio.index_files(repo) if in_git else _plain_files(repo)
+        # Outside git: no hidden directory, nothing a .gitignore excludes (kzgit.walk).
+        files = gitio.index_files(repo) if in_git else walk.tree_files(repo)
         if a.all:
             changed = None
         else:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import os
+import posixpath
 import shutil
 import tempfile
 from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple
@@ -384,11 +385,15 @@ def rebuild(copy_dir: str, *, update_pins: bool = False, verify: bool = True,
 
 
 def find_copies(start: str) -> List[str]:
-    """Every localized copy (directory with a lock file) under ``start``, skipping ``.git``."""
-    out = []
-    for d, dirs, files in os.walk(start):
-        dirs[:] = sorted(x for x in dirs if x != ".git" and not os.path.islink(os.path.join(d, x)))
-        if _lock.LOCK_FILE_NAME in files:
-            out.append(os.path.relpath(d, start) if d != start else ".")
-            dirs[:] = []
-    return sorted(out)
+    """Every localized copy (directory with a lock file) under ``start``, '/'-separated.
+
+    Only among the files that belong to the project (:func:`kzgit.walk.tree_files`: in git,
+    tracked or addable; outside git, none under a hidden or ignored directory), so a copy in
+    a tool's cache or a sibling checkout is not taken for one of ours.  A copy inside
+    another is part of it.
+    """
+    from kzgit.walk import tree_files
+    found = {posixpath.dirname(f) or "." for f in tree_files(start)
+             if posixpath.basename(f) == _lock.LOCK_FILE_NAME}
+    return sorted(c for c in found
+                  if not any(o != c and (o == "." or c.startswith(o + "/")) for o in found))

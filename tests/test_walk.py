@@ -1,0 +1,74 @@
+"""What "the repository" is when a command scans it (``kzgit.walk``): inside git the files git
+tracks or would add; outside git no hidden directory and nothing a .gitignore excludes."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Dict
+
+import pytest
+
+from kzgit.cli.main import main
+from kzgit.walk import tree_files
+
+BROKEN = "resources:\n- missing.yaml\n"
+GOOD_K = "resources:\n- cm.yaml\n"
+CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n"
+
+
+def write(root: Path, files: Dict[str, str]) -> None:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "tree"
+    write(root, {
+        "app/kustomization.yaml": GOOD_K, "app/cm.yaml": CM,
+        ".cache/pre-commit/repo1/tests/kustomization.yaml": BROKEN,
+        "build/out/kustomization.yaml": BROKEN,
+        ".gitignore": "build/\n*.tmp\n",
+        "notes.tmp": "x",
+        ".hidden-file.yaml": "x",
+        "sibling/kustomization.yaml": BROKEN,
+    })
+    subprocess.run(["git", "init", "-q", str(root / "sibling")], check=True)
+    return root
+
+
+def test_outside_git_hidden_ignored_and_nested_repositories_are_skipped(tree: Path) -> None:
+    assert tree_files(str(tree)) == [".gitignore", ".hidden-file.yaml", "app/cm.yaml",
+                                     "app/kustomization.yaml"]
+    assert not (tree / ".git").exists()
+
+
+def test_inside_git_tracked_and_addable_files(tree: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tree)], check=True)
+    subprocess.run(["git", "add", "app/cm.yaml"], cwd=tree, check=True)
+    files = tree_files(str(tree))
+    assert "app/cm.yaml" in files and "app/kustomization.yaml" in files   # tracked, addable
+    assert not [f for f in files if f.startswith(("build/", "sibling/")) or f.endswith(".tmp")]
+
+
+def test_render_all_outside_git_skips_hidden_and_ignored_directories(
+        tree: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tree)
+    assert main(["hook", "render", "--all"]) == 0, capsys.readouterr().out
+    assert main(["hook", "all", "--all"]) == 0, capsys.readouterr().out
+    write(tree, {"app/kustomization.yaml": BROKEN})
+    assert main(["hook", "render", "--all"]) == 1
+    assert capsys.readouterr().out.startswith("app: does not render")
+
+
+def test_rebuild_outside_git_skips_copies_in_hidden_and_ignored_directories(
+        tree: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tree, {".cache/x/copy/.kzgit-localize.lock": "not json",
+                 "build/copy/.kzgit-localize.lock": "not json"})
+    monkeypatch.chdir(tree)
+    assert main(["rebuild", "--no-verify"]) == 0
+    assert "no localized copies found" in capsys.readouterr().err
+    write(tree, {"copy/.kzgit-localize.lock": "not json"})
+    assert main(["rebuild", "--no-verify"]) == 1   # a copy of the project is still found
