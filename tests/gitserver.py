@@ -210,6 +210,13 @@ def isolate(monkeypatch: "object", tmp_path: "os.PathLike[str]") -> str:
     return os.path.join(home, ".cache", "kzgit")
 
 
+def offline_home(monkeypatch: "object", tmp_path: "os.PathLike[str]") -> str:
+    """No network but 127.0.0.1 (:func:`forbid_network`) and a temporary home
+    (:func:`isolate`); returns kzgit's cache directory in that home."""
+    forbid_network(monkeypatch)
+    return isolate(monkeypatch, tmp_path)
+
+
 class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = True

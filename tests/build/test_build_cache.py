@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import textwrap
 from pathlib import Path
-from typing import Dict
 
 import pytest
 
@@ -18,14 +17,8 @@ from kzgit import BuildOptions, build
 from kzgit.build.cache import BuildCache
 from kzgit.errors import KzgitError
 
+from helpers import deployment, write_tree
 from test_golden import CASES, FIXTURES, recorder
-
-
-def _tree(root: Path, files: Dict[str, str]) -> None:
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(textwrap.dedent(text))
 
 
 def _yaml(path: Path, cache: BuildCache = None) -> str:  # type: ignore[assignment]
@@ -74,21 +67,13 @@ BASE = {
         commonLabels:
           app: web
         """,
-    "base/deploy.yaml": """\
-        apiVersion: apps/v1
-        kind: Deployment
-        metadata:
-          name: web
-        spec:
-          template:
-            spec:
-              containers:
-              - name: web
-                image: nginx
-                envFrom:
-                - configMapRef:
-                    name: conf
-        """,
+    "base/deploy.yaml": deployment("web", """\
+        - name: web
+          image: nginx
+          envFrom:
+          - configMapRef:
+              name: conf
+        """),
     "a/kustomization.yaml": """\
         resources: [../base]
         namePrefix: a-
@@ -104,7 +89,7 @@ BASE = {
 
 
 def test_second_root_reuses_the_base_and_overlays_do_not_leak(tmp_path: Path) -> None:
-    _tree(tmp_path, BASE)
+    write_tree(tmp_path, BASE, dedent=True)
     plain_a, plain_b = _yaml(tmp_path / "a"), _yaml(tmp_path / "b")
     cache = BuildCache()
     assert _yaml(tmp_path / "a", cache) == plain_a
@@ -123,7 +108,7 @@ def test_base_with_vars_is_not_cached(tmp_path: Path) -> None:
         - name: CONF
           objref: {kind: ConfigMap, name: conf, apiVersion: v1}
         """)
-    _tree(tmp_path, files)
+    write_tree(tmp_path, files, dedent=True)
     cache = BuildCache()
     _yaml(tmp_path / "a", cache)
     _yaml(tmp_path / "b", cache)
@@ -131,11 +116,11 @@ def test_base_with_vars_is_not_cached(tmp_path: Path) -> None:
 
 
 def test_nested_bases_record_every_directory(tmp_path: Path) -> None:
-    _tree(tmp_path, dict(BASE, **{
+    write_tree(tmp_path, dict(BASE, **{
         "mid/kustomization.yaml": "resources: [../base]\nnameSuffix: -m\n",
         "c/kustomization.yaml": "resources: [../mid]\n",
         "d/kustomization.yaml": "resources: [../mid, ../base]\nnamePrefix: d-\n",
-    }))
+    }), dedent=True)
     plain_c = _yaml(tmp_path / "c")
     cache = BuildCache()
     assert _yaml(tmp_path / "c", cache) == plain_c
@@ -149,13 +134,13 @@ def test_cycle_is_still_detected_when_the_base_is_cached(tmp_path: Path) -> None
     # base b reaches c; a root *inside* c that uses b makes kustomize find a cycle when b
     # enters c (c contains a visited root).  From a sibling root the same b is fine and
     # gets cached: reusing it for the root inside c must still fail as kustomize does.
-    _tree(tmp_path, {
+    write_tree(tmp_path, {
         "b/kustomization.yaml": "resources: [../c]\nnamePrefix: b-\n",
         "c/kustomization.yaml": "resources: [cm.yaml]\n",
         "c/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
         "c/overlay/kustomization.yaml": "resources: [../../b]\n",
         "sibling/kustomization.yaml": "resources: [../b]\n",
-    })
+    }, dedent=True)
     with pytest.raises(KzgitError, match="cycle detected") as plain_err:
         _yaml(tmp_path / "c" / "overlay")
     cache = BuildCache()

@@ -13,17 +13,10 @@ import pytest
 import kzgit.localize
 from kzgit.cli.main import main
 from kzgit.hooks.scripts import HOOK_TYPES, script
-from helpers import PROJECT
+from helpers import HOOKS_REPO, PROJECT, user_gitconfig, write_tree as write
 
 
-GOOD: Dict[str, str] = {
-    "base/kustomization.yaml": "resources:\n- cm.yaml\n",
-    "base/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: b\n",
-    "overlays/prod/kustomization.yaml": "resources:\n- ../../base\nnamePrefix: prod-\n",
-    "overlays/dev/kustomization.yaml": "resources:\n- ../../base\npatches:\n- path: patch.yaml\n",
-    "overlays/dev/patch.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: dev\n",
-    "README.md": "docs\n",
-}
+GOOD: Dict[str, str] = {**HOOKS_REPO, "README.md": "docs\n"}
 
 
 @pytest.fixture(autouse=True)
@@ -37,9 +30,7 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(home))
     for var, sub in (("XDG_CONFIG_HOME", ".config"), ("XDG_CACHE_HOME", ".cache"), ("XDG_DATA_HOME", ".local/share")):
         monkeypatch.setenv(var, str(home / sub))
-    gitconfig = home / "gitconfig"
-    gitconfig.write_text("[user]\n\tname = T\n\temail = t@example.com\n[init]\n\tdefaultBranch = main\n")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(user_gitconfig(home)))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
 
 
@@ -56,13 +47,6 @@ def make_repo(root: Path, files: Dict[str, str], commit: bool = True) -> Path:
     if commit:
         git(root, "commit", "-q", "-m", "init")
     return root
-
-
-def write(root: Path, files: Dict[str, str]) -> None:
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
 
 
 def kz(repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],

@@ -7,28 +7,20 @@ content (or the pushed commits), never the work tree.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict, Tuple
 
 import pytest
+from helpers import HOOKS_REPO, git_run as git, run, user_gitconfig, write_tree as write
 
-GOOD: Dict[str, str] = {
-    "base/kustomization.yaml": "resources:\n- cm.yaml\n",
-    "base/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: b\n",
-    "overlays/prod/kustomization.yaml": "resources:\n- ../../base\nnamePrefix: prod-\n",
-    "overlays/dev/kustomization.yaml": "resources:\n- ../../base\npatches:\n- path: patch.yaml\n",
-    "overlays/dev/patch.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: dev\n",
-}
+GOOD = HOOKS_REPO
 
 
 @pytest.fixture()
 def env(tmp_path: Path) -> Dict[str, str]:
     home = tmp_path / "home"
-    home.mkdir()
-    gitconfig = home / "gitconfig"
-    gitconfig.write_text("[user]\n\tname = T\n\temail = t@example.com\n[init]\n\tdefaultBranch = main\n")
+    gitconfig = user_gitconfig(home)
     e = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "KZGIT_"))}
     # the hooks must find kzgit through the interpreter recorded at install, not PATH
     e["PATH"] = os.pathsep.join(p for p in e.get("PATH", "").split(os.pathsep)
@@ -36,25 +28,6 @@ def env(tmp_path: Path) -> Dict[str, str]:
     e.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_CACHE_HOME=str(home / ".cache"),
              GIT_CONFIG_GLOBAL=str(gitconfig), GIT_CONFIG_NOSYSTEM="1")
     return e
-
-
-def run(cmd: List[str], cwd: Path, env: Dict[str, str]) -> Tuple[int, str]:
-    p = subprocess.run(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True, timeout=180)
-    return p.returncode, p.stdout
-
-
-def git(repo: Path, env: Dict[str, str], *args: str) -> str:
-    rc, out = run(["git", *args], repo, env)
-    assert rc == 0, out
-    return out
-
-
-def write(root: Path, files: Dict[str, str]) -> None:
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
 
 
 def make_repo(path: Path, env: Dict[str, str], files: Dict[str, str] = GOOD) -> Path:

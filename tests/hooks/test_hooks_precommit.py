@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Dict, Iterator, List, Tuple
@@ -19,18 +18,12 @@ from typing import Dict, Iterator, List, Tuple
 import pytest
 
 import kzgit.localize
-from helpers import PROJECT
+from helpers import HOOKS_REPO, PROJECT, git_run as git, run, user_gitconfig, write_tree as write
 
 HOOK_IDS = ["kzgit-exec-bits", "kzgit-pinned-refs", "kzgit-render", "kzgit-localized-sync"]
 SNAPSHOT_PATHS = ["pyproject.toml", "README.md", "LICENSE", ".pre-commit-hooks.yaml", "kzgit", "hooks"]
 
-GOOD: Dict[str, str] = {
-    "base/kustomization.yaml": "resources:\n- cm.yaml\n",
-    "base/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: b\n",
-    "overlays/prod/kustomization.yaml": ("resources:\n- ../../base\nnamePrefix: prod-\n"),
-    "overlays/dev/kustomization.yaml": "resources:\n- ../../base\npatches:\n- path: patch.yaml\n",
-    "overlays/dev/patch.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: dev\n",
-}
+GOOD = HOOKS_REPO
 
 
 def _user_pip_config() -> str:
@@ -49,25 +42,11 @@ def _clean_env(home: Path, pc_home: Path) -> Dict[str, str]:
     pip_conf = _user_pip_config()
     if pip_conf:
         env["PIP_CONFIG_FILE"] = pip_conf
-    home.mkdir(parents=True, exist_ok=True)
-    gitconfig = home / "gitconfig"
-    gitconfig.write_text("[user]\n\tname = T\n\temail = t@example.com\n[init]\n\tdefaultBranch = main\n")
+    gitconfig = user_gitconfig(home)
     env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_CACHE_HOME=str(home / ".cache"),
                XDG_DATA_HOME=str(home / ".local/share"), GIT_CONFIG_GLOBAL=str(gitconfig),
                GIT_CONFIG_NOSYSTEM="1", PRE_COMMIT_HOME=str(pc_home), PRE_COMMIT_COLOR="never")
     return env
-
-
-def run(cmd: List[str], cwd: Path, env: Dict[str, str], timeout: float = 120) -> Tuple[int, str]:
-    p = subprocess.run(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True, timeout=timeout)
-    return p.returncode, p.stdout
-
-
-def git(repo: Path, env: Dict[str, str], *args: str) -> str:
-    rc, out = run(["git", *args], repo, env)
-    assert rc == 0, out
-    return out
 
 
 class Session:
@@ -94,13 +73,6 @@ class Session:
     def commit(self, repo: Path, msg: str = "change") -> Tuple[int, str]:
         git(repo, self.env, "add", "-A")
         return run(["git", "commit", "-q", "-m", msg], repo, self.env, timeout=300)
-
-
-def write(root: Path, files: Dict[str, str]) -> None:
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
 
 
 @pytest.fixture(scope="session")

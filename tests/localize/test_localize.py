@@ -17,7 +17,9 @@ from typing import Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
-from gitserver import GitHTTPServer, GitRepo, configmap, forbid_network, insteadof_env, isolate
+from gitserver import GitHTTPServer, GitRepo, configmap, insteadof_env, offline_home
+from helpers import work_dir
+from helpers import write_tree as write
 from kzgit.cli.main import main
 from kzgit.localize import (LOCK_FILE_NAME, LocalizeError, VerificationError, check_copy, localize,
                             read_lock)
@@ -47,17 +49,12 @@ MULTIBASES = {
 
 @pytest.fixture(autouse=True)
 def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: "os.PathLike[str]") -> str:
-    forbid_network(monkeypatch)
-    return isolate(monkeypatch, tmp_path)
+    return offline_home(monkeypatch, tmp_path)
 
 
 @pytest.fixture
 def tmp(tmp_path: "os.PathLike[str]", monkeypatch: pytest.MonkeyPatch) -> str:
-    d = os.path.realpath(os.fspath(tmp_path))
-    work = os.path.join(d, "work")
-    os.makedirs(work)
-    monkeypatch.chdir(work)
-    return work
+    return work_dir(tmp_path, monkeypatch)
 
 
 @pytest.fixture
@@ -74,14 +71,6 @@ def server(tmp_path: "os.PathLike[str]", monkeypatch: pytest.MonkeyPatch) -> Ite
         yield s, root
     finally:
         s.stop()
-
-
-def write(root: str, files: Dict[str, str]) -> None:
-    for rel, text in files.items():
-        p = os.path.join(root, rel)
-        os.makedirs(os.path.dirname(p), exist_ok=True)
-        with open(p, "w") as f:
-            f.write(text)
 
 
 def read(path: str) -> str:

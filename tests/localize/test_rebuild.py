@@ -2,35 +2,21 @@
 from __future__ import annotations
 
 import os
-from typing import Dict
 
 import pytest
 
-from gitserver import GitRepo, configmap, forbid_network, git, isolate
+from gitserver import GitRepo, configmap, git, offline_home
+from helpers import work_dir
+from helpers import write_tree as write
 from kzgit.cli.main import main
 from kzgit.localize import PinMovedError, check_copy, find_copies, localize, read_lock, rebuild
 
 
-@pytest.fixture(autouse=True)
-def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: "os.PathLike[str]") -> str:
-    forbid_network(monkeypatch)
-    return isolate(monkeypatch, tmp_path)
-
-
 @pytest.fixture
 def tmp(tmp_path: "os.PathLike[str]", monkeypatch: pytest.MonkeyPatch) -> str:
-    d = os.path.join(os.path.realpath(os.fspath(tmp_path)), "work")
-    os.makedirs(d)
-    monkeypatch.chdir(d)
-    return d
-
-
-def write(root: str, files: Dict[str, str]) -> None:
-    for rel, text in files.items():
-        p = os.path.join(root, rel)
-        os.makedirs(os.path.dirname(p), exist_ok=True)
-        with open(p, "w") as f:
-            f.write(text)
+    """Offline, in a temporary home, in a fresh work directory (every test here uses it)."""
+    offline_home(monkeypatch, tmp_path)
+    return work_dir(tmp_path, monkeypatch)
 
 
 def test_rebuild_picks_up_changes_and_reports_them(tmp: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -21,6 +21,7 @@ from typing import Any, Dict, Tuple
 
 import pytest
 
+from helpers import deployment, write_tree
 from kzgit.build import BuildOptions
 from kzgit.errors import KzgitError
 from kzgit.loader import Loader
@@ -124,11 +125,7 @@ def kubectl(path: Path, env: Dict[str, str], rec: Path, alpha: bool = True,
 
 
 def tree(root: Path, files: Dict[str, str]) -> Path:
-    for name, text in files.items():
-        p = root / name
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(textwrap.dedent(text))
-    return Path(os.path.realpath(root))
+    return write_tree(root, files, dedent=True)
 
 
 def _key(o: Dict[str, Any]) -> tuple:
@@ -138,14 +135,22 @@ def _key(o: Dict[str, Any]) -> tuple:
 
 # ------------------------------------------------------------ container functions vs kubectl
 
-@needs_kubectl
-def test_container_transformer_matches_kubectl(tmp_path: Path, env: Dict[str, str],
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def _fn_transformer_tree(tmp_path: Path, env: Dict[str, str],
+                         monkeypatch: pytest.MonkeyPatch) -> Tuple[Path, str]:
+    """A tree running the container function as a transformer, and kubectl's output for it;
+    the fake docker then records kzgit's run under ``tmp_path/kzgit``."""
     k = tree(tmp_path / "k", {"kustomization.yaml": "resources:\n- cm.yaml\ntransformers:\n- fn.yaml\n",
                               "cm.yaml": RESOURCES, "fn.yaml": FN_CONFIG})
     rc, out, err = kubectl(k, env, tmp_path / "kubectl")
     assert rc == 0, err
     monkeypatch.setenv("REC", str(tmp_path / "kzgit"))
+    return k, out
+
+
+@needs_kubectl
+def test_container_transformer_matches_kubectl(tmp_path: Path, env: Dict[str, str],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    k, out = _fn_transformer_tree(tmp_path, env, monkeypatch)
     rm = ResMap(Resource(o) for o in load_documents(RESOURCES.encode()))
     config = load_documents(FN_CONFIG.encode())[0]
     external.transform(config, "fn.yaml", Loader(str(k)), rm, BuildOptions(enable_alpha_plugins=True))
@@ -260,21 +265,13 @@ LEGACY_TREE = {
         """,
     "gen.yaml": "apiVersion: someteam.example.com/v1\nkind: Gen\nmetadata:\n  name: g\n",
     "lab.yaml": "apiVersion: someteam.example.com/v1\nkind: Lab\nmetadata:\n  name: l\n",
-    "deploy.yaml": """\
-        apiVersion: apps/v1
-        kind: Deployment
-        metadata:
-          name: web
-        spec:
-          template:
-            spec:
-              containers:
-              - name: c
-                image: nginx
-                envFrom:
-                - configMapRef: {name: cm}
-                - secretRef: {name: sec}
-        """,
+    "deploy.yaml": deployment("web", """\
+        - name: c
+          image: nginx
+          envFrom:
+          - configMapRef: {name: cm}
+          - secretRef: {name: sec}
+        """),
 }
 
 
@@ -285,6 +282,13 @@ def install(env: Dict[str, str], api: str, kind: str, text: str) -> None:
     p.chmod(0o755)
 
 
+def _legacy_tree(tmp_path: Path, env: Dict[str, str]) -> Path:
+    """LEGACY_TREE, with its generator and transformer installed in the plugin home."""
+    install(env, "someteam.example.com/v1", "Gen", LEGACY_GEN)
+    install(env, "someteam.example.com/v1", "Lab", LEGACY_LABELLER)
+    return tree(tmp_path / "k", LEGACY_TREE)
+
+
 def kzgit_build(path: Path, **kw: Any) -> str:
     from kzgit.build import build
     return build(str(path), BuildOptions(**kw)).to_yaml()
@@ -293,9 +297,7 @@ def kzgit_build(path: Path, **kw: Any) -> str:
 @needs_kubectl
 @needs_pipeline
 def test_build_with_legacy_plugins_equals_kubectl(tmp_path: Path, env: Dict[str, str]) -> None:
-    install(env, "someteam.example.com/v1", "Gen", LEGACY_GEN)
-    install(env, "someteam.example.com/v1", "Lab", LEGACY_LABELLER)
-    k = tree(tmp_path / "k", LEGACY_TREE)
+    k = _legacy_tree(tmp_path, env)
     rc, out, err = kubectl(k, env, tmp_path / "rec")
     assert rc == 0, err
     assert kzgit_build(k, enable_alpha_plugins=True, plugin_timeout=30) == out
@@ -305,11 +307,7 @@ def test_build_with_legacy_plugins_equals_kubectl(tmp_path: Path, env: Dict[str,
 @needs_pipeline
 def test_build_with_container_function_equals_kubectl(tmp_path: Path, env: Dict[str, str],
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    k = tree(tmp_path / "k", {"kustomization.yaml": "resources:\n- cm.yaml\ntransformers:\n- fn.yaml\n",
-                              "cm.yaml": RESOURCES, "fn.yaml": FN_CONFIG})
-    rc, out, err = kubectl(k, env, tmp_path / "kubectl")
-    assert rc == 0, err
-    monkeypatch.setenv("REC", str(tmp_path / "kzgit"))
+    k, out = _fn_transformer_tree(tmp_path, env, monkeypatch)
     assert kzgit_build(k, enable_alpha_plugins=True) == out
     # as a generator too: the echoed function config is dropped, the ConfigMap hashed
     g = tree(tmp_path / "g", {"kustomization.yaml": "resources:\n- cm.yaml\ngenerators:\n- fn.yaml\n",
@@ -338,9 +336,7 @@ def test_build_duplicate_from_function_fails_like_kubectl(tmp_path: Path, env: D
 @needs_kubectl
 @needs_pipeline
 def test_build_without_flag_fails_naming_config(tmp_path: Path, env: Dict[str, str]) -> None:
-    install(env, "someteam.example.com/v1", "Gen", LEGACY_GEN)
-    install(env, "someteam.example.com/v1", "Lab", LEGACY_LABELLER)
-    k = tree(tmp_path / "k", LEGACY_TREE)
+    k = _legacy_tree(tmp_path, env)
     rc, _, err = kubectl(k, env, tmp_path / "rec", alpha=False)
     assert rc != 0 and "unable to load external plugin 'Gen'" in err
     with pytest.raises(KzgitError) as e:
@@ -356,22 +352,16 @@ apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: nginx
-  labels:
-    app: nginx
+  labels: {app: nginx}
   annotations:
     tshirt-size: small # this injects the resource reservations
 spec:
-  selector:
-    matchLabels:
-      app: nginx
+  selector: {matchLabels: {app: nginx}}
   template:
-    metadata:
-      labels:
-        app: nginx
+    metadata: {labels: {app: nginx}}
     spec:
       containers:
-      - name: nginx
-        image: nginx
+      - {name: nginx, image: nginx}
 EOF
 """
 
@@ -385,8 +375,7 @@ def test_build_exec_function_generator_like_kustomize(tmp_path: Path) -> None:
             apiVersion: v1
             kind: Secret
             metadata:
-              labels:
-                airshipit.org/ephemeral-user-data: "true"
+              labels: {airshipit.org/ephemeral-user-data: "true"}
               name: node1-bmc-secret
             type: Opaque
             stringData:

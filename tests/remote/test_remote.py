@@ -12,8 +12,8 @@ from typing import Iterator, List
 
 import pytest
 
-from gitserver import (GitHTTPServer, GitRepo, configmap, forbid_network, git, insteadof_env,
-                       isolate, kustomization)
+from gitserver import (GitHTTPServer, GitRepo, configmap, git, insteadof_env, kustomization,
+                       offline_home)
 from helpers import wait_gone
 from kzgit.build import BuildOptions
 from kzgit.errors import BuildError, LoadRestrictionError, RemoteError
@@ -26,8 +26,7 @@ OFFLINE = BuildOptions(offline=True)
 
 @pytest.fixture(autouse=True)
 def cache(monkeypatch: pytest.MonkeyPatch, tmp_path: "os.PathLike[str]") -> str:
-    forbid_network(monkeypatch)
-    return isolate(monkeypatch, tmp_path)
+    return offline_home(monkeypatch, tmp_path)
 
 
 @pytest.fixture

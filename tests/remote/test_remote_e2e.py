@@ -9,8 +9,8 @@ from typing import Dict, Iterator
 
 import pytest
 
-from gitserver import (GitHTTPServer, GitRepo, configmap, forbid_network, insteadof_env, isolate,
-                       kustomization)
+from gitserver import (GitHTTPServer, GitRepo, configmap, insteadof_env, kustomization,
+                       offline_home)
 from kzgit.build import BuildOptions, build
 from kzgit.errors import KzgitError
 
@@ -21,8 +21,7 @@ SERVICE = "apiVersion: v1\nkind: Service\nmetadata:\n  name: svc\nspec:\n  ports
 
 @pytest.fixture(autouse=True)
 def cache(monkeypatch: pytest.MonkeyPatch, tmp_path: "os.PathLike[str]") -> str:
-    forbid_network(monkeypatch)
-    return isolate(monkeypatch, tmp_path)
+    return offline_home(monkeypatch, tmp_path)
 
 
 @pytest.fixture
