@@ -14,11 +14,15 @@ in), and writes kubectl's stdout to ``expected.yaml`` (exit 0) or its stderr to
 ``$CASE``).  If ``case.json`` already says ``expected`` and kubectl disagrees, the case is
 reported and left untouched unless ``--accept`` is given.
 
+The table tests' cases under ``tests/data/<table>/<case>/`` (builtins, patch, replacements,
+vars, yamlio) have the same format and are recorded by the same command (``--tables``).
+
 Usage::
 
     scripts/record_fixture.py tests/fixtures/images/digest ...   # some cases
-    scripts/record_fixture.py --all                               # every case
-    scripts/record_fixture.py --check --all                       # compare only, write nothing
+    scripts/record_fixture.py --all                               # every case under tests/fixtures
+    scripts/record_fixture.py --tables                            # every case under tests/data
+    scripts/record_fixture.py --check --all --tables              # compare only, write nothing
 """
 from __future__ import annotations
 
@@ -36,6 +40,7 @@ from typing import Dict, Iterator, List, Optional
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
+TABLES = ROOT / "tests" / "data"
 META_FILES = {"case.json", "expected.yaml", "expected.err"}
 CASE_PLACEHOLDER = "$CASE"
 
@@ -257,6 +262,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("cases", nargs="*", type=Path, help="case directories")
     ap.add_argument("--all", action="store_true", help="every case under tests/fixtures")
+    ap.add_argument("--tables", action="store_true", help="every case under tests/data (table tests)")
     ap.add_argument("--kubectl", default="kubectl")
     ap.add_argument("--accept", action="store_true",
                     help="overwrite case.json 'expected' when kubectl disagrees")
@@ -265,8 +271,12 @@ def main(argv: Optional[List[str]] = None) -> int:
                     help="run kzgit instead and write tests/fixtures/KNOWN_FAILURES for the cases")
     ns = ap.parse_args(argv)
     cases = list(iter_cases()) if ns.all else [c.resolve() for c in ns.cases]
+    if ns.tables:
+        cases += list(iter_cases(TABLES))
     if not cases:
         ap.error("no cases given")
+    if ns.known_failures and ns.tables:
+        ap.error("--known-failures is about tests/fixtures (the golden tests), not --tables")
     if ns.known_failures:
         text = known_failures_text(cases)
         (FIXTURES / "KNOWN_FAILURES").write_text(text, encoding="utf-8")
@@ -275,7 +285,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     bad = 0
     for c in cases:
         problem = record(c, ns.kubectl, ns.accept, ns.check)
-        rel = case_id(c) if FIXTURES in c.parents else str(c)
+        rel = next((case_id(c, r) for r in (FIXTURES, TABLES) if r in c.parents), str(c))
         if problem:
             bad += 1
             print(f"FAIL {rel}: {problem}", file=sys.stderr)

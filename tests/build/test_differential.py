@@ -1,7 +1,8 @@
 """Differential tests against the oracle, ``kubectl kustomize`` (Kustomize v5.5.0).
 
-1. Every golden fixture is re-recorded with kubectl and must give the committed bytes: this
-   proves the goldens (a fixture edited by hand, or recorded by another kubectl, fails here).
+1. Every golden fixture, and every case of the table tests under tests/data (same format), is
+   re-recorded with kubectl and must give the committed bytes: this proves the goldens (a case
+   edited by hand, or recorded by another kubectl, fails here).
 2. kzgit and kubectl must print the same bytes for trees made by ``benchmarks/gen_tree.py``
    (small sizes; base and overlay).
 
@@ -42,6 +43,7 @@ elif KUBECTL is None:
     pytestmark = pytest.mark.skip(reason="kubectl is not on PATH: cannot re-check the goldens")
 
 CASES: List[Path] = list(recorder.iter_cases(FIXTURES))
+TABLE_CASES: List[Path] = list(recorder.iter_cases(recorder.TABLES))
 
 
 @pytest.fixture(scope="session")
@@ -54,7 +56,9 @@ def kubectl_outcomes(request: pytest.FixtureRequest) -> Dict[Path, object]:
         return dict(zip(wanted, pool.map(recorder.kubectl_outcome, wanted)))
 
 
-@pytest.mark.parametrize("case_dir", [pytest.param(c, id=recorder.case_id(c, FIXTURES)) for c in CASES])
+@pytest.mark.parametrize("case_dir", [pytest.param(c, id=recorder.case_id(c, FIXTURES)) for c in CASES]
+                         + [pytest.param(c, id="tables/" + recorder.case_id(c, recorder.TABLES))
+                            for c in TABLE_CASES])
 def test_kubectl_reproduces_fixture(case_dir: Path, kubectl_outcomes: Dict[Path, object]) -> None:
     case = recorder.load_case(case_dir)
     out = kubectl_outcomes.get(case_dir) or recorder.kubectl_outcome(case_dir)

@@ -6,11 +6,11 @@ from typing import Any, Dict
 
 import pytest
 
-from test_replacements_support import canon, cases, expected, finish, load_level
+from test_replacements_support import cases, expected, finish, load_level
 from kzgit.errors import BuildError
 from kzgit.resource import ResMap
 from kzgit.builtins.replacements import apply_replacements
-from helpers import DATA
+from helpers import DATA, canon
 
 ROOT = str(DATA / "replacements")
 

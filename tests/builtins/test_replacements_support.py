@@ -2,20 +2,22 @@
 
 
 Each case directory holds a kustomization written for ``kubectl kustomize``
-and the oracle's output (``expected.yaml``) or error (``expected_error.txt``),
-recorded by ``scripts/record_table_cases.sh``.  The helpers here load a case
+and, in the fixture format (tests/fixtures/README.md), the oracle's output
+(``expected.yaml``) or error (``expected.err``), recorded by
+``scripts/record_fixture.py --tables``.  The helpers here load a case
 without kzgit's pipeline (only ``resources`` files and directories and a plain
 ``namePrefix``), so that these tests pin the transformers alone; outputs are
 compared as data, never as text.
 """
 from __future__ import annotations
 
-import json
 import os
+from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import yaml
 
+from helpers import expected_documents, expects_error, kustomize_error
 from kzgit.resource import ResId, ResMap, Resource, split_api_version
 
 Level = Callable[[ResMap, Dict[str, Any], str], None]
@@ -104,19 +106,13 @@ def _go_str(v: Any) -> str:
     return str(v)
 
 
-def canon(docs: List[Any]) -> List[str]:
-    """Order-free comparison key (output order is the sort's business)."""
-    return sorted(json.dumps(d, sort_keys=True) for d in docs)
-
-
 def expected(path: str) -> Tuple[Optional[List[Any]], Optional[str]]:
-    exp = os.path.join(path, "expected.yaml")
-    if os.path.exists(exp):
-        with open(exp, encoding="utf-8") as f:
-            return [d for d in yaml.safe_load_all(f) if d], None
-    with open(os.path.join(path, "expected_error.txt"), encoding="utf-8") as f:
-        return None, f.read().strip().replace('\\"', '"')
+    """kubectl's documents, or (for a failing case) kustomize's error message."""
+    case = Path(path)
+    if expects_error(case):
+        return None, kustomize_error(case)
+    return expected_documents(case), None
 
 
 def cases(root: str) -> List[str]:
-    return sorted(d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d)))
+    return sorted(d for d in os.listdir(root) if os.path.isfile(os.path.join(root, d, "case.json")))

@@ -12,8 +12,8 @@ from kzgit.errors import BuildError
 from kzgit.konfig import default_fieldspec_rows
 from kzgit.resource import ResMap, Resource
 from kzgit.builtins.vars import VarSet, do_replacements, resolve_vars
-from test_replacements_support import canon, cases, expected, finish, rename
-from helpers import DATA
+from test_replacements_support import cases, expected, finish, rename
+from helpers import DATA, canon
 
 ROOT = str(DATA / "vars")
 

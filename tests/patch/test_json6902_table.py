@@ -1,20 +1,21 @@
 """JSON 6902 table tests, expectations recorded with kubectl kustomize.
 
-Inputs: ``tests/data/patch/json6902_cases.yaml``; outputs recorded by
-``tests/data/patch/record.py`` into ``json6902_expected.json``.
+One case a directory ``tests/data/patch/json6902/<case>/``: ``target.yaml``, ``patch.yaml`` (ops
+as YAML or JSON) and a kustomization applying it, in the fixture format, with kubectl's
+``expected.yaml`` or ``expected.err`` recorded by ``scripts/record_fixture.py --tables``.
 """
 from __future__ import annotations
 
-import json
 import re
-from typing import Any, Dict, List
+from pathlib import Path
+from typing import Any, Dict
 
 import pytest
 import yaml
 
 from kzgit.errors import BuildError
 from kzgit.patch.json6902 import apply, parse_ops
-from helpers import TESTS
+from helpers import DATA, expected_documents, expects_error, kubectl_stderr, table_cases
 
 
 
@@ -33,9 +34,7 @@ def _load(text: str) -> Any:
     return yaml.load(text, Loader=_Loader)
 
 
-DATA = TESTS / "data" / "patch"
-CASES: List[Dict[str, Any]] = yaml.safe_load((DATA / "json6902_cases.yaml").read_text())
-EXPECTED: Dict[str, Dict[str, str]] = json.loads((DATA / "json6902_expected.json").read_text())
+CASES = table_cases(DATA / "patch" / "json6902")
 
 # kustomize calls StorePreviousId() before a JSON patch, so these internal
 # annotations are part of the document the ops see (visible when an op moves
@@ -58,21 +57,20 @@ def _strip(obj: Dict[str, Any]) -> Dict[str, Any]:
     return obj
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
-def test_json6902_matches_kubectl(case: Dict[str, Any]) -> None:
-    expected = EXPECTED[case["name"]]
-    target = _load(case["target"])
+@pytest.mark.parametrize("case_dir", CASES)
+def test_json6902_matches_kubectl(case_dir: Path) -> None:
+    target = _load((case_dir / "target.yaml").read_text())
     if target["kind"] == "Deployment":
         target["metadata"].setdefault("annotations", {}).update(INTERNAL)
-    text = case["patch"]
+    text = (case_dir / "patch.yaml").read_text()
     ops = parse_ops(text if text.startswith("[") else _load(text), "patch.yaml")
-    if "error" in expected:
+    if expects_error(case_dir):
         with pytest.raises(BuildError) as exc:
             apply(target, ops, "patch.yaml")
         msg = str(exc.value).splitlines()[0]
-        assert msg in expected["error"].replace('\\"', '"')
+        assert msg in kubectl_stderr(case_dir).replace('\\"', '"')
         return
-    docs = [d for d in yaml.load_all(expected["output"], Loader=_Loader) if d is not None]
+    docs = expected_documents(case_dir, lambda text: yaml.load_all(text, Loader=_Loader))
     got = _strip(apply(target, ops, "patch.yaml"))
     assert [got] == docs
 

@@ -1,13 +1,15 @@
 """Strategic merge table tests, expectations recorded with kubectl kustomize.
 
-Inputs: ``tests/data/patch/smp_cases.yaml``; outputs recorded by
-``tests/data/patch/record.py`` into ``smp_expected.json``.  Comparison is
-semantic (parsed YAML, list order significant).
+One case a directory ``tests/data/patch/smp/<case>/``: ``target.yaml``, ``patch.yaml`` and a
+kustomization applying it (``target`` selects when the case selects), in the fixture format, with
+kubectl's ``expected.yaml`` or ``expected.err`` recorded by ``scripts/record_fixture.py --tables``.
+Comparison is semantic (parsed YAML, list order significant).
 """
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List
+from pathlib import Path
+from typing import Any, Dict
 
 import pytest
 import yaml
@@ -15,11 +17,17 @@ import yaml
 from kzgit.errors import BuildError
 from kzgit.openapi import schema_for
 from kzgit.patch.smp import merge
-from helpers import TESTS
+from helpers import DATA, expected_documents, expects_error, kubectl_stderr, table_cases
 
-DATA = TESTS / "data" / "patch"
-CASES: List[Dict[str, Any]] = yaml.safe_load((DATA / "smp_cases.yaml").read_text())
-EXPECTED: Dict[str, Dict[str, str]] = json.loads((DATA / "smp_expected.json").read_text())
+TABLE = DATA / "patch" / "smp"
+CASES = table_cases(TABLE)
+
+
+def _case(case_dir: Path) -> Dict[str, Any]:
+    """The target and patch texts of a case, and its patch's target selector."""
+    kust = yaml.safe_load((case_dir / "kustomization.yaml").read_text())
+    return {"target": (case_dir / "target.yaml").read_text(), "patch": (case_dir / "patch.yaml").read_text(),
+            "select": kust["patches"][0].get("target")}
 
 
 def _apply(case: Dict[str, Any]) -> Any:
@@ -40,21 +48,21 @@ def _apply(case: Dict[str, Any]) -> Any:
     return out
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
-def test_smp_matches_kubectl(case: Dict[str, Any]) -> None:
-    expected = EXPECTED[case["name"]]
-    if "error" in expected:
+@pytest.mark.parametrize("case_dir", CASES)
+def test_smp_matches_kubectl(case_dir: Path) -> None:
+    case = _case(case_dir)
+    if expects_error(case_dir):
         with pytest.raises(BuildError) as exc:
             _apply(case)
-        assert str(exc.value).split(":")[0] in expected["error"]
+        assert str(exc.value).split(":")[0] in kubectl_stderr(case_dir)
         return
-    docs = [d for d in yaml.safe_load_all(expected["output"]) if d is not None]
+    docs = expected_documents(case_dir)
     got = _apply(case)
     assert ([got] if got is not None else []) == docs
 
 
 def test_inputs_not_mutated() -> None:
-    case = CASES[0]
+    case = _case(TABLE / "containers_merge_order")
     target = yaml.safe_load(case["target"])
     patch = yaml.safe_load(case["patch"])
     t0, p0 = json.dumps(target), json.dumps(patch)

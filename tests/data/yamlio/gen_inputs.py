@@ -1,8 +1,8 @@
 """Writes the input trees of the yamlio table tests (run once; outputs are committed).
 
 Each case is a directory with ``kustomization.yaml`` and ``input.yaml``;
-``expected.yaml`` is recorded from ``kubectl kustomize <case>`` by
-``tests/test_yamlio_record.py`` (or by hand) and never edited.
+``case.json`` and ``expected.yaml`` (what ``kubectl kustomize`` printed) are written by
+``scripts/record_fixture.py --tables`` and never edited.
 """
 from __future__ import annotations
 
