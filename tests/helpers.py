@@ -71,6 +71,17 @@ def wait_gone(pgid: int, seconds: float = 3.0) -> bool:
     return not group_alive(pgid)
 
 
+def wait_pid_file(pidfile: Path, seconds: float = 30.0) -> int:
+    """The process group id a started child wrote to ``pidfile``, once it is there and alive."""
+    end = time.monotonic() + seconds
+    while not pidfile.exists() and time.monotonic() < end:
+        time.sleep(0.02)
+    assert pidfile.exists(), f"the child did not start: no {pidfile.name}"
+    pgid = int(pidfile.read_text())
+    assert group_alive(pgid)
+    return pgid
+
+
 #: The tests directory, the project checkout, and the data the tests read.
 TESTS = Path(__file__).resolve().parent
 PROJECT = TESTS.parent

@@ -16,7 +16,7 @@ from typing import Dict
 
 import pytest
 
-from helpers import PROJECT, default_signals, group_alive, wait_gone
+from helpers import PROJECT, default_signals, wait_gone, wait_pid_file
 
 try:
     from kzgit.plugins.builtin import PluginRunner  # noqa: F401
@@ -73,14 +73,7 @@ def test_hanging_plugin_times_out(tmp_path: Path) -> None:
 
 def wait_plugin_started(tmp_path: Path) -> int:
     """The plugin's process group, once it runs."""
-    pidfile = tmp_path / "pid"
-    end = time.monotonic() + 30
-    while not pidfile.exists() and time.monotonic() < end:
-        time.sleep(0.02)
-    assert pidfile.exists(), "the plugin did not start"
-    pgid = int(pidfile.read_text())
-    assert group_alive(pgid)
-    return pgid
+    return wait_pid_file(tmp_path / "pid")
 
 
 @pytest.mark.parametrize("sig, code, said", [(signal.SIGINT, 130, "Interrupted (^C)"),

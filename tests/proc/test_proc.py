@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import default_signals, group_alive, wait_gone
+from helpers import default_signals, group_alive, wait_gone, wait_pid_file
 
 from kzgit import proc
 from kzgit.errors import KzgitError, PluginError
@@ -114,12 +114,7 @@ def test_interrupt_kills_plugin_group(tmp_path: Path, sig: signal.Signals) -> No
     """)
     child = subprocess.Popen([sys.executable, "-c", driver], preexec_fn=default_signals)
     try:
-        end = time.monotonic() + 10
-        while not pidfile.exists() and time.monotonic() < end:
-            time.sleep(0.02)
-        assert pidfile.exists(), "plugin did not start"
-        pgid = int(pidfile.read_text())
-        assert group_alive(pgid)
+        pgid = wait_pid_file(pidfile, 10)
         child.send_signal(sig)
         assert child.wait(timeout=10) == 130
         assert wait_gone(pgid), "no plugin process outlives kzgit"

@@ -369,11 +369,20 @@ def test_ctrl_c_kills_the_process_group(parent: Loader, server: GitHTTPServer,
     for k, v in insteadof_env({"https://slow.example/": server.url + "/hang/"}).items():
         monkeypatch.setenv(k, v)
     procs = _spy_popen(monkeypatch)
+    spawn = subprocess.Popen
+
+    def spawn_then_arm(*a: object, **k: object) -> "subprocess.Popen[bytes]":
+        # ^C half a second after git starts, not after a fixed time: on a loaded machine a
+        # fixed alarm can fire before any process exists, and then there is nothing to check.
+        p = spawn(*a, **k)  # type: ignore[call-overload]
+        if len(procs) == 1:
+            signal.setitimer(signal.ITIMER_REAL, 0.5)
+        return p  # type: ignore[no-any-return]
+    monkeypatch.setattr(subprocess, "Popen", spawn_then_arm)
 
     def interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
     old = signal.signal(signal.SIGALRM, interrupt)
-    signal.setitimer(signal.ITIMER_REAL, 0.5)
     try:
         with pytest.raises(KeyboardInterrupt):
             open_remote(parent, "https://slow.example/org/repo?ref=v1", ONLINE)
