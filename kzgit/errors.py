@@ -13,6 +13,10 @@ from typing import Optional
 class KzgitError(Exception):
     """An error in the user's input (exit code 1)."""
 
+    #: One line a person reads first (the kustomization file, the field, the path), printed
+    #: above the message by :func:`full_message`; ``str()`` stays kustomize's own chain.
+    lead: Optional[str] = None
+
     def __init__(self, message: str, *, tip: Optional[str] = None) -> None:
         super().__init__(message)
         self.tip = tip
@@ -28,6 +32,12 @@ class KzgitError(Exception):
         """The message without the tip."""
         return super().__str__()
 
+    def with_lead(self, lead: str) -> "KzgitError":
+        """Set :attr:`lead` unless one is set (the level nearest the problem names it)."""
+        if self.lead is None:
+            self.lead = lead
+        return self
+
     def prefixed(self, prefix: str) -> "KzgitError":
         """The same error (class and tip) with ``prefix`` before its message.
 
@@ -41,6 +51,11 @@ class KzgitError(Exception):
         new = copy.copy(self)
         new.args = (message,)
         return new
+
+
+def full_message(e: KzgitError) -> str:
+    """What the user reads: the lead line, when there is one, then the message (and tip)."""
+    return f"{e.lead}\n{e}" if e.lead else str(e)
 
 
 class BuildError(KzgitError):

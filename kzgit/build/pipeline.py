@@ -11,6 +11,7 @@ import os
 import re
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 
+from kzgit.build import leads
 from kzgit.build import BuildOptions, BuildResult
 from kzgit.errors import BuildError, KzgitError, UnsupportedError, YamlError
 from kzgit.kustomization import Kustomization, parse_kustomization
@@ -191,7 +192,8 @@ class Target:
             except KzgitError as dir_err:
                 if isinstance(file_err, YamlError):
                     raise file_err from None  # malformed YAML in a file: the directory error would confuse
-                raise dir_err.prefixed(f"accumulation err='{file_err.message}': ") from None
+                raise leads.resource(dir_err.prefixed(f"accumulation err='{file_err.message}': "),
+                                     self.kfile, path) from None
             try:
                 self._accumulate_loader(ra, sub, path, component=False)
             except KzgitError as e:
@@ -263,7 +265,9 @@ class Target:
                 return
             sub_ra = self._accumulate_base(sub)
         except KzgitError as e:
-            raise type(e)(f"recursed accumulation of path '{loader.root}': {e}") from None
+            err = type(e)(f"recursed accumulation of path '{loader.root}': {e}")
+            err.lead = e.lead  # the base's own lead names the file nearest the problem
+            raise err from None
         try:
             ra.resmap.append_all(sub_ra.resmap.resources())
         except KzgitError as e:
@@ -331,8 +335,9 @@ class Target:
         if k.get("patchesStrategicMerge"):
             out.append(lambda m: patch_tf.patch_strategic_merge(m, k.get("patchesStrategicMerge"), self.loader, self.kfile))
         out.kind = "PatchTransformer"
-        for p in k.get("patches", []):
-            out.append(lambda m, p=p: patch_tf.patch(m, p or {}, self.loader, self.kfile))
+        for i, p in enumerate(k.get("patches", [])):
+            out.append(lambda m, p=p, i=i: self._leading("patches", i, p, lambda: patch_tf.patch(
+                m, p or {}, self.loader, self.kfile)))
         out.kind = "NamespaceTransformer"
         if k.get("namespace"):
             cfg_ns = {"metadata": {"namespace": k.get("namespace")}, "fieldSpecs": t["namespace"]}
@@ -362,8 +367,9 @@ class Target:
         if k.get("commonAnnotations"):
             out.append(lambda m: metadata.annotations(m, {"annotations": k.get("commonAnnotations"), "fieldSpecs": t["commonAnnotations"]}))
         out.kind = "PatchJson6902Transformer"
-        for p in k.get("patchesJson6902", []):
-            out.append(lambda m, p=p: patch_tf.patch_json6902(m, p or {}, self.loader, self.kfile))
+        for i, p in enumerate(k.get("patchesJson6902", [])):
+            out.append(lambda m, p=p, i=i: self._leading("patchesJson6902", i, p, lambda: patch_tf.patch_json6902(
+                m, p or {}, self.loader, self.kfile)))
         out.kind = "ReplicaCountTransformer"
         for rep in k.get("replicas", []):
             out.append(lambda m, rep=rep: replicas.transform(m, {"replica": rep or {}, "fieldSpecs": t["replicas"]}))
@@ -374,6 +380,13 @@ class Target:
         if k.get("replacements"):
             out.append(lambda m: self.ctx.replacements(self, m, k.get("replacements")))
         return out
+
+    def _leading(self, field: str, index: int, entry: Any, step: Callable[[], None]) -> None:
+        """Run one patch entry's step; its error gets a lead naming ``field[index]``."""
+        try:
+            step()
+        except KzgitError as e:
+            raise leads.patch(e, self.kfile, field, index, entry, self.loader.load) from None
 
     def run_transformers(self, ra: Accumulator) -> None:
         for kind, step in self.builtin_transformers(ra.config):

@@ -16,7 +16,7 @@ import tempfile
 import traceback
 from typing import Any, Dict, List, NoReturn, Optional
 
-from kzgit.errors import KzgitError, UsageError
+from kzgit.errors import KzgitError, UsageError, full_message
 
 # Command modules under kzgit/cli/, in the order ``kzgit --help`` lists them.
 COMMANDS = ["build", "transform", "localize", "rebuild", "diff", "hook", "install_hooks"]
@@ -166,9 +166,16 @@ def _main(argv: Optional[List[str]]) -> int:
     except KzgitError as e:
         if args.traceback:
             raise
-        print(f"Error: {e}", file=sys.stderr)
+        print(f"Error: {full_message(e)}", file=sys.stderr)
         return 1
     except BrokenPipeError:
+        return 1
+    except OSError as e:
+        if args.traceback or not e.filename:
+            raise
+        # an I/O error on a path (disk full, permissions, a file where a directory should
+        # be): the user can act on it, so it is not a crash
+        print(f"Error: cannot access '{e.filename}': {e.strerror or e}", file=sys.stderr)
         return 1
     except Exception as e:  # noqa: BLE001 - the last line of defence
         if args.traceback:

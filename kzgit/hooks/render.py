@@ -12,7 +12,7 @@ from typing import List, Optional, Tuple
 
 from kzgit.build import BuildOptions
 from kzgit.engine import Engine, render_pool
-from kzgit.errors import KzgitError
+from kzgit.errors import KzgitError, full_message
 from kzgit.hooks import Finding, Workspace
 
 
@@ -37,7 +37,7 @@ def _render_one(engine: Engine, path: str, options: BuildOptions) -> Optional[st
     try:
         engine.render(path, options)
     except KzgitError as e:
-        return str(e)
+        return full_message(e)
     return None
 
 

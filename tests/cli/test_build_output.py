@@ -123,3 +123,18 @@ def test_transform_output_under_a_file_is_a_user_error(tmp_path: Path,
     assert main(["transform", str(src), "-p", str(tmp_path / "plugins"), "-o", str(out), "-q"]) == 1
     err = capsys.readouterr().err
     assert f"cannot create '{out}'" in err and "unexpected" not in err
+
+
+def test_other_io_errors_on_user_paths_are_user_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """An OSError naming a path is exit 1 with the path and the reason, not a crash log: here
+    install-hooks with core.hooksPath naming a file."""
+    import subprocess
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "hooks-file").write_text("not a directory\n")
+    subprocess.run(["git", "-C", str(repo), "config", "core.hooksPath", "hooks-file"], check=True)
+    monkeypatch.chdir(repo)
+    assert main(["install-hooks"]) == 1
+    err = capsys.readouterr().err
+    assert f"Error: cannot access '{repo / 'hooks-file'}'" in err and "unexpected" not in err

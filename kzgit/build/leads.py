@@ -1,0 +1,64 @@
+"""One line a person reads first, before kustomize's own error chain.
+
+kustomize's message for a missing resource or patch is a chain of several hundred
+characters (``accumulating resources: accumulation err='...': must build at directory:
+...``) that kzgit keeps word for word: people search for those words and scripts match
+them.  A *lead* (:attr:`kzgit.errors.KzgitError.lead`) names, in one line, the
+kustomization file, the field (``resources``, ``patches[2].path``) and the path; the CLI
+and the hooks print it above the chain (:func:`kzgit.errors.full_message`).  The first
+lead set wins, so the kustomization nearest the problem is the one named.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Optional
+
+from kzgit.errors import KzgitError
+
+# The loader's words for a path that is not there (kustomize's evalsymlink/lstat failure).
+_MISSING = "no such file or directory"
+_YAML_LINE = re.compile(r"\byaml: line (\d+): (.*)")
+
+
+def resource(err: KzgitError, kfile: str, path: str) -> KzgitError:
+    """Lead for a ``resources`` entry that is neither a file nor a kustomization directory."""
+    if _MISSING in err.message:
+        return err.with_lead(f"{kfile}: resources: '{path}' does not exist")
+    return err
+
+
+def patch(err: KzgitError, kfile: str, field: str, index: int, entry: Any,
+          load: Callable[[str], bytes]) -> KzgitError:
+    """Lead for the ``field[index]`` patch entry (``patches``, ``patchesJson6902``)."""
+    if err.lead is not None or not isinstance(entry, dict):
+        return err
+    path = entry.get("path")
+    path = path if isinstance(path, str) and path else None
+    where = f"{kfile}: {field}[{index}]"
+    msg = err.message
+    if path and _MISSING in msg:
+        return err.with_lead(f"{where}.path: '{path}' does not exist")
+    what = f"the patch file '{path}'" if path else "the inline patch"
+    if msg.startswith("no resource matches") or "failed to find unique target for patch" in msg:
+        return err.with_lead(f"{where}: {what} matches no resource")
+    if "unable to parse SM or JSON patch" in msg:
+        problem = _yaml_problem(path, entry.get("patch"), load)
+        if problem:
+            field_name = "path" if path else "patch"
+            return err.with_lead(f"{where}.{field_name}: {what} is not valid YAML: {problem}")
+    return err
+
+
+def _yaml_problem(path: Optional[str], inline: Any, load: Callable[[str], bytes]) -> Optional[str]:
+    """``line N: what`` of the YAML error in a patch (a line of the inline text for an inline
+    patch), or None when it parses."""
+    from kzgit.yamlio import load_documents
+    try:
+        data = load(path) if path else str(inline or "").encode("utf-8")
+        load_documents(data, path or "inline patch")
+    except KzgitError as e:
+        m = _YAML_LINE.search(e.message)
+        if m:
+            return f"line {m.group(1)}: {m.group(2)}"
+        return e.message.splitlines()[0] if e.message else None
+    return None
