@@ -4,29 +4,22 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
-from typing import Dict
 
 import pytest
 
 from kzgit.cli.main import main
 from kzgit.walk import tree_files
+from helpers import write_tree
 
 BROKEN = "resources:\n- missing.yaml\n"
 GOOD_K = "resources:\n- cm.yaml\n"
 CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n"
 
 
-def write(root: Path, files: Dict[str, str]) -> None:
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
-
-
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
     root = tmp_path / "tree"
-    write(root, {
+    write_tree(root, {
         "app/kustomization.yaml": GOOD_K, "app/cm.yaml": CM,
         ".cache/pre-commit/repo1/tests/kustomization.yaml": BROKEN,
         "build/out/kustomization.yaml": BROKEN,
@@ -58,17 +51,17 @@ def test_render_all_outside_git_skips_hidden_and_ignored_directories(
     monkeypatch.chdir(tree)
     assert main(["hook", "render", "--all"]) == 0, capsys.readouterr().out
     assert main(["hook", "all", "--all"]) == 0, capsys.readouterr().out
-    write(tree, {"app/kustomization.yaml": BROKEN})
+    write_tree(tree, {"app/kustomization.yaml": BROKEN})
     assert main(["hook", "render", "--all"]) == 1
     assert capsys.readouterr().out.startswith("app: does not render")
 
 
 def test_rebuild_outside_git_skips_copies_in_hidden_and_ignored_directories(
         tree: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    write(tree, {".cache/x/copy/.kzgit-localize.lock": "not json",
+    write_tree(tree, {".cache/x/copy/.kzgit-localize.lock": "not json",
                  "build/copy/.kzgit-localize.lock": "not json"})
     monkeypatch.chdir(tree)
     assert main(["rebuild", "--no-verify"]) == 0
     assert "no localized copies found" in capsys.readouterr().err
-    write(tree, {"copy/.kzgit-localize.lock": "not json"})
+    write_tree(tree, {"copy/.kzgit-localize.lock": "not json"})
     assert main(["rebuild", "--no-verify"]) == 1   # a copy of the project is still found

@@ -3,24 +3,17 @@ names the kustomization file, the field and the path, and kustomize's own chain 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, Tuple
+from typing import Tuple
 
 import pytest
 
 from kzgit import BuildOptions, build
 from kzgit.cli.main import main
 from kzgit.errors import KzgitError, full_message
+from helpers import write_tree
 
 CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n"
 PATCH = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  x: y\n"
-
-
-def tree(root: Path, files: Dict[str, str]) -> Path:
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
-    return root
 
 
 def failure(root: Path) -> Tuple[str, str]:
@@ -32,7 +25,7 @@ def failure(root: Path) -> Tuple[str, str]:
 
 
 def test_missing_resource(tmp_path: Path) -> None:
-    app = tree(tmp_path / "app", {"kustomization.yaml": "resources:\n- cm.yaml\n- missing.yaml\n",
+    app = write_tree(tmp_path / "app", {"kustomization.yaml": "resources:\n- cm.yaml\n- missing.yaml\n",
                                   "cm.yaml": CM})
     lead, chain = failure(app)
     assert lead == f"{app}/kustomization.yaml: resources: 'missing.yaml' does not exist"
@@ -41,14 +34,14 @@ def test_missing_resource(tmp_path: Path) -> None:
 
 
 def test_missing_resource_in_a_base_names_the_base(tmp_path: Path) -> None:
-    tree(tmp_path, {"base/kustomization.yaml": "resources:\n- gone.yaml\n",
+    write_tree(tmp_path, {"base/kustomization.yaml": "resources:\n- gone.yaml\n",
                     "app/kustomization.yaml": "resources:\n- ../base\n"})
     lead, _ = failure(tmp_path / "app")
     assert lead == f"{tmp_path}/base/kustomization.yaml: resources: 'gone.yaml' does not exist"
 
 
 def test_missing_patch_file(tmp_path: Path) -> None:
-    app = tree(tmp_path / "app", {
+    app = write_tree(tmp_path / "app", {
         "kustomization.yaml": "resources:\n- cm.yaml\npatches:\n- path: p.yaml\n- path: p.yaml\n"
                               "- path: nosuch.yaml\n", "cm.yaml": CM, "p.yaml": PATCH})
     lead, chain = failure(app)
@@ -57,7 +50,7 @@ def test_missing_patch_file(tmp_path: Path) -> None:
 
 
 def test_patch_that_matches_nothing_names_the_patch_file(tmp_path: Path) -> None:
-    app = tree(tmp_path / "app", {
+    app = write_tree(tmp_path / "app", {
         "kustomization.yaml": "resources:\n- cm.yaml\npatches:\n- path: other.yaml\n",
         "cm.yaml": CM, "other.yaml": PATCH.replace("name: a", "name: zzz")})
     lead, chain = failure(app)
@@ -66,7 +59,7 @@ def test_patch_that_matches_nothing_names_the_patch_file(tmp_path: Path) -> None
 
 
 def test_patch_that_is_not_yaml_says_file_and_line(tmp_path: Path) -> None:
-    app = tree(tmp_path / "app", {
+    app = write_tree(tmp_path / "app", {
         "kustomization.yaml": "resources:\n- cm.yaml\npatches:\n- path: bad.yaml\n",
         "cm.yaml": CM, "bad.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata: [x\n  y: 1\n"})
     lead, _ = failure(app)
@@ -76,7 +69,7 @@ def test_patch_that_is_not_yaml_says_file_and_line(tmp_path: Path) -> None:
 
 def test_cli_prints_the_lead_first_then_kustomizes_chain(tmp_path: Path,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
-    app = tree(tmp_path / "app", {"kustomization.yaml": "resources:\n- missing.yaml\n"})
+    app = write_tree(tmp_path / "app", {"kustomization.yaml": "resources:\n- missing.yaml\n"})
     assert main(["build", str(app)]) == 1
     err = capsys.readouterr().err.splitlines()
     assert err[0] == f"Error: {app}/kustomization.yaml: resources: 'missing.yaml' does not exist"
@@ -90,7 +83,7 @@ def test_full_message_without_a_lead_is_the_message() -> None:
 
 def test_render_hook_leads_with_the_same_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                               capsys: pytest.CaptureFixture[str]) -> None:
-    app = tree(tmp_path / "repo" / "app", {"kustomization.yaml": "resources:\n- missing.yaml\n"})
+    app = write_tree(tmp_path / "repo" / "app", {"kustomization.yaml": "resources:\n- missing.yaml\n"})
     monkeypatch.chdir(tmp_path / "repo")
     assert main(["hook", "render", "--all"]) == 1
     out = capsys.readouterr().out.splitlines()
