@@ -19,6 +19,8 @@ Keys (all optional)::
     enable-helm = false
     helm-command = "helm"           # the helm v3 binary for helmCharts (with enable-helm)
     localized = ["vendor/**"]       # where localized copies live; default: anywhere
+    cache = true                    # the persistent render cache (kzgit.rendercache)
+    cache-size-mb = 512             # its bound; least recently used renders are evicted
 
     [tool.kzgit.refs]               # `[refs]` in .kzgit.toml
     allowed = ['v?\\d+(\\.\\d+)+']  # regexes a ref must fully match (replaces the default)
@@ -82,6 +84,8 @@ class Config:
     enable_helm: bool = False
     helm_command: str = "helm"
     localized: Tuple[str, ...] = ()
+    cache: bool = True
+    cache_size_mb: int = 512
     refs: RefPolicy = dataclasses.field(default_factory=RefPolicy)
     source: Optional[str] = None     # the file it came from, for messages
 
@@ -128,6 +132,9 @@ _KEYS: Dict[str, Tuple[str, Any, str]] = {
     "enable-helm": ("enable_helm", _bool, "true or false"),
     "helm-command": ("helm_command", _nonempty_str, "a helm binary: a name on PATH or a path"),
     "localized": ("localized", _str_list, "a list of glob strings"),
+    "cache": ("cache", _bool, "true or false"),
+    "cache-size-mb": ("cache_size_mb", lambda v: v if isinstance(v, int) and not isinstance(v, bool)
+                      and v > 0 else None, "a positive integer (megabytes)"),
 }
 
 

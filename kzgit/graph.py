@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import posixpath
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from kzgit.loader import KUSTOMIZATION_FILE_NAMES
 
@@ -392,3 +392,52 @@ def helm_ref_parts(ref: RemoteRef) -> Tuple[str, str]:
     """(repo, version) of a helm chart reference recorded by the graph."""
     repo, _, rest = ref.value.partition(" ")
     return repo, rest.rpartition("@")[2]
+
+
+# -- sharding across CI jobs ------------------------------------------------------------------
+
+def parse_shard(text: str) -> Tuple[int, int]:
+    """``"I/N"`` (1-based, 1 <= I <= N) as (I, N); ValueError with the reason otherwise."""
+    i, sep, n = text.partition("/")
+    if not sep or not i.strip().isdigit() or not n.strip().isdigit():
+        raise ValueError(f"'{text}' is not I/N (for example 2/4)")
+    index, count = int(i), int(n)
+    if count < 1 or not 1 <= index <= count:
+        raise ValueError(f"'{text}': I must be between 1 and N, and N at least 1")
+    return index, count
+
+
+def root_weights(graph: Graph, files: Iterable[str], size: Callable[[str], int]) -> Dict[str, int]:
+    """Each root's weight for sharding: the bytes of every file it reaches (trees included)."""
+    all_files = sorted(set(files))
+    present = set(all_files)
+    out: Dict[str, int] = {}
+    for r in graph.roots:
+        reach = graph.reach(r)
+        mine = set(reach.files) | {graph.nodes[d].file for d in reach.kustomization_dirs
+                                   if d in graph.nodes}
+        for t in reach.trees:
+            if t == ROOT_DIR:
+                mine.update(all_files)
+            else:
+                mine.update(f for f in all_files if f.startswith(t + "/"))
+        out[r] = sum(size(f) for f in sorted(mine) if f in present)
+    return out
+
+
+def shard(roots: Sequence[str], weights: Mapping[str, int], index: int, count: int) -> List[str]:
+    """The roots of shard ``index`` (1-based) of ``count``, sorted.
+
+    Every root is in exactly one shard, and every machine computes the same
+    assignment from the same roots and weights: roots are taken heaviest first
+    (ties by name) and each goes to the lightest shard so far (ties: the lowest
+    number), so the shards' total input sizes stay close.
+    """
+    loads = [0] * count
+    mine: List[str] = []
+    for r in sorted(set(roots), key=lambda r: (-weights.get(r, 0), r)):
+        k = min(range(count), key=lambda j: (loads[j], j))
+        loads[k] += max(1, weights.get(r, 0))
+        if k == index - 1:
+            mine.append(r)
+    return sorted(mine)

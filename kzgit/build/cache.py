@@ -26,6 +26,11 @@ A cached result is only reused when rebuilding could not give anything else:
 * failures are not cached; warnings are replayed.
 
 Files are assumed not to change during one run (one commit, one revision).
+
+When the persistent render cache records a build (:mod:`kzgit.rendercache`),
+each stored base also keeps the file system questions its accumulation asked,
+and a reuse replays them into the recording: a root built from a reused base
+has read that base's files as surely as if it had accumulated it.
 """
 from __future__ import annotations
 
@@ -33,9 +38,9 @@ import collections
 import dataclasses
 import json
 import threading
-from typing import TYPE_CHECKING, Any, Hashable, List, Optional, Sequence, Set, Tuple, cast
+from typing import TYPE_CHECKING, Any, Hashable, List, Optional, Sequence, Set, Tuple
 
-from kzgit.loader import is_within
+from kzgit.loader import RECORDER, is_within
 
 if TYPE_CHECKING:  # pragma: no cover
     from kzgit.build import BuildOptions
@@ -53,11 +58,13 @@ MAX_ENTRIES = 64
 class Recording:
     """What one base's accumulation touched, collected while it runs."""
 
-    __slots__ = ("roots", "cacheable")
+    __slots__ = ("roots", "cacheable", "recorder", "scope")
 
     def __init__(self) -> None:
         self.roots: Set[str] = set()
         self.cacheable = True
+        self.recorder = RECORDER.get()
+        self.scope = self.recorder.open_scope() if self.recorder is not None else None
 
 
 @dataclasses.dataclass
@@ -66,6 +73,7 @@ class _Entry:
     roots: Tuple[str, ...]
     warnings: Tuple[str, ...]
     after: Hashable = None  # global state the accumulation left behind, replayed on reuse
+    scope: Any = None       # what it asked the file systems (kzgit.rendercache), replayed too
 
 
 class BuildCache:
@@ -102,6 +110,12 @@ class BuildCache:
             self.misses += 1
             return None
         self.hits += 1
+        recorder = RECORDER.get()
+        if recorder is not None:
+            if entry.scope is None:   # stored by a build nobody recorded: its reads are unknown
+                recorder.mark_uncacheable("a reused base was accumulated unrecorded")
+            else:
+                recorder.replay(entry.scope)
         return copy_accumulator(entry.accumulator), entry.warnings, entry.roots, entry.after
 
     def put(self, key: Hashable, ra: "Accumulator", rec: Recording, warnings: List[str],
@@ -111,9 +125,12 @@ class BuildCache:
         ``after`` is global state the accumulation changed (kyaml's lazy schema parse),
         handed back by :meth:`get` so a reuse leaves it as a rebuild would.
         """
+        if rec.recorder is not None and rec.scope is not None:
+            rec.recorder.close_scope(rec.scope)
         if not rec.cacheable:
             return
-        entry = _Entry(copy_accumulator(ra), tuple(sorted(rec.roots)), tuple(warnings), after)
+        entry = _Entry(copy_accumulator(ra), tuple(sorted(rec.roots)), tuple(warnings), after,
+                       rec.scope)
         with self._lock:
             self._entries[key] = entry
             self._entries.move_to_end(key)
@@ -148,7 +165,9 @@ def cache_key(loader: "Loader", origin: Optional[str], build_metadata: Any,
     opts = tuple((f.name, repr(getattr(options, f.name)))
                  for f in dataclasses.fields(options) if f.name not in ("fs", "cache"))
     # every build makes its own DiskFS; any other file system (a git tree) is keyed by
-    # the object itself, which the key keeps alive so its id cannot be reused
-    fs: Hashable = "disk" if type(loader.fs) is DiskFS else cast(Hashable, loader.fs)
+    # the object itself, which the key keeps alive so its id cannot be reused; the render
+    # cache's recording wrapper is looked through
+    inner: Any = getattr(loader.fs, "inner", loader.fs)
+    fs: Hashable = "disk" if type(inner) is DiskFS else inner
     return (loader.root, fs, loader.restrictor, loader.repo_root, loader.remote_label,
             origin, json.dumps(build_metadata, sort_keys=True, default=str), opts, schema)

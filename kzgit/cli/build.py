@@ -60,6 +60,8 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                    help="environment variable for functions (repeatable)")
     p.add_argument("--mount", action="append", default=[], metavar="type=T,src=S,dst=D",
                    help="storage mount for container functions (repeatable)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="build even if the render cache holds this root's output for its inputs")
     p.set_defaults(func=run)
 
 
@@ -76,20 +78,31 @@ def options_from_args(args: argparse.Namespace) -> BuildOptions:
 
 
 def run(args: argparse.Namespace) -> int:
-    result = build(args.dir, options_from_args(args))
-    for w in result.warnings:
+    options = options_from_args(args)
+    to_dir = bool(args.output) and os.path.isdir(args.output)
+    result = None
+    if args.no_cache or to_dir:   # -o DIR needs the resources themselves
+        result = build(args.dir, options)
+        warnings = result.warnings
+    else:
+        # through the render cache (kzgit.rendercache)
+        from kzgit.cli.cache import cached_yaml
+        text, warnings = cached_yaml(args.dir, options)
+    for w in warnings:
         print(w, file=sys.stderr)
+    if result is not None:
+        text = "" if to_dir else result.to_yaml()
     if args.output:
-        if os.path.isdir(args.output):
+        if to_dir:
             from kzgit.build.output import write_dir
+            assert result is not None
             write_dir(result.resources, args.output)
         elif args.output.endswith(("/", os.sep)):
             raise OutputError(args.output, "no such directory (-o DIR must name an existing "
                                            "directory)")
         else:
-            write_atomic(args.output, result.to_yaml())
+            write_atomic(args.output, text)
         return 0
-    text = result.to_yaml()
     sys.stdout.write(text)
     sys.stdout.flush()
     return 0

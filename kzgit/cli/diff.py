@@ -5,6 +5,10 @@ prints the per-resource difference (:mod:`kzgit.diff`).  Exit codes, as
 ``git diff --exit-code`` plus kzgit's: 0 nothing changed (or no
 ``--exit-code``), 1 something changed with ``--exit-code``, 2 usage or
 configuration error, 3 unexpected, 4 a root (or a revision) does not render.
+
+``--shard I/N`` renders one of N disjoint parts of the roots (a CI matrix job
+each); ``--merge A.json B.json ...`` prints the shards' JSON reports as one
+report, in any format, with the exit status one unsharded run would have.
 """
 from __future__ import annotations
 
@@ -49,7 +53,24 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     p.add_argument("--offline", action="store_true", help="use only cached remote references")
     p.add_argument("-j", "--jobs", type=jobs_arg, default=0, metavar="N",
                    help="parallel renders (default: the base revision's `jobs` setting, else one per CPU)")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="list each rendering on stderr: root, revision, built, cached or failed, time")
+    p.add_argument("--no-cache", action="store_true",
+                   help="render every root; do not use or fill the render cache")
+    p.add_argument("--shard", metavar="I/N", type=_shard_arg,
+                   help="compare only part I of N (1-based) of the affected roots, for a CI matrix")
+    p.add_argument("--merge", nargs="+", metavar="REPORT",
+                   help="render nothing: combine JSON reports of the shards of one diff and print "
+                        "them as one report")
     p.set_defaults(func=run)
+
+
+def _shard_arg(text: str) -> "tuple[int, int]":
+    from kzgit.graph import parse_shard
+    try:
+        return parse_shard(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 class _Progress:
@@ -76,13 +97,50 @@ class _Progress:
         self.stream.flush()
 
 
+def _merged(paths: "list[str]") -> "DiffReport":
+    import json
+
+    from kzgit.diff.report import ReportFormatError, from_dict, merge
+    reports = []
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as f:
+                reports.append(from_dict(json.load(f)))
+        except OSError as e:
+            raise UsageError(f"--merge {path}: cannot read: {e.strerror or e}") from None
+        except (ValueError, ReportFormatError) as e:
+            raise UsageError(f"--merge {path}: not a kzgit diff JSON report: {e}") from None
+    try:
+        return merge(reports)
+    except ReportFormatError as e:
+        raise UsageError(f"--merge: {e}") from None
+
+
+def _cache_enabled() -> "tuple[bool, int]":
+    """The render cache settings of the repository's configuration (on, when it cannot be read)."""
+    from kzgit import gitio
+    from kzgit.config import load_config
+    try:
+        c = load_config(gitio.repo_root(os.getcwd()))
+    except KzgitError:
+        return True, 512
+    return c.cache, c.cache_size_mb
+
+
 def run(args: argparse.Namespace) -> int:
     from kzgit.diff import DiffOptions, diff
+    if args.merge:
+        return _finish(_merged(args.merge), args)
     progress = _Progress(sys.stderr) if sys.stderr.isatty() else None
+    store = None
+    if not args.no_cache:
+        from kzgit.cli.cache import open_for_cli
+        store = open_for_cli(*_cache_enabled())
     options = DiffOptions(base=args.base, head=args.head, engine=args.engine,
                           enable_alpha_plugins=args.enable_alpha_plugins,
                           enable_exec=args.enable_exec, enable_helm=args.enable_helm,
-                          offline=args.offline, jobs=max(0, args.jobs), progress=progress)
+                          offline=args.offline, jobs=max(0, args.jobs), progress=progress,
+                          store=store, shard=args.shard)
     try:
         report = diff(os.getcwd(), options)
     except UsageError:
@@ -96,6 +154,17 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if progress:
             progress(1, 1, "")
+        if store is not None and store.wrote:
+            store.trim()
+    if args.verbose:
+        for r in report.renders:
+            print(f"{r.status:<7} {r.root} at {report.base.label if r.side == 'base' else report.head.label}"
+                  f" ({r.seconds:.2f}s)", file=sys.stderr)
+    return _finish(report, args)
+
+
+def _finish(report: "DiffReport", args: argparse.Namespace) -> int:
+    """Print the report and its render errors; the exit status."""
     _print(report, args)
     for r in report.roots:
         for err in r.errors:
@@ -103,6 +172,10 @@ def run(args: argparse.Namespace) -> int:
             # DIR:" then the problems): all of it, continuation lines indented
             text = "\n  ".join(err.message.splitlines())
             print(f"Error: {r.root} does not render at {err.revision}: {text}", file=sys.stderr)
+    return _status(report, args)
+
+
+def _status(report: "DiffReport", args: argparse.Namespace) -> int:
     if report.failed:
         return EXIT_RENDER_FAILED
     return EXIT_CHANGED if args.exit_code and report.changed else 0

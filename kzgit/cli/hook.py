@@ -4,7 +4,10 @@ Under the pre-commit framework a hook gets the file names pre-commit passes
 (the work tree then holds exactly the staged content); ``--all`` checks
 everything.  The plain git hooks use ``--staged`` (the index, exported to a
 temporary directory) and ``--rev REV [--from OLD]`` (a commit being pushed).
-Silent on success; findings go to stdout and make the exit code 1.
+Silent on success; findings go to stdout and make the exit code 1.  The
+render hook lists each root it rendered (``built``, ``cached`` or ``failed``,
+and its time) with ``-v``, and always under the pre-commit framework, which
+shows a hook's output only when it fails or runs with ``--verbose``.
 """
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ import os
 import shutil
 import sys
 import tempfile
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 from kzgit.cli import jobs_arg
 from kzgit.config import Config, load_config
@@ -55,11 +58,25 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                            help="parallel builds (default: the `jobs` setting, else one per CPU)")
             h.add_argument("--engine", choices=["builtin", "kustomize", "kubectl"],
                            help="override the configured engine")
+            h.add_argument("-v", "--verbose", action="store_true",
+                           help="list each root rendered: built, cached or failed, and its time")
+            h.add_argument("--no-cache", action="store_true",
+                           help="build every root; do not use or fill the render cache")
+            h.add_argument("--shard", metavar="I/N", type=_shard_arg,
+                           help="render only part I of N (1-based) of the roots, for a CI matrix")
         if name in ("pinned-refs", "all"):
             h.add_argument("--require-sha", action="store_true", help="accept full commit SHAs only")
         if name in ("exec-bits", "all"):
             h.add_argument("--check", action="store_true", help="report only, change nothing")
         h.set_defaults(func=run)
+
+
+def _shard_arg(text: str) -> "tuple[int, int]":
+    from kzgit.graph import parse_shard
+    try:
+        return parse_shard(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _rel(repo: str, path: str) -> Optional[str]:
@@ -146,7 +163,21 @@ def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace) -> List[Findin
             engine = get_engine(args.engine, None, c.timeout, source="--engine")
         else:
             engine = engine_from_config(c)
-        return render.run(ws, engine, jobs=args.jobs, offline=args.offline)
+        from kzgit.cli.cache import open_for_cli
+        store = open_for_cli(c.cache and not getattr(args, "no_cache", False), c.cache_size_mb)
+        roots = render.roots_to_build(ws)
+        if getattr(args, "shard", None):
+            from kzgit.graph import root_weights, shard
+            weights = root_weights(ws.graph, ws.files, _size_in(ws.root))
+            roots = shard(roots, weights, *args.shard)
+        results = render.render_roots(ws, engine, roots, jobs=args.jobs, offline=args.offline,
+                                      store=store)
+        if store is not None and store.wrote:
+            store.trim()
+        if getattr(args, "verbose", False) or os.environ.get("PRE_COMMIT") == "1":
+            for r in results:
+                print(f"{r.status:<7} {r.root} ({r.seconds:.2f}s)")
+        return render.findings(results)
     if hook == "localized-sync":
         from kzgit.hooks import localized_sync
         return localized_sync.run(ws)
@@ -156,6 +187,15 @@ def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace) -> List[Findin
     from kzgit.hooks import exec_bits
     # A pushed commit cannot be fixed in place: report only.
     return exec_bits.run(ws, fix=not (args.check or args.rev))
+
+
+def _size_in(top: str) -> "Callable[[str], int]":
+    def size(rel: str) -> int:
+        try:
+            return os.lstat(os.path.join(top, *rel.split("/"))).st_size
+        except OSError:
+            return 0
+    return size
 
 
 def report(findings: List[Finding]) -> int:

@@ -10,12 +10,19 @@ what runs -- plugin, exec and helm enabling, the engine and its binary, the
 load restrictor, roots and exclusions -- comes from the command line or the
 *base* revision's configuration; the head's configuration is never read for
 it (a note says when the head changes it).
+
+Builtin renders go through the persistent render cache
+(:mod:`kzgit.rendercache`): a base revision's files are git blobs, recorded by
+object id, so re-running a check after a push renders only what the push
+changed.  ``shard`` keeps one of N disjoint parts of the roots
+(:func:`kzgit.graph.shard`); :func:`merge` puts the shards' reports together.
 """
 from __future__ import annotations
 
 import concurrent.futures
 import contextlib
 import dataclasses
+import json
 import os
 from typing import Callable, Dict, List, Optional, Tuple
 
@@ -24,12 +31,13 @@ from kzgit.build.cache import BuildCache
 from kzgit.config import Config, glob_match
 from kzgit.diff import drift as _drift
 from kzgit.diff.report import (ADDED, CHANGED, ERROR, REMOVED, UNCHANGED, DiffReport, RenderedResource,
-                               RenderError, RootDiff, Side, compare, stem_from_shape)
+                               RenderError, RenderStat, RootDiff, Side, compare, stem_from_shape)
 from kzgit.diff.revision import ConfinedDiskFS, Revision, changed_paths, open_commit, open_worktree
 from kzgit.engine import Engine, get_engine, render_pool
 from kzgit.errors import BuildError, KzgitError, UsageError
 from kzgit.graph import Graph, scan
 from kzgit.loader import FileSystem
+from kzgit.rendercache import BUILT, FAILED, Store
 from kzgit.resource import Resource
 
 Progress = Callable[[int, int, str], None]
@@ -50,6 +58,8 @@ class DiffOptions:
     offline: bool = False
     jobs: int = 0                               # parallel renders; 0: the base's `jobs`, else per CPU
     progress: Optional[Progress] = None
+    store: Optional[Store] = None               # the render cache; None: render everything
+    shard: Optional[Tuple[int, int]] = None     # (I, N): only part I of N of the roots
 
 
 def diff(cwd: str, options: DiffOptions) -> DiffReport:
@@ -82,14 +92,32 @@ def diff(cwd: str, options: DiffOptions) -> DiffReport:
         changed = changed_paths(base, head)
         base_graph, head_graph = _graph(base, config), _graph(head, config)
         roots = sorted(set(base_graph.affected_roots(changed)) | set(head_graph.affected_roots(changed)))
+        if options.shard is not None:
+            roots = _shard(roots, base, head, base_graph, head_graph, *options.shard)
         results = _render_all(roots, base, head, base_graph, head_graph, engine, build_options,
-                              options.jobs or config.jobs, options.progress)
+                              options.jobs or config.jobs, options.progress, options.store)
+        report.renders = [RenderStat(root, side, status, seconds)
+                          for (root, side), (_, _, status, seconds) in sorted(results.items())]
         if options.progress:
             options.progress(len(results), len(results), "")
         report.roots = [_root_diff(root, base, head, base_graph, head_graph, results) for root in roots]
-        from kzgit.localize import LOCK_FILE_NAME, check_copy
-        report.drift = _drift.find(head, head_graph, config, changed, check_copy, LOCK_FILE_NAME)
+        if options.shard is None or options.shard[0] == 1:   # once across the shards
+            from kzgit.localize import LOCK_FILE_NAME, check_copy
+            report.drift = _drift.find(head, head_graph, config, changed, check_copy, LOCK_FILE_NAME)
         return report
+
+
+def _shard(roots: List[str], base: Revision, head: Revision, base_graph: Graph, head_graph: Graph,
+           index: int, count: int) -> List[str]:
+    """Part ``index`` of ``count`` of ``roots``, weighed by their inputs at the head (else the base)."""
+    from kzgit.graph import root_weights, shard
+
+    def size_in(side: Revision) -> Callable[[str], int]:
+        return lambda rel: len(side.read(rel) or b"")
+
+    weights = root_weights(base_graph, base.files, size_in(base))
+    weights.update(root_weights(head_graph, head.files, size_in(head)))
+    return shard(roots, weights, index, count)
 
 
 def _graph(side: Revision, config: Config) -> Graph:
@@ -115,8 +143,9 @@ def _config_notes(base: Revision, head: Revision, config: Config) -> List[str]:
             f"{base.label} (plugins, exec and helm are never enabled by the revision under review)"]
 
 
-_Outcome = Tuple[Optional[List[RenderedResource]], Optional[str]]
-"""A rendering, or the message of why there is none (messages cross processes; exceptions may not)."""
+_Outcome = Tuple[Optional[List[RenderedResource]], Optional[str], str, float]
+"""A rendering, or the message of why there is none (messages cross processes; exceptions may
+not), how it went (built, cached or failed) and how long it took."""
 
 # Starting a process pool costs about half a second; below this many roots a builtin
 # render in one process is faster (unless jobs is set), as in the render hook.
@@ -158,34 +187,52 @@ def _tree_fs(where: _Where) -> FileSystem:
     return _TREES[key]
 
 
-def _render(where: _Where, root: str, engine: Engine, options: BuildOptions) -> _Outcome:
+def _render(where: _Where, root: str, engine: Engine, options: BuildOptions,
+            store: Optional[Store] = None) -> _Outcome:
     """Render ``root`` of one side (in a worker, or in process)."""
+    import time
+    start = time.monotonic()
     rel = [p for p in root.split("/") if p != "."]
     try:
         if where.disk is not None:
             path = os.path.join(where.disk, *rel)
             if engine.name == "builtin":
                 fs = ConfinedDiskFS(where.disk) if where.commit else None
-                return _builtin(path, dataclasses.replace(options, fs=fs)), None
-            return _from_yaml(engine.render(path, options), root), None
+                return _builtin(path, dataclasses.replace(options, fs=fs), store)
+            got = _from_yaml(engine.render(path, options), root)
+            return got, None, BUILT, time.monotonic() - start
         return _builtin(os.path.join(where.repo, *rel),
-                        dataclasses.replace(options, fs=_tree_fs(where))), None
+                        dataclasses.replace(options, fs=_tree_fs(where)), store)
     except UsageError:
         raise      # the engine cannot run at all: not this root's fault
     except KzgitError as e:
-        return None, str(e)
+        return None, str(e), FAILED, time.monotonic() - start
     except OSError as e:   # a file system error on the content read is the content's
-        return None, f"{e.filename or root}: {e.strerror or e}"
+        return None, f"{e.filename or root}: {e.strerror or e}", FAILED, time.monotonic() - start
 
 
-def _builtin(path: str, options: BuildOptions) -> List[RenderedResource]:
-    from kzgit.build import build
-    return [_from_resource(r) for r in build(path, options).resources]
+def _builtin(path: str, options: BuildOptions, store: Optional[Store]) -> _Outcome:
+    from kzgit.rendercache import render_cached
+
+    def produce(opts: BuildOptions) -> Tuple[bytes, List[str]]:
+        from kzgit.build import build
+        result = build(path, opts)
+        rows = [dataclasses.astuple(_from_resource(r)) for r in result.resources]
+        return json.dumps(rows, ensure_ascii=False).encode("utf-8"), list(result.warnings)
+
+    got = render_cached(path, options, store, "diff-resources", produce)
+    if got.error is not None:
+        if isinstance(got.error, UsageError):
+            raise got.error
+        return None, str(got.error), FAILED, got.seconds
+    rendered = [RenderedResource(*row) for row in json.loads(got.payload)]
+    return rendered, None, got.status, got.seconds
 
 
 def _render_all(roots: List[str], base: Revision, head: Revision, base_graph: Graph,
                 head_graph: Graph, engine: Engine, options: BuildOptions, jobs: int,
-                progress: Optional[Progress]) -> Dict[Tuple[str, str], _Outcome]:
+                progress: Optional[Progress], store: Optional[Store] = None
+                ) -> Dict[Tuple[str, str], _Outcome]:
     """Every (root, side) rendering, keyed by (root, "base"|"head"); in parallel when it pays."""
     on_disk = (engine.name != "builtin" or options.enable_alpha_plugins or options.enable_exec
                or options.enable_helm)
@@ -205,10 +252,11 @@ def _render_all(roots: List[str], base: Revision, head: Revision, base_graph: Gr
     if workers == 1:
         for i, job in enumerate(todo):
             tell(i, job)
-            results[job] = _render(where[job[1]], job[0], engine, options)
+            results[job] = _render(where[job[1]], job[0], engine, options, store)
         return results
     with render_pool(engine, workers) as pool:
-        futures = {pool.submit(_render, where[job[1]], job[0], engine, options): job for job in todo}
+        futures = {pool.submit(_render, where[job[1]], job[0], engine, options, store): job
+                   for job in todo}
         for i, future in enumerate(concurrent.futures.as_completed(futures)):
             results[futures[future]] = future.result()
             tell(i + 1, futures[future])
@@ -225,7 +273,7 @@ def _root_diff(root: str, base: Revision, head: Revision, base_graph: Graph, hea
     for name, side in (("base", base), ("head", head)):
         if (root, name) not in results:
             continue
-        resources, error = results[(root, name)]
+        resources, error, _, _ = results[(root, name)]
         if error is not None:
             out.errors.append(RenderError(name, side.label, side.scrub(error)))
         rendered[name] = resources or []

@@ -162,6 +162,17 @@ class GitTreeFS:
         data: bytes = blob.data
         return data
 
+    def blob_id(self, path: str) -> str:
+        """The git object id of the file ``path`` names, without reading it: what the render
+        cache records for a file (a file on the disk is keyed by the same id)."""
+        try:
+            _, (mode, oid) = self._walk(path, True)
+        except _Outside as o:
+            raise BuildError(f"'{path}' resolves to '{o.path}', outside the repository") from None
+        if mode & _TYPE_MASK != _BLOB:
+            raise BuildError(f"'{path}' is not a regular file")
+        return str(oid)
+
     def is_dir(self, path: str) -> bool:
         return self._kind(path) in (_TREE, _COMMIT)
 

@@ -131,6 +131,16 @@ class Side:
 
 
 @dataclasses.dataclass
+class RenderStat:
+    """How one rendering of a diff went (``kzgit diff -v``): not part of the report's formats."""
+
+    root: str
+    side: str        # "base" or "head"
+    status: str      # "built", "cached" or "failed"
+    seconds: float
+
+
+@dataclasses.dataclass
 class DiffReport:
     """Everything ``kzgit diff`` found; the formats in :mod:`kzgit.diff.output` print it."""
 
@@ -139,6 +149,7 @@ class DiffReport:
     roots: List[RootDiff] = dataclasses.field(default_factory=list)
     drift: List[Drift] = dataclasses.field(default_factory=list)
     notes: List[str] = dataclasses.field(default_factory=list)
+    renders: List[RenderStat] = dataclasses.field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -212,4 +223,86 @@ def compare(root: str, base: List[RenderedResource], head: List[RenderedResource
         out.append(ResourceChange(status, cur.api_version, cur.kind, cur.namespace, cur.name, prev,
                                   unified(root, a, b)))
     out.sort(key=lambda c: (c.kind, c.namespace, c.name, c.api_version))
+    return out
+
+
+# -- reading reports back (kzgit diff --merge) ------------------------------------------------------
+class ReportFormatError(ValueError):
+    """A JSON report that is not one ``kzgit diff --format json`` writes."""
+
+
+def _field(d: Any, name: str, kind: Any, where: str) -> Any:
+    if not isinstance(d, dict) or name not in d or not isinstance(d[name], kind):
+        raise ReportFormatError(f"{where}: missing or bad '{name}'")
+    return d[name]
+
+
+def _opt_str(d: Dict[str, Any], name: str, where: str) -> Optional[str]:
+    v = d.get(name)
+    if v is not None and not isinstance(v, str):
+        raise ReportFormatError(f"{where}: bad '{name}'")
+    return v
+
+
+def from_dict(data: Any) -> DiffReport:
+    """The report a ``kzgit diff --format json`` output holds (version 1); ReportFormatError if not."""
+    if _field(data, "version", int, "report") != 1:
+        raise ReportFormatError(f"report version {data['version']} is not supported (expected 1)")
+
+    def side(name: str) -> Side:
+        s = _field(data, name, dict, "report")
+        return Side(str(_field(s, "label", str, name)), _opt_str(s, "rev", name),
+                    _opt_str(s, "commit", name))
+
+    report = DiffReport(side("base"), side("head"))
+    for i, r in enumerate(_field(data, "roots", list, "report")):
+        where = f"roots[{i}]"
+        root = RootDiff(_field(r, "root", str, where), _field(r, "file", str, where),
+                        _field(r, "status", str, where))
+        for e in _field(r, "errors", list, where):
+            root.errors.append(RenderError(_field(e, "side", str, where), _field(e, "revision", str, where),
+                                           _field(e, "message", str, where)))
+        for c in _field(r, "resources", list, where):
+            root.resources.append(ResourceChange(
+                _field(c, "status", str, where), _field(c, "api_version", str, where),
+                _field(c, "kind", str, where), _field(c, "namespace", str, where),
+                _field(c, "name", str, where), _opt_str(c, "previous_name", where),
+                _field(c, "diff", str, where)))
+        report.roots.append(root)
+    for i, d in enumerate(_field(data, "localized", list, "report")):
+        where = f"localized[{i}]"
+        problems = _field(d, "problems", list, where)
+        report.drift.append(Drift(_field(d, "copy", str, where), _opt_str(d, "original", where),
+                                  _field(d, "status", str, where), [str(p) for p in problems]))
+    report.notes = [str(n) for n in _field(data, "notes", list, "report")]
+    return report
+
+
+def merge(reports: List[DiffReport]) -> DiffReport:
+    """One report from the reports of the shards of one diff (same base and head).
+
+    Roots are sorted as one run sorts them; a root, a localized copy or a note
+    that several reports hold is kept once.  ReportFormatError when the reports
+    compare different revisions.
+    """
+    if not reports:
+        raise ReportFormatError("no report to merge")
+    first = reports[0]
+    out = DiffReport(first.base, first.head)
+    roots: Dict[str, RootDiff] = {}
+    copies: Dict[str, Drift] = {}
+    for i, r in enumerate(reports):
+        if (r.base.commit, r.head.commit, r.base.label, r.head.label) != \
+                (first.base.commit, first.head.commit, first.base.label, first.head.label):
+            raise ReportFormatError(
+                f"report {i + 1} compares {r.base.label}..{r.head.label} "
+                f"({r.base.commit}..{r.head.commit}), report 1 compares {first.base.label}.."
+                f"{first.head.label} ({first.base.commit}..{first.head.commit})")
+        for root in r.roots:
+            roots.setdefault(root.root, root)
+        for d in r.drift:
+            copies.setdefault(d.copy, d)
+        out.notes += [n for n in r.notes if n not in out.notes]
+    out.roots = [roots[k] for k in sorted(roots)]
+    out.drift = [copies[k] for k in sorted(copies)]
     return out

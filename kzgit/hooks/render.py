@@ -3,22 +3,38 @@
 Affected roots come from the dependency graph (:mod:`kzgit.graph`); each is
 built once per run, even when several changed files reach it, in parallel
 when ``jobs`` allows: processes for the builtin engine (it is CPU-bound
-Python), threads for external binaries (they are processes already).
+Python), threads for external binaries (they are processes already).  The
+builtin engine goes through the persistent render cache
+(:mod:`kzgit.rendercache`): a root whose inputs did not change since its last
+render is not built again.  ``--shard I/N`` renders one of N disjoint parts
+of the roots (:func:`kzgit.graph.shard`).
 """
 from __future__ import annotations
 
+import dataclasses
 import os
+import time
 from typing import List, Optional, Tuple
 
 from kzgit.build import BuildOptions
 from kzgit.engine import Engine, render_pool
 from kzgit.errors import KzgitError, full_message
 from kzgit.hooks import Finding, Workspace
-
+from kzgit.rendercache import BUILT, FAILED, Store
 
 # Starting a process pool costs about half a second; below this many roots a
 # builtin build in one process is faster (unless jobs is set explicitly).
 _MIN_ROOTS_FOR_PROCESSES = 6
+
+
+@dataclasses.dataclass
+class RootResult:
+    """How one root went: ``status`` is ``built``, ``cached`` or ``failed``."""
+
+    root: str
+    status: str
+    seconds: float
+    error: Optional[str] = None
 
 
 def options_for(ws: Workspace, offline: bool = False) -> BuildOptions:
@@ -32,13 +48,19 @@ def options_for(ws: Workspace, offline: bool = False) -> BuildOptions:
                         cache=BuildCache())
 
 
-def _render_one(engine: Engine, path: str, options: BuildOptions) -> Optional[str]:
-    """Render in a worker; the error *message* comes back (exceptions may not pickle)."""
+def _render_one(engine: Engine, path: str, options: BuildOptions,
+                store: Optional[Store]) -> Tuple[str, float, Optional[str]]:
+    """Render in a worker: (status, seconds, error *message*: exceptions may not pickle)."""
+    if engine.name == "builtin":
+        from kzgit.rendercache import render_yaml
+        got = render_yaml(path, options, store)
+        return got.status, got.seconds, full_message(got.error) if got.error is not None else None
+    start = time.monotonic()
     try:
         engine.render(path, options)
     except KzgitError as e:
-        return full_message(e)
-    return None
+        return FAILED, time.monotonic() - start, full_message(e)
+    return BUILT, time.monotonic() - start, None
 
 
 def roots_to_build(ws: Workspace) -> List[str]:
@@ -47,20 +69,32 @@ def roots_to_build(ws: Workspace) -> List[str]:
     return list(g.roots) if ws.changed is None else g.affected_roots(ws.changed)
 
 
-def run(ws: Workspace, engine: Engine, jobs: int = 0, offline: bool = False) -> List[Finding]:
-    """Build every affected root; one finding per root that does not render."""
-    roots = roots_to_build(ws)
+def render_roots(ws: Workspace, engine: Engine, roots: List[str], jobs: int = 0,
+                 offline: bool = False, store: Optional[Store] = None) -> List[RootResult]:
+    """Render ``roots`` of the workspace; one result per root, in the order given."""
     options = options_for(ws, offline)
     asked = jobs or ws.config.jobs
     workers = asked or (os.cpu_count() or 1)
     if not asked and engine.name == "builtin" and len(roots) < _MIN_ROOTS_FOR_PROCESSES:
         workers = 1
     workers = max(1, min(workers, len(roots)))
-    results: List[Tuple[str, Optional[str]]] = []
+    outcomes: List[Tuple[str, float, Optional[str]]]
     if workers == 1:
-        results = [(r, _render_one(engine, ws.path(r), options)) for r in roots]
+        outcomes = [_render_one(engine, ws.path(r), options, store) for r in roots]
     else:
         with render_pool(engine, workers) as pool:
-            futures = [(r, pool.submit(_render_one, engine, ws.path(r), options)) for r in roots]
-            results = [(r, f.result()) for r, f in futures]
-    return [Finding(root, "does not render: " + ws.scrub(err)) for root, err in results if err]
+            futures = [pool.submit(_render_one, engine, ws.path(r), options, store) for r in roots]
+            outcomes = [f.result() for f in futures]
+    return [RootResult(r, status, seconds, ws.scrub(err) if err is not None else None)
+            for r, (status, seconds, err) in zip(roots, outcomes)]
+
+
+def findings(results: List[RootResult]) -> List[Finding]:
+    """One finding per root that does not render."""
+    return [Finding(r.root, "does not render: " + r.error) for r in results if r.error is not None]
+
+
+def run(ws: Workspace, engine: Engine, jobs: int = 0, offline: bool = False,
+        store: Optional[Store] = None) -> List[Finding]:
+    """Build every affected root; one finding per root that does not render."""
+    return findings(render_roots(ws, engine, roots_to_build(ws), jobs, offline, store))

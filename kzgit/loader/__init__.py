@@ -9,9 +9,10 @@ relative and must not contain a root already on the loader chain (a cycle).
 """
 from __future__ import annotations
 
+import contextvars
 import os
 import stat
-from typing import List, Optional, Protocol, Tuple
+from typing import Any, List, Optional, Protocol, Tuple
 
 from kzgit.errors import BuildError, LoadRestrictionError
 
@@ -35,6 +36,13 @@ class FileSystem(Protocol):
     def exists(self, path: str) -> bool: ...
     def realpath(self, path: str) -> str: ...
     def listdir(self, path: str) -> List[str]: ...
+
+
+# The build recorder of the persistent render cache (kzgit.rendercache), when one is
+# recording this thread's build: every Loader hands it its file system to watch, so
+# what any build reads (a remote checkout's files included) is recorded in one place.
+RECORDER: "contextvars.ContextVar[Optional[Any]]" = contextvars.ContextVar("kzgit_recorder",
+                                                                          default=None)
 
 
 class DiskFS:
@@ -94,6 +102,9 @@ class Loader:
         self.parent = parent
         self.repo_root = repo_root          # set inside a cloned remote repository
         self.remote_label = remote_label    # the URL as the user wrote it (redacted)
+        recorder = RECORDER.get()
+        if recorder is not None:
+            self.fs = recorder.watch(self)
 
     # -- files ------------------------------------------------------------------------
     def resolve(self, path: str) -> str:

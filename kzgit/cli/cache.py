@@ -1,0 +1,63 @@
+"""``kzgit cache info`` / ``kzgit cache clear``: the persistent render cache (:mod:`kzgit.rendercache`).
+
+Also the CLI side of the cache for the commands that use it: opening it (an
+unwritable cache directory is a warning on stderr and an uncached run).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING, List, Optional, Tuple
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kzgit.build import BuildOptions
+    from kzgit.rendercache import Store
+
+
+def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    p = sub.add_parser("cache", help="show or empty the render cache",
+                       description="The persistent render cache: renders of kustomization roots "
+                                   "whose inputs did not change are reused, not built again.")
+    actions = p.add_subparsers(dest="action", metavar="ACTION", parser_class=type(p))
+    actions.required = True
+    actions.add_parser("info", help="where the cache is, how many renders it holds and their size",
+                       description="Show where the render cache is, its entries and size."
+                       ).set_defaults(func=run)
+    actions.add_parser("clear", help="remove every cached render",
+                       description="Remove every cached render.").set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kzgit.rendercache import DEFAULT_SIZE_MB, Store, cache_dir
+    store = Store(cache_dir(), DEFAULT_SIZE_MB)
+    if args.action == "clear":
+        n = store.clear()
+        print(f"removed {n} cached render{'s' if n != 1 else ''} from {store.path}")
+        return 0
+    info = store.info()
+    print(f"render cache: {info['path']}")
+    print(f"entries: {info['entries']}")
+    print(f"size: {info['bytes'] / 1048576:.1f} MB (bound: the `cache-size-mb` setting, "
+          f"default {DEFAULT_SIZE_MB} MB)")
+    return 0
+
+
+def open_for_cli(enabled: bool, size_mb: int) -> Optional["Store"]:
+    """The render cache for a command, or None; says on stderr why when it cannot be written."""
+    from kzgit.rendercache import default_store
+    store, warning = default_store(enabled, size_mb)
+    if warning:
+        print(f"kzgit: warning: {warning}", file=sys.stderr)
+    return store
+
+
+def cached_yaml(path: str, options: "BuildOptions") -> Tuple[str, List[str]]:
+    """``kzgit build``'s output and warnings through the render cache; raises the build's error."""
+    from kzgit.rendercache import render_yaml
+    store = open_for_cli(True, 512)
+    got = render_yaml(path, options, store)
+    if store is not None and store.wrote:
+        store.trim()
+    if got.error is not None:
+        raise got.error
+    return got.yaml, got.warnings

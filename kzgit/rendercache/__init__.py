@@ -1,0 +1,211 @@
+"""The persistent render cache: a root whose inputs did not change is not built again.
+
+:func:`render_yaml` renders a kustomization root with the builtin engine like
+``kzgit build`` does, through a :class:`Store`: every build records what it
+read (:mod:`kzgit.rendercache._record`: each file's git blob id, directory
+listings, existence and type checks, real paths) and stores its output, or
+its error, with that record.  The next render of the same root with the same
+options, engine, kzgit code and environment asks the same questions again;
+when every answer is unchanged it returns the stored output (or raises the
+stored error) without building.
+
+Never cached (built every time): builds that use exec or KRM plugins,
+container functions or helm (``generators``, ``transformers``,
+``validators``, ``helmCharts`` in any kustomization they read; everything,
+with ``enable-helm``), files fetched over HTTP, remote bases whose ref is not
+a full commit SHA, and failures that may be passing (a remote that could not
+be fetched, a plugin or usage error, an OS error).
+
+Used by ``kzgit build``, ``kzgit hook render``, ``kzgit diff`` and
+``kzgit validate``.  Nothing here prints: warnings are returned.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import sys
+import time
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from kzgit.build import BuildOptions
+from kzgit.errors import KzgitError, PluginError, RemoteError, UsageError
+from kzgit.rendercache._store import DEFAULT_SIZE_MB, Store, open_store
+
+__all__ = ["Store", "Rendered", "open_store", "default_store", "cache_dir", "render_yaml",
+           "render_cached", "DEFAULT_SIZE_MB", "BUILT", "CACHED", "FAILED"]
+
+BUILT, CACHED, FAILED = "built", "cached", "failed"
+FORMAT = 1
+
+# Environment variables a build's result may depend on besides its files: where exec
+# plugins are looked up (api/konfig/general.go DefaultAbsPluginHome: KUSTOMIZE_PLUGIN_HOME,
+# XDG_CONFIG_HOME, HOME) and where remote checkouts live.
+ENV_VARS = ("KUSTOMIZE_PLUGIN_HOME", "XDG_CONFIG_HOME", "HOME", "KZGIT_CACHE_DIR",
+            "XDG_CACHE_HOME")
+
+# Errors that may pass on a later try with the same files: never replayed.
+_TRANSIENT = (RemoteError, PluginError, UsageError)
+
+
+def cache_dir() -> str:
+    """``<kzgit's cache root>/renders`` (the cache root of :mod:`kzgit.remote._cache`)."""
+    from kzgit.remote._cache import cache_root
+    return os.path.join(cache_root(), "renders")
+
+
+def default_store(enabled: bool = True, size_mb: int = DEFAULT_SIZE_MB
+                  ) -> Tuple[Optional[Store], Optional[str]]:
+    """The user's render cache, or None (disabled, or unwritable: then also the warning)."""
+    if not enabled:
+        return None, None
+    return open_store(cache_dir(), size_mb)
+
+
+@dataclasses.dataclass
+class Rendered:
+    """How one render went: ``status`` is BUILT, CACHED or FAILED (then ``error`` is set)."""
+
+    status: str
+    seconds: float
+    payload: bytes = b""
+    warnings: List[str] = dataclasses.field(default_factory=list)
+    error: Optional[KzgitError] = None
+
+    @property
+    def yaml(self) -> str:
+        return self.payload.decode("utf-8")
+
+
+_FINGERPRINT: Optional[str] = None
+
+
+def code_fingerprint() -> str:
+    """kzgit's version and the state of its files (a development checkout changes without a release)."""
+    global _FINGERPRINT
+    if _FINGERPRINT is None:
+        import kzgit
+        h = hashlib.sha256(kzgit.__version__.encode())
+        top = os.path.dirname(os.path.abspath(kzgit.__file__))
+        for d, dirs, files in os.walk(top):
+            dirs[:] = sorted(x for x in dirs if x != "__pycache__")
+            for n in sorted(files):
+                if n.endswith((".pyc", ".pyo")):
+                    continue
+                try:
+                    st = os.stat(os.path.join(d, n))
+                except OSError:
+                    continue
+                h.update(f"{os.path.relpath(os.path.join(d, n), top)}\0{st.st_size}\0"
+                         f"{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
+        _FINGERPRINT = h.hexdigest()
+    return _FINGERPRINT
+
+
+def cache_key(path: str, options: BuildOptions, flavour: str) -> str:
+    """What a render depends on besides the files it reads."""
+    import kzgit
+    import yaml
+    opts = [(f.name, repr(getattr(options, f.name)))
+            for f in dataclasses.fields(options) if f.name not in ("fs", "cache")]
+    parts: Dict[str, Any] = {
+        "format": FORMAT, "flavour": flavour, "engine": "builtin",
+        "kzgit": [kzgit.__version__, code_fingerprint()],
+        "python": list(sys.version_info[:2]), "pyyaml": getattr(yaml, "__version__", ""),
+        # messages name the root as given: a relative path depends on where kzgit runs
+        "path": path, "cwd": "" if os.path.isabs(path) else os.getcwd(),
+        "options": opts, "env": [os.environ.get(v) for v in ENV_VARS],
+    }
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def _replay_error(header: Dict[str, Any]) -> KzgitError:
+    import kzgit.errors as errors
+    cls = getattr(errors, str(header.get("error_class")), None)
+    if not (isinstance(cls, type) and issubclass(cls, KzgitError)):
+        cls = errors.BuildError
+    e = cls(str(header.get("error")), tip=header.get("tip"))
+    if header.get("lead"):
+        e.lead = str(header["lead"])   # the one line a person reads first (kzgit.errors)
+    return e
+
+
+Produce = Callable[[BuildOptions], Tuple[bytes, List[str]]]
+"""Build with these options; return the payload to store and the build's warnings."""
+
+
+def render_cached(path: str, options: BuildOptions, store: Optional[Store], flavour: str,
+                  produce: Produce) -> Rendered:
+    """Run ``produce`` for the root at ``path``, or return what it gave last time for the same inputs.
+
+    A failure comes back as a FAILED :class:`Rendered` carrying the error (stored, and
+    replayed, when it can only come from the files).  Exceptions other than
+    :class:`~kzgit.errors.KzgitError` propagate.
+    """
+    start = time.monotonic()
+    if store is None or options.enable_helm:
+        return _uncached(options, produce, start)
+    from kzgit.loader import RECORDER, DiskFS
+    from kzgit.rendercache._record import Checker, Recorder
+    key = cache_key(path, options, flavour)
+    main = options.fs if options.fs is not None else DiskFS()
+    checker = Checker(main)
+    for entry in store.variants(key):
+        got = store.read(entry, key)
+        if got is None:
+            continue
+        header, payload = got
+        if not checker.same(header.get("trace")):
+            continue
+        store.touch(entry)
+        warnings = [str(w) for w in header.get("warnings") or []]
+        if header.get("error_class"):
+            return Rendered(FAILED, time.monotonic() - start, warnings=warnings,
+                            error=_replay_error(header))
+        return Rendered(CACHED, time.monotonic() - start, payload, warnings)
+    recorder = Recorder(main)
+    token = RECORDER.set(recorder)
+    try:
+        payload, warnings = produce(dataclasses.replace(options, fs=recorder.wrap_main()))
+    except KzgitError as e:
+        RECORDER.reset(token)
+        if recorder.uncacheable is None and not isinstance(e, _TRANSIENT):
+            store.write(key, {"trace": recorder.trace(), "warnings": [],
+                              "error_class": type(e).__name__, "error": e.message, "tip": e.tip,
+                              "lead": getattr(e, "lead", None)},
+                        b"")
+        return Rendered(FAILED, time.monotonic() - start, error=e)
+    except BaseException:
+        RECORDER.reset(token)
+        raise
+    RECORDER.reset(token)
+    if recorder.uncacheable is None:
+        store.write(key, {"trace": recorder.trace(), "warnings": warnings}, payload)
+    return Rendered(BUILT, time.monotonic() - start, payload, warnings)
+
+
+def _uncached(options: BuildOptions, produce: Produce, start: float) -> Rendered:
+    try:
+        payload, warnings = produce(options)
+    except KzgitError as e:
+        return Rendered(FAILED, time.monotonic() - start, error=e)
+    return Rendered(BUILT, time.monotonic() - start, payload, warnings)
+
+
+def _produce_yaml(path: str) -> Produce:
+    def produce(options: BuildOptions) -> Tuple[bytes, List[str]]:
+        from kzgit.build import build
+        result = build(path, options)
+        return result.to_yaml().encode("utf-8"), list(result.warnings)
+    return produce
+
+
+def render_yaml(path: str, options: BuildOptions, store: Optional[Store]) -> Rendered:
+    """Render the root at ``path`` as ``kzgit build`` prints it, through ``store`` (None: no cache).
+
+    The API for every command that needs a root's YAML (``kzgit build``, the render
+    hook, ``kzgit validate``): check :attr:`Rendered.error`, then use
+    :attr:`Rendered.yaml` / :attr:`Rendered.payload` and :attr:`Rendered.warnings`.
+    """
+    return render_cached(path, options, store, "yaml", _produce_yaml(path))

@@ -1,0 +1,244 @@
+"""What one build read, and whether it still reads the same.
+
+A :class:`Recorder` is installed for the duration of one build
+(:data:`kzgit.loader.RECORDER`); every :class:`~kzgit.loader.Loader` of that
+build hands it its file system, which it wraps in a :class:`RecordingFS`.  Each
+question the build asks a file system is recorded with its answer: a file's
+git blob id (so a file on the disk and the same file in a git tree are one
+input), a directory's listing, a path's existence, type or real path (a
+symlink's target), or the error the question raised.  The answers are the
+inputs: a later build of the same root that would get the same answers to all
+of them reads the same bytes and makes the same decisions, so it renders the
+same output.
+
+Some builds read what no file system question covers: exec plugins and KRM
+functions (binaries, the plugin home), helm (charts, repositories), files
+fetched over HTTP, remote bases whose ref is not a commit.  Each kustomization
+read is inspected for those, and a build that uses one is marked uncacheable.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
+
+from kzgit.loader import KUSTOMIZATION_FILE_NAMES, DiskFS, FileSystem
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kzgit.loader import Loader
+
+# Kustomization fields whose builds read or run what no file system question covers.
+# kustomize api/internal/target/kusttarget_configplugin.go: generators, transformers and
+# validators entries may be exec/KRM/container plugins; helmCharts runs helm.
+_PLUGIN_FIELDS = ("generators", "transformers", "validators", "helmCharts",
+                  "helmChartInflationGenerator")
+_TARGET_FIELDS = ("resources", "bases", "components")
+
+MAIN, DISK = "m", "d"   # the build's own file system; the disk (a remote checkout)
+
+Trace = List[List[Any]]
+"""``[fs tag, question, path, answer]`` rows, JSON-friendly."""
+
+
+def blob_id(data: bytes) -> str:
+    """git's object id of a blob holding ``data`` (``git hash-object``)."""
+    h = hashlib.sha1(b"blob %d\0" % len(data))  # noqa: S324 - git's id, not a secret
+    h.update(data)
+    return h.hexdigest()
+
+
+def _error(e: BaseException) -> List[str]:
+    return ["!", type(e).__name__, str(e)]
+
+
+def _listing(names: List[str]) -> str:
+    return hashlib.sha256("\0".join(names).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def ask(fs: FileSystem, question: str, path: str) -> Any:
+    """The answer ``fs`` gives now to ``question`` about ``path`` (what :class:`RecordingFS` records)."""
+    try:
+        if question == "read":
+            fast = getattr(fs, "blob_id", None)
+            if fast is not None:
+                return fast(path)
+            return blob_id(fs.read_bytes(path))
+        if question == "list":
+            return _listing(fs.listdir(path))
+        if question == "real":
+            return fs.realpath(path)
+        if question == "dir":
+            return fs.is_dir(path)
+        if question == "file":
+            return fs.is_file(path)
+        return fs.exists(path)
+    except Exception as e:  # noqa: BLE001 - an error is an answer too
+        return _error(e)
+
+
+class RecordingFS:
+    """A file system that records every question asked and its answer in a :class:`Recorder`."""
+
+    def __init__(self, inner: FileSystem, recorder: "Recorder", tag: str) -> None:
+        self.inner = inner
+        self.recorder = recorder
+        self.tag = tag
+
+    def _note(self, question: str, path: str, answer: Any) -> None:
+        self.recorder.note((self.tag, question, path), answer)
+
+    def _call(self, question: str, path: str, fn: Callable[[str], Any],
+              answer: Callable[[Any], Any] = lambda v: v) -> Any:
+        try:
+            value = fn(path)
+        except Exception as e:
+            self._note(question, path, _error(e))
+            raise
+        self._note(question, path, answer(value))
+        return value
+
+    def read_bytes(self, path: str) -> bytes:
+        fast = getattr(self.inner, "blob_id", None)
+        data: bytes = self._call("read", path, self.inner.read_bytes,
+                                 (lambda d: fast(path)) if fast is not None else blob_id)
+        if posixpath.basename(path) in KUSTOMIZATION_FILE_NAMES:
+            self.recorder.inspect_kustomization(data, path)
+        return data
+
+    def is_dir(self, path: str) -> bool:
+        return bool(self._call("dir", path, self.inner.is_dir))
+
+    def is_file(self, path: str) -> bool:
+        return bool(self._call("file", path, self.inner.is_file))
+
+    def exists(self, path: str) -> bool:
+        return bool(self._call("exists", path, self.inner.exists))
+
+    def realpath(self, path: str) -> str:
+        return str(self._call("real", path, self.inner.realpath))
+
+    def listdir(self, path: str) -> List[str]:
+        names: List[str] = self._call("list", path, self.inner.listdir, _listing)
+        return names
+
+
+class Recorder:
+    """The questions one build asked, and why it cannot be cached (if it cannot)."""
+
+    def __init__(self, main: FileSystem) -> None:
+        self.main = main
+        self.answers: Dict[Tuple[str, str, str], Any] = {}
+        self.uncacheable: Optional[str] = None
+        # open scopes: what the accumulation of one base asked, for the run's base cache
+        # (kzgit.build.cache), which replays it into the build that reuses that base
+        self.scopes: List[Scope] = []
+
+    def note(self, key: Tuple[str, str, str], answer: Any) -> None:
+        self.answers[key] = answer
+        for s in self.scopes:
+            s.answers[key] = answer
+
+    def mark_uncacheable(self, why: str) -> None:
+        if self.uncacheable is None:
+            self.uncacheable = why
+        for s in self.scopes:
+            s.uncacheable = s.uncacheable or why
+
+    def open_scope(self) -> "Scope":
+        scope = Scope()
+        self.scopes.append(scope)
+        return scope
+
+    def close_scope(self, scope: "Scope") -> None:
+        if scope in self.scopes:
+            self.scopes.remove(scope)
+
+    def replay(self, scope: "Scope") -> None:
+        """Count what a reused base asked and met as asked by this build."""
+        for key, answer in scope.answers.items():
+            self.note(key, answer)
+        if scope.uncacheable:
+            self.mark_uncacheable(scope.uncacheable)
+
+    def wrap_main(self) -> RecordingFS:
+        return RecordingFS(self.main, self, MAIN)
+
+    def watch(self, loader: "Loader") -> FileSystem:
+        """The file system ``loader`` should use: its own, recorded (kzgit.loader.RECORDER)."""
+        fs = loader.fs
+        if loader.remote_label is not None or loader.repo_root is not None:
+            self._note_remote(loader)
+        if isinstance(fs, RecordingFS):
+            if fs.recorder is self:
+                return fs
+            fs = fs.inner
+        return RecordingFS(fs, self, MAIN if fs is self.main else DISK)
+
+    def _note_remote(self, loader: "Loader") -> None:
+        # A checkout of a commit never changes; a branch or tag may point elsewhere next time.
+        from kzgit.remote import parse_repo_spec
+        spec = parse_repo_spec(loader.remote_label or "")
+        commit = os.path.basename(loader.repo_root or "").split("-", 1)[0]
+        if spec is None or len(spec.ref) != 40 or spec.ref.lower() != commit.lower():
+            self.mark_uncacheable(f"remote reference '{loader.remote_label}' is not pinned to a commit")
+
+    def inspect_kustomization(self, data: bytes, path: str) -> None:
+        """Mark the build uncacheable when this kustomization uses plugins, helm or HTTP files."""
+        import yaml
+        try:
+            doc = yaml.load(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        except Exception:  # noqa: BLE001 - the build reports it; just do not trust it here
+            self.mark_uncacheable(f"{path} is not plain YAML")
+            return
+        if not isinstance(doc, dict):
+            return
+        for field in _PLUGIN_FIELDS:
+            if doc.get(field):
+                self.mark_uncacheable(f"{path} uses {field}")
+        from kzgit.remote import is_http_url
+        for field in _TARGET_FIELDS:
+            entries = doc.get(field)
+            for e in entries if isinstance(entries, list) else ():
+                if isinstance(e, str) and is_http_url(e):
+                    self.mark_uncacheable(f"{path} reads {e} over HTTP")
+
+    def trace(self) -> Trace:
+        return [[tag, q, p, a] for (tag, q, p), a in sorted(self.answers.items())]
+
+
+class Scope:
+    """The questions asked while one base accumulated."""
+
+    __slots__ = ("answers", "uncacheable")
+
+    def __init__(self) -> None:
+        self.answers: Dict[Tuple[str, str, str], Any] = {}
+        self.uncacheable: Optional[str] = None
+
+
+class Checker:
+    """Asks recorded questions again, remembering answers across the entries of one lookup."""
+
+    def __init__(self, main: FileSystem) -> None:
+        self.fs = {MAIN: main, DISK: DiskFS()}
+        self._memo: Dict[Tuple[str, str, str], Any] = {}
+
+    def same(self, trace: Any) -> bool:
+        """Whether every question of ``trace`` gets its recorded answer now."""
+        if not isinstance(trace, list):
+            return False
+        for row in trace:
+            if not (isinstance(row, list) and len(row) == 4 and row[0] in self.fs):
+                return False
+            tag, question, path, recorded = row
+            k = (tag, question, path)
+            if k not in self._memo:
+                self._memo[k] = _jsonish(ask(self.fs[tag], question, path))
+            if self._memo[k] != recorded:
+                return False
+        return True
+
+
+def _jsonish(v: Any) -> Any:
+    return list(v) if isinstance(v, tuple) else v

@@ -1,0 +1,199 @@
+"""The render cache on the disk: ``<cache root>/renders/<k[:2]>/<key>/<variant>.kzr``.
+
+A *key* names what a build's output depends on besides the files it reads
+(the root, the options, the engine, kzgit's own code, the environment); a
+key holds a few *variants*, one per set of recorded inputs (the base and
+the head of a ``kzgit diff`` are two variants of one root).  An entry file is::
+
+    KZGIT-RENDER 1\\n <sha256 of the rest, hex>\\n <header JSON>\\n <payload>
+
+Entries are written to a temporary file in their directory and renamed
+(atomic on POSIX: a reader sees a whole entry or none), so concurrent runs
+need no lock.  An entry whose magic, checksum, length or key does not match
+is ignored (and removed): it is rebuilt, never trusted.  Hits refresh the
+entry's mtime; :meth:`Store.trim` removes the least recently used entries
+beyond the size bound.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+MAGIC = b"KZGIT-RENDER 1\n"
+SUFFIX = ".kzr"
+# Variants kept per key: a root at a few revisions (base and head of a diff, a branch or two).
+MAX_VARIANTS = 6
+DEFAULT_SIZE_MB = 512
+_STALE_TMP_SECONDS = 3600.0
+
+
+class Store:
+    """One render cache directory (picklable: worker processes open the same directory)."""
+
+    def __init__(self, path: str, size_mb: int = DEFAULT_SIZE_MB) -> None:
+        self.path = path
+        self.max_bytes = size_mb * 1024 * 1024
+        self.wrote = False
+
+    # -- entries -------------------------------------------------------------------------------
+    def _key_dir(self, key: str) -> str:
+        return os.path.join(self.path, key[:2], key)
+
+    def variants(self, key: str) -> List[str]:
+        """Entry files of ``key``, most recently used first."""
+        d = self._key_dir(key)
+        try:
+            names = [n for n in os.listdir(d) if n.endswith(SUFFIX)]
+        except OSError:
+            return []
+        out: List[Tuple[float, str]] = []
+        for n in names:
+            p = os.path.join(d, n)
+            try:
+                out.append((os.stat(p).st_mtime, p))
+            except OSError:
+                continue
+        return [p for _, p in sorted(out, reverse=True)]
+
+    def read(self, path: str, key: str) -> Optional[Tuple[Dict[str, Any], bytes]]:
+        """(header, payload) of an entry of ``key``; None (and the file removed) if it is not one."""
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:
+            return None
+        parsed = _parse(data, key)
+        if parsed is None:
+            _remove(path)
+        return parsed
+
+    def write(self, key: str, header: Dict[str, Any], payload: bytes) -> None:
+        """Store an entry (best effort: an error leaves the cache as it was)."""
+        header = dict(header, key=key, payload=len(payload))
+        head = json.dumps(header, sort_keys=True, separators=(",", ":")).encode("utf-8")
+        variant = hashlib.sha256(json.dumps(header.get("trace")).encode("utf-8")).hexdigest()[:24]
+        rest = head + b"\n" + payload
+        blob = MAGIC + hashlib.sha256(rest).hexdigest().encode("ascii") + b"\n" + rest
+        d = self._key_dir(key)
+        tmp = None
+        try:
+            os.makedirs(d, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
+            with os.fdopen(fd, "wb") as f:
+                f.write(blob)
+            os.replace(tmp, os.path.join(d, variant + SUFFIX))
+            tmp = None
+            self.wrote = True
+        except OSError:
+            pass
+        finally:
+            if tmp is not None:
+                _remove(tmp)
+        for old in self.variants(key)[MAX_VARIANTS:]:
+            _remove(old)
+
+    @staticmethod
+    def touch(path: str) -> None:
+        """Mark an entry used now (what least-recently-used eviction goes by)."""
+        try:
+            os.utime(path)
+        except OSError:
+            pass
+
+    # -- the whole cache -----------------------------------------------------------------------
+    def _entries(self) -> Iterator[Tuple[str, os.stat_result]]:
+        for top, dirs, files in os.walk(self.path):
+            for n in files:
+                p = os.path.join(top, n)
+                try:
+                    st = os.stat(p)
+                except OSError:
+                    continue
+                if n.startswith(".tmp-"):
+                    if time.time() - st.st_mtime > _STALE_TMP_SECONDS:
+                        _remove(p)    # left by a run that was killed while writing
+                    continue
+                if n.endswith(SUFFIX):
+                    yield p, st
+
+    def info(self) -> Dict[str, Any]:
+        """Entries, their total size, where, the bound."""
+        entries = list(self._entries())
+        return {"path": self.path, "entries": len(entries),
+                "bytes": sum(st.st_size for _, st in entries), "max_bytes": self.max_bytes}
+
+    def trim(self) -> int:
+        """Remove least recently used entries until the cache fits its bound; how many went."""
+        entries = sorted(self._entries(), key=lambda e: e[1].st_mtime)
+        total = sum(st.st_size for _, st in entries)
+        removed = 0
+        for p, st in entries:
+            if total <= self.max_bytes:
+                break
+            if _remove(p):
+                removed += 1
+            total -= st.st_size
+        _prune_dirs(self.path)
+        return removed
+
+    def clear(self) -> int:
+        """Remove every entry; how many there were."""
+        n = 0
+        for p, _ in list(self._entries()):
+            n += _remove(p)
+        _prune_dirs(self.path)
+        return n
+
+
+def open_store(root: str, size_mb: int = DEFAULT_SIZE_MB) -> Tuple[Optional[Store], Optional[str]]:
+    """The store at ``root``, or None and why it cannot be written (a warning, not an error)."""
+    try:
+        os.makedirs(root, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=root, prefix=".tmp-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        return None, (f"the render cache {root} is not writable ({e.strerror or e}); "
+                      "building without it")
+    return Store(root, size_mb), None
+
+
+def _parse(data: bytes, key: str) -> Optional[Tuple[Dict[str, Any], bytes]]:
+    if not data.startswith(MAGIC):
+        return None
+    nl = data.find(b"\n", len(MAGIC))
+    if nl < 0:
+        return None
+    digest, rest = data[len(MAGIC):nl], data[nl + 1:]
+    if hashlib.sha256(rest).hexdigest().encode("ascii") != digest:
+        return None
+    head, sep, payload = rest.partition(b"\n")
+    try:
+        header = json.loads(head)
+    except ValueError:
+        return None
+    if not sep or not isinstance(header, dict) or header.get("key") != key \
+            or header.get("payload") != len(payload):
+        return None
+    return header, payload
+
+
+def _remove(path: str) -> bool:
+    try:
+        os.unlink(path)
+        return True
+    except OSError:
+        return False
+
+
+def _prune_dirs(root: str) -> None:
+    for top, dirs, files in os.walk(root, topdown=False):
+        if top != root and not dirs and not files:
+            try:
+                os.rmdir(top)
+            except OSError:
+                pass

@@ -1,0 +1,109 @@
+"""``kzgit hook render`` with the render cache: ``-v``, ``--no-cache``, ``cache = false``, ``--shard``."""
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+from typing import Dict, List
+
+import pytest
+from test_hooks import kz, make_repo, write
+
+from kzgit.graph import parse_shard, shard
+
+FILES: Dict[str, str] = {
+    "base/kustomization.yaml": "resources:\n- cm.yaml\n",
+    "base/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: b\n",
+}
+for _i in range(4):
+    FILES[f"overlays/o{_i}/kustomization.yaml"] = f"resources:\n- ../../base\nnamePrefix: o{_i}-\n"
+ROOTS = [f"overlays/o{i}" for i in range(4)]
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KZGIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("PRE_COMMIT", raising=False)
+
+
+def statuses(out: str) -> Dict[str, str]:
+    found = re.findall(r"^(built|cached|failed) +(\S+) \(\d+\.\d\ds\)$", out, re.M)
+    return {root: status for status, root in found}
+
+
+def test_verbose_lists_each_root_built_then_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "r", FILES)
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "render", "--all", "-v")
+    assert rc == 0 and statuses(out) == {r: "built" for r in ROOTS}
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "render", "--all", "-v")
+    assert rc == 0 and statuses(out) == {r: "cached" for r in ROOTS}
+    # quiet without -v, as before
+    assert kz(repo, monkeypatch, capsys, "hook", "render", "--all") == (0, "", "")
+    # one root's input changes: only that root is built
+    write(repo, {"overlays/o2/kustomization.yaml": "resources:\n- ../../base\nnamePrefix: x-\n"})
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "render", "--all", "-v")
+    assert statuses(out) == {**{r: "cached" for r in ROOTS}, "overlays/o2": "built"}
+    write(repo, {"overlays/o1/kustomization.yaml": "resources:\n- ../../base\n- gone.yaml\n"})
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "render", "--all", "-v")
+    assert rc == 1 and statuses(out)["overlays/o1"] == "failed"
+    assert "overlays/o1: does not render" in out
+
+
+def test_under_pre_commit_the_list_is_always_printed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """pre-commit shows a hook's output only with --verbose (or when it fails)."""
+    repo = make_repo(tmp_path / "r", FILES)
+    monkeypatch.setenv("PRE_COMMIT", "1")
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "render", "base/cm.yaml")
+    assert rc == 0 and set(statuses(out)) == set(ROOTS)
+
+
+def test_no_cache_and_cache_false(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "r", FILES)
+    for _ in range(2):
+        _, out, _ = kz(repo, monkeypatch, capsys, "hook", "render", "--all", "-v", "--no-cache")
+        assert set(statuses(out).values()) == {"built"}
+    assert not list((tmp_path / "cache").rglob("*.kzr"))
+    write(repo, {".kzgit.toml": "cache = false\n"})
+    for _ in range(2):
+        _, out, _ = kz(repo, monkeypatch, capsys, "hook", "render", "--all", "-v")
+        assert set(statuses(out).values()) == {"built"}
+    assert not list((tmp_path / "cache").rglob("*.kzr"))
+    write(repo, {".kzgit.toml": "cache-size-mb = 0\n"})
+    rc, _, err = kz(repo, monkeypatch, capsys, "hook", "render", "--all")
+    assert rc == 2 and "cache-size-mb" in err
+
+
+def test_shards_are_disjoint_and_complete(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "r", FILES)
+    for n in (1, 2, 3, 5):
+        seen: List[str] = []
+        for i in range(1, n + 1):
+            rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "render", "--all", "-v", "--shard", f"{i}/{n}")
+            assert rc == 0
+            seen += list(statuses(out))
+        assert sorted(seen) == ROOTS, n
+    with pytest.raises(SystemExit) as e:
+        kz(repo, monkeypatch, capsys, "hook", "render", "--all", "--shard", "3/2")
+    assert e.value.code == 2 and "between 1 and N" in capsys.readouterr().err
+
+
+def test_shard_assignment_is_deterministic_complete_and_balanced() -> None:
+    rng = random.Random(7)
+    roots = [f"r{i:03d}" for i in range(200)]
+    weights = {r: rng.randint(0, 10_000) for r in roots}
+    for n in (1, 2, 3, 4, 7, 16):
+        parts = [shard(roots, weights, i, n) for i in range(1, n + 1)]
+        flat = [r for p in parts for r in p]
+        assert sorted(flat) == roots and len(flat) == len(set(flat))
+        # the same on every call, whatever the input order
+        assert parts == [shard(list(reversed(roots)), weights, i, n) for i in range(1, n + 1)]
+        loads = [sum(weights[r] for r in p) for p in parts]
+        assert max(loads) - min(loads) <= max(weights.values())
+    assert parse_shard("2/4") == (2, 4)
+    for bad in ("0/2", "3/2", "a/b", "2", "1/0"):
+        with pytest.raises(ValueError):
+            parse_shard(bad)

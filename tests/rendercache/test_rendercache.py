@@ -1,0 +1,306 @@
+"""The persistent render cache: every kind of recorded input, damaged entries, concurrency."""
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+from typing import Any, List
+
+import pytest
+from helpers import PROJECT
+
+import kzgit
+from kzgit.build import BuildOptions
+from kzgit.build.cache import BuildCache
+from kzgit.loader import DiskFS
+from kzgit.rendercache import BUILT, CACHED, FAILED, Store, cache_key, open_store, render_yaml
+from kzgit.rendercache._record import Recorder, RecordingFS
+
+pytestmark = pytest.mark.usefixtures("isolated_home")
+
+CM = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {name}
+data:
+  v: "{value}"
+"""
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+@pytest.fixture()
+def tree(tmp_path: Path) -> Path:
+    top = Path(os.path.realpath(tmp_path)) / "repo"
+    write(top / "base" / "kustomization.yaml", "resources: [cm.yaml]\n")
+    write(top / "base" / "cm.yaml", CM.format(name="cm", value="1"))
+    write(top / "overlay" / "kustomization.yaml", "resources: [../base]\nnamePrefix: p-\n")
+    return top
+
+
+@pytest.fixture()
+def store(tmp_path: Path) -> Store:
+    s, warning = open_store(str(tmp_path / "cache" / "renders"))
+    assert s is not None and warning is None
+    return s
+
+
+def render(path: Path, store: Store, **kw: Any) -> Any:
+    return render_yaml(str(path), BuildOptions(**kw), store)
+
+
+def test_unchanged_inputs_are_not_built_again(tree: Path, store: Store,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    first = render(tree / "overlay", store)
+    assert first.status == BUILT and "name: p-cm" in first.yaml
+
+    def no_build(*a: Any, **k: Any) -> Any:
+        raise AssertionError("built although nothing changed")
+    monkeypatch.setattr(sys.modules["kzgit.build"], "build", no_build)
+    second = render(tree / "overlay", store)
+    assert second.status == CACHED and second.yaml == first.yaml
+
+
+def test_file_content_change_rebuilds(tree: Path, store: Store) -> None:
+    assert render(tree / "overlay", store).status == BUILT
+    write(tree / "base" / "cm.yaml", CM.format(name="cm", value="2"))
+    again = render(tree / "overlay", store)
+    assert again.status == BUILT and 'v: "2"' in again.yaml
+    # and going back finds the first variant again
+    write(tree / "base" / "cm.yaml", CM.format(name="cm", value="1"))
+    back = render(tree / "overlay", store)
+    assert back.status == CACHED and 'v: "1"' in back.yaml
+
+
+def test_file_added_where_the_build_looked_rebuilds(tree: Path, store: Store) -> None:
+    assert render(tree / "overlay", store).status == BUILT
+    # the build checked that base/kustomization.yml does not exist: now it does
+    write(tree / "base" / "kustomization.yml", "resources: [cm.yaml]\n")
+    again = render(tree / "overlay", store)
+    assert again.status == FAILED and "Found multiple kustomization files" in str(again.error)
+
+
+def test_directory_listing_is_recorded(tmp_path: Path) -> None:
+    (tmp_path / "d").mkdir()
+    rec = Recorder(DiskFS())
+    RecordingFS(DiskFS(), rec, "m").listdir(str(tmp_path / "d"))
+    from kzgit.rendercache._record import Checker
+    assert Checker(DiskFS()).same(rec.trace())
+    (tmp_path / "d" / "new.yaml").write_text("x: 1\n")
+    assert not Checker(DiskFS()).same(rec.trace())
+
+
+def test_symlink_target_change_rebuilds(tree: Path, store: Store) -> None:
+    same = CM.format(name="cm", value="1")
+    write(tree / "base" / "a.yaml", same)
+    write(tree / "base" / "b.yaml", same)
+    (tree / "base" / "cm.yaml").unlink()
+    os.symlink("a.yaml", tree / "base" / "cm.yaml")
+    assert render(tree / "overlay", store).status == BUILT
+    assert render(tree / "overlay", store).status == CACHED
+    (tree / "base" / "cm.yaml").unlink()
+    os.symlink("b.yaml", tree / "base" / "cm.yaml")   # same bytes, another file
+    assert render(tree / "overlay", store).status == BUILT
+
+
+def test_environment_variable_change_rebuilds(tree: Path, store: Store,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    assert render(tree / "overlay", store).status == BUILT
+    assert render(tree / "overlay", store).status == CACHED
+    monkeypatch.setenv("KUSTOMIZE_PLUGIN_HOME", str(tree / "plugins"))
+    assert render(tree / "overlay", store).status == BUILT
+
+
+def test_kzgit_version_change_rebuilds(tree: Path, store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert render(tree / "overlay", store).status == BUILT
+    monkeypatch.setattr(kzgit, "__version__", kzgit.__version__ + ".post1")
+    assert render(tree / "overlay", store).status == BUILT
+    assert render(tree / "overlay", store).status == CACHED
+
+
+def test_build_flag_change_rebuilds(tree: Path, store: Store) -> None:
+    assert render(tree / "overlay", store).status == BUILT
+    assert render(tree / "overlay", store, reorder="none").status == BUILT
+    assert render(tree / "overlay", store, reorder="none").status == CACHED
+    assert render(tree / "overlay", store, enable_managedby_label=True).status == BUILT
+    assert cache_key("x", BuildOptions(), "yaml") != cache_key("x", BuildOptions(reorder="legacy"), "yaml")
+
+
+def test_exec_plugin_builds_are_never_cached(tree: Path, store: Store) -> None:
+    fn = tree / "gen" / "fn.sh"
+    write(fn, """\
+        #!/bin/sh
+        cat <<'EOF'
+        apiVersion: config.kubernetes.io/v1
+        kind: ResourceList
+        items:
+        - apiVersion: v1
+          kind: ConfigMap
+          metadata: {name: generated}
+          data: {v: "one"}
+        EOF
+        """)
+    fn.chmod(fn.stat().st_mode | stat.S_IXUSR)
+    write(tree / "gen" / "gen.yaml", """\
+        apiVersion: example.com/v1
+        kind: Gen
+        metadata:
+          name: g
+          annotations:
+            config.kubernetes.io/function: |
+              exec:
+                path: ./fn.sh
+        """)
+    write(tree / "gen" / "kustomization.yaml", "generators: [gen.yaml]\n")
+    opts = {"enable_alpha_plugins": True, "enable_exec": True}
+    first = render(tree / "gen", store, **opts)
+    assert first.status == BUILT and "v: one" in first.yaml, first.error
+    fn.write_text(fn.read_text().replace("one", "two"))   # only the binary changes
+    second = render(tree / "gen", store, **opts)
+    assert second.status == BUILT and "v: two" in second.yaml
+    assert store.info()["entries"] == 0
+
+
+def test_recorder_refuses_what_it_cannot_record(tmp_path: Path) -> None:
+    for text, why in (("resources: [https://example.com/cm.yaml]\n", "over HTTP"),
+                      ("helmCharts: [{name: x}]\n", "helmCharts"),
+                      ("transformers: [t.yaml]\n", "transformers")):
+        rec = Recorder(DiskFS())
+        rec.inspect_kustomization(text.encode(), "k/kustomization.yaml")
+        assert rec.uncacheable is not None and why in rec.uncacheable
+    rec = Recorder(DiskFS())
+    rec.inspect_kustomization(b"resources: [cm.yaml]\n", "k/kustomization.yaml")
+    assert rec.uncacheable is None
+
+
+def test_failed_build_is_replayed(tree: Path, store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tree / "overlay" / "kustomization.yaml", "resources: [../base, missing.yaml]\n")
+    first = render(tree / "overlay", store)
+    assert first.status == FAILED and "missing.yaml" in str(first.error)
+
+    def no_build(*a: Any, **k: Any) -> Any:
+        raise AssertionError("built although nothing changed")
+    monkeypatch.setattr(sys.modules["kzgit.build"], "build", no_build)
+    second = render(tree / "overlay", store)
+    assert second.status == FAILED and str(second.error) == str(first.error)
+    assert type(second.error) is type(first.error)
+    monkeypatch.undo()
+    write(tree / "overlay" / "missing.yaml", CM.format(name="now", value="here"))
+    assert render(tree / "overlay", store).status == BUILT
+
+
+def _entries(store: Store) -> List[Path]:
+    return sorted(Path(store.path).rglob("*.kzr"))
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "empty", "foreign"])
+def test_damaged_entries_are_rebuilt(tree: Path, store: Store, damage: str) -> None:
+    good = render(tree / "overlay", store).yaml
+    [entry] = _entries(store)
+    data = entry.read_bytes()
+    if damage == "flip":
+        i = data.rindex(b"p-cm")
+        entry.write_bytes(data[:i] + b"X" + data[i + 1:])
+    elif damage == "truncate":
+        entry.write_bytes(data[:len(data) // 2])
+    elif damage == "empty":
+        entry.write_bytes(b"")
+    else:   # a well-formed entry of another root, moved under this root's key
+        render(tree / "base", store)
+        other = [e for e in _entries(store) if e != entry][0]
+        shutil.copy(other, entry)
+    again = render(tree / "overlay", store)
+    assert again.status == BUILT and again.yaml == good
+    assert render(tree / "overlay", store).status == CACHED
+
+
+def test_swapped_variants_of_one_key_are_checked_by_their_own_inputs(tree: Path, store: Store) -> None:
+    render(tree / "overlay", store)
+    write(tree / "base" / "cm.yaml", CM.format(name="cm", value="2"))
+    render(tree / "overlay", store)
+    a, b = _entries(store)
+    da, db = a.read_bytes(), b.read_bytes()
+    a.write_bytes(db)
+    b.write_bytes(da)   # names no longer match contents: each is still judged by its inputs
+    got = render(tree / "overlay", store)
+    assert got.status == CACHED and 'v: "2"' in got.yaml
+
+
+def test_shared_base_reused_within_a_run_is_still_recorded(tree: Path, store: Store) -> None:
+    write(tree / "overlay2" / "kustomization.yaml", "resources: [../base]\nnameSuffix: -s\n")
+    run_cache = BuildCache()
+    for o in ("overlay", "overlay2"):
+        assert render_yaml(str(tree / o), BuildOptions(cache=run_cache), store).status == BUILT
+    assert run_cache.hits >= 1   # overlay2 reused the base overlay accumulated
+    write(tree / "base" / "cm.yaml", CM.format(name="cm", value="2"))
+    for o in ("overlay", "overlay2"):
+        got = render_yaml(str(tree / o), BuildOptions(cache=BuildCache()), store)
+        assert got.status == BUILT and 'v: "2"' in got.yaml
+
+
+def test_lru_bound(tree: Path, store: Store) -> None:
+    render(tree / "base", store)
+    old = _entries(store)[0]
+    os.utime(old, (1, 1))   # used long ago
+    render(tree / "overlay", store)
+    store.max_bytes = max(p.stat().st_size for p in _entries(store))
+    assert store.trim() == 1
+    assert old not in _entries(store) and len(_entries(store)) == 1
+
+
+def test_clear_and_info(tree: Path, store: Store) -> None:
+    render(tree / "overlay", store)
+    render(tree / "base", store)
+    assert store.info()["entries"] == 2 and store.info()["bytes"] > 0
+    assert store.clear() == 2 and store.info()["entries"] == 0
+
+
+def test_unwritable_cache_is_a_warning(tmp_path: Path, tree: Path) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    s, warning = open_store(str(blocker / "renders"))
+    assert s is None and warning is not None and "not writable" in warning
+    env = dict(os.environ, KZGIT_CACHE_DIR=str(blocker))
+    p = subprocess.run([sys.executable, "-m", "kzgit", "build", str(tree / "overlay")], env=env,
+                       capture_output=True, text=True, timeout=120, cwd=PROJECT)
+    assert p.returncode == 0 and "name: p-cm" in p.stdout
+    assert "warning" in p.stderr and "render cache" in p.stderr and "building without it" in p.stderr
+
+
+def test_concurrent_runs(tree: Path, store: Store, tmp_path: Path) -> None:
+    # threads of one process...
+    outs: List[str] = []
+
+    def one() -> None:
+        outs.append(render(tree / "overlay", store).yaml)
+    threads = [threading.Thread(target=one) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(set(outs)) == 1 and "p-cm" in outs[0]
+    # ...and processes sharing one cache directory while the input changes under them
+    env = dict(os.environ, KZGIT_CACHE_DIR=str(tmp_path / "shared"))
+    procs = []
+    for i in range(6):
+        if i == 3:
+            write(tree / "base" / "cm.yaml", CM.format(name="cm", value="2"))
+        procs.append(subprocess.Popen([sys.executable, "-m", "kzgit", "build", str(tree / "overlay")],
+                                      env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      text=True, cwd=PROJECT))
+    results = [p.communicate(timeout=120) + (p.returncode,) for p in procs]
+    assert all(rc == 0 and err == "" for _, err, rc in results), results
+    assert all(out.count("name: p-cm") == 1 for out, _, _ in results)
+    final = subprocess.run([sys.executable, "-m", "kzgit", "build", str(tree / "overlay")], env=env,
+                           capture_output=True, text=True, timeout=120, cwd=PROJECT)
+    assert 'v: "2"' in final.stdout
