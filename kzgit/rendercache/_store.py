@@ -106,7 +106,7 @@ class Store:
 
     # -- the whole cache -----------------------------------------------------------------------
     def _entries(self) -> Iterator[Tuple[str, os.stat_result]]:
-        for top, dirs, files in os.walk(self.path):
+        for top, _dirs, files in os.walk(self.path):
             for n in files:
                 p = os.path.join(top, n)
                 try:
