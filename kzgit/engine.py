@@ -140,12 +140,15 @@ def render_pool(engine: Engine, workers: int) -> Iterator[concurrent.futures.Exe
         # import the pipeline once here, so forked workers inherit it instead of each
         # importing it again
         import kzgit.build.pipeline  # noqa: F401
-        pool = concurrent.futures.ProcessPoolExecutor(max_workers=workers)
+        from kzgit.workers import init_worker
+        pool = concurrent.futures.ProcessPoolExecutor(max_workers=workers, initializer=init_worker)
     else:
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers)
     try:
         yield pool
     except BaseException:
+        from kzgit.workers import stop_workers
+        stop_workers(pool)   # queued and running renders too, and what they started
         pool.shutdown(wait=False, cancel_futures=True)
         proc.kill_all()
         raise

@@ -1,0 +1,64 @@
+"""Worker processes of a parallel render that stop when kzgit stops.
+
+A process pool keeps working after its parent is interrupted: queued renders
+already handed to a worker, and the one it is running, finish first (half a
+minute and more on large trees), and a killed worker would orphan the plugin
+processes it started (they run in their own sessions, out of reach of the
+terminal's ^C).  So workers ignore SIGINT (the terminal sends it to the whole
+process group; the parent decides), and on SIGTERM or SIGHUP kill the process
+groups they started and exit at once; :func:`stop_workers` sends them SIGTERM
+and, after a short grace period, SIGKILL.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import signal
+import sys
+import time
+from typing import Any
+
+# How long the parent waits for workers to clean up before killing them outright.
+GRACE_SECONDS = 1.0
+# Modules whose kill_all() kills the process groups a worker started (plugins, helm, git).
+_CHILD_REGISTRIES = ("kzgit.proc", "kzgit.plugins.process")
+
+
+def init_worker() -> None:
+    """``initializer`` of a render pool's worker processes."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for s in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, _stop)
+
+
+def _stop(signum: int, frame: Any) -> None:
+    for name in _CHILD_REGISTRIES:
+        kill_all = getattr(sys.modules.get(name), "kill_all", None)
+        if callable(kill_all):
+            try:
+                kill_all()
+            except Exception:  # noqa: BLE001,S110 - exiting anyway; the parent kills what is left
+                pass
+    os._exit(128 + signum)
+
+
+def stop_workers(pool: concurrent.futures.Executor, grace: float = GRACE_SECONDS) -> None:
+    """Stop a process pool's workers now: SIGTERM, then SIGKILL after ``grace`` seconds (call it
+    before ``shutdown()``, which forgets the workers).
+
+    For a thread pool this does nothing (threads end when the processes they wait for are
+    killed).
+    """
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for p in processes:
+        try:
+            os.kill(p.pid, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError, TypeError):
+            pass
+    deadline = time.monotonic() + grace
+    for p in processes:
+        p.join(max(0.0, deadline - time.monotonic()))
+    for p in processes:
+        if p.is_alive():
+            p.kill()
+            p.join(1.0)

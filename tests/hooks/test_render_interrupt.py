@@ -1,0 +1,83 @@
+"""^C, SIGTERM and SIGHUP stop a parallel ``kzgit hook render --all`` within 2 s: queued roots
+are not rendered, and no worker or plugin process outlives kzgit."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import List
+
+import pytest
+from helpers import PROJECT, default_signals, group_alive, wait_gone
+
+ROOTS = 24
+HANG = """\
+#!/bin/sh
+echo $$ > "{piddir}/$$.tmp" && mv "{piddir}/$$.tmp" "{piddir}/$$"
+sleep 300
+"""
+
+
+def setup(tmp_path: Path) -> "tuple[Path, dict[str, str]]":
+    home = tmp_path / "home"
+    plugin = home / "plugin" / "someteam.example.com" / "v1" / "hang" / "Hang"
+    plugin.parent.mkdir(parents=True)
+    (tmp_path / "pids").mkdir()
+    plugin.write_text(HANG.format(piddir=tmp_path / "pids"))
+    plugin.chmod(0o755)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / ".kzgit.toml").write_text("enable-alpha-plugins = true\n")
+    for i in range(ROOTS):
+        d = repo / f"r{i:02d}"
+        d.mkdir()
+        (d / "kustomization.yaml").write_text("generators:\n- hang.yaml\n")
+        (d / "hang.yaml").write_text("apiVersion: someteam.example.com/v1\nkind: Hang\nmetadata:\n  name: h\n")
+    env = dict(os.environ, HOME=str(home), KUSTOMIZE_PLUGIN_HOME=str(home / "plugin"),
+               KZGIT_CACHE_DIR=str(tmp_path / "cache"))
+    env["PYTHONPATH"] = os.pathsep.join([str(PROJECT), env.get("PYTHONPATH", "")])
+    return repo, env
+
+
+def started(tmp_path: Path) -> List[int]:
+    return [int(p.name) for p in (tmp_path / "pids").iterdir() if p.name.isdigit()]
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 128 + signal.SIGTERM),
+                                       (signal.SIGHUP, 128 + signal.SIGHUP)])
+def test_signal_stops_queued_and_running_renders(tmp_path: Path, sig: signal.Signals, code: int) -> None:
+    repo, env = setup(tmp_path)
+    # its own session, as a terminal job: ^C reaches kzgit and its workers (one process group)
+    child = subprocess.Popen([sys.executable, "-m", "kzgit", "hook", "render", "--all", "-j", "2"],
+                             cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             preexec_fn=default_signals, start_new_session=True)
+    try:
+        end = time.monotonic() + 60
+        while len(started(tmp_path)) < 2 and time.monotonic() < end:
+            time.sleep(0.05)
+        assert len(started(tmp_path)) == 2, "two workers run a plugin each"
+        begin = time.monotonic()
+        if sig == signal.SIGINT:
+            os.killpg(child.pid, sig)   # the terminal's ^C goes to the whole group
+        else:
+            child.send_signal(sig)
+        out, err = child.communicate(timeout=30)
+        assert time.monotonic() - begin < 2.0, "kzgit stops within 2 seconds"
+        assert child.returncode == code, err.decode()
+        assert "Traceback" not in err.decode()
+        time.sleep(0.3)
+        assert len(started(tmp_path)) == 2, "queued roots were not rendered"
+        assert all(wait_gone(pid) for pid in started(tmp_path)), "no plugin outlives kzgit"
+        assert not group_alive(child.pid), "no worker outlives kzgit"
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        for pid in started(tmp_path):
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
