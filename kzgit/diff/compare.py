@@ -37,7 +37,7 @@ from kzgit.engine import Engine, get_engine, render_pool
 from kzgit.errors import BuildError, KzgitError, UsageError
 from kzgit.graph import Graph, scan
 from kzgit.loader import FileSystem
-from kzgit.rendercache import BUILT, FAILED, Store
+from kzgit.rendercache import BUILT, FAILED, Rendered, Store
 from kzgit.resource import Resource
 
 Progress = Callable[[int, int, str], None]
@@ -187,22 +187,27 @@ def _tree_fs(where: _Where) -> FileSystem:
     return _TREES[key]
 
 
+def _builtin_inputs(where: _Where, root: str, options: BuildOptions) -> Tuple[str, BuildOptions]:
+    """The path and options the builtin engine renders ``root`` of one side with."""
+    rel = [p for p in root.split("/") if p != "."]
+    if where.disk is not None:
+        fs = ConfinedDiskFS(where.disk) if where.commit else None
+        return os.path.join(where.disk, *rel), dataclasses.replace(options, fs=fs)
+    return os.path.join(where.repo, *rel), dataclasses.replace(options, fs=_tree_fs(where))
+
+
 def _render(where: _Where, root: str, engine: Engine, options: BuildOptions,
-            store: Optional[Store] = None) -> _Outcome:
+            store: Optional[Store] = None, looked: bool = False) -> _Outcome:
     """Render ``root`` of one side (in a worker, or in process)."""
     import time
     start = time.monotonic()
-    rel = [p for p in root.split("/") if p != "."]
     try:
-        if where.disk is not None:
-            path = os.path.join(where.disk, *rel)
-            if engine.name == "builtin":
-                fs = ConfinedDiskFS(where.disk) if where.commit else None
-                return _builtin(path, dataclasses.replace(options, fs=fs), store)
-            got = _from_yaml(engine.render(path, options), root)
-            return got, None, BUILT, time.monotonic() - start
-        return _builtin(os.path.join(where.repo, *rel),
-                        dataclasses.replace(options, fs=_tree_fs(where)), store)
+        if engine.name == "builtin":
+            return _builtin(*_builtin_inputs(where, root, options), store, looked)
+        assert where.disk is not None
+        path = os.path.join(where.disk, *[p for p in root.split("/") if p != "."])
+        got = _from_yaml(engine.render(path, options), root)
+        return got, None, BUILT, time.monotonic() - start
     except UsageError:
         raise      # the engine cannot run at all: not this root's fault
     except KzgitError as e:
@@ -211,22 +216,30 @@ def _render(where: _Where, root: str, engine: Engine, options: BuildOptions,
         return None, f"{e.filename or root}: {e.strerror or e}", FAILED, time.monotonic() - start
 
 
-def _builtin(path: str, options: BuildOptions, store: Optional[Store]) -> _Outcome:
-    from kzgit.rendercache import render_cached
+_FLAVOUR = "diff-resources"
 
+
+def _produce(path: str) -> "Callable[[BuildOptions], Tuple[bytes, List[str]]]":
     def produce(opts: BuildOptions) -> Tuple[bytes, List[str]]:
         from kzgit.build import build
         result = build(path, opts)
         rows = [dataclasses.astuple(_from_resource(r)) for r in result.resources]
         return json.dumps(rows, ensure_ascii=False).encode("utf-8"), list(result.warnings)
+    return produce
 
-    got = render_cached(path, options, store, "diff-resources", produce)
+
+def _outcome(got: "Rendered") -> _Outcome:
     if got.error is not None:
         if isinstance(got.error, UsageError):
             raise got.error
         return None, str(got.error), FAILED, got.seconds
     rendered = [RenderedResource(*row) for row in json.loads(got.payload)]
     return rendered, None, got.status, got.seconds
+
+
+def _builtin(path: str, options: BuildOptions, store: Optional[Store], looked: bool = False) -> _Outcome:
+    from kzgit.rendercache import render_cached
+    return _outcome(render_cached(path, options, store, _FLAVOUR, _produce(path), looked))
 
 
 def _render_all(roots: List[str], base: Revision, head: Revision, base_graph: Graph,
@@ -239,11 +252,31 @@ def _render_all(roots: List[str], base: Revision, head: Revision, base_graph: Gr
     sides = {"base": (base, base_graph), "head": (head, head_graph)}
     where = {name: _where(side, on_disk) for name, (side, _) in sides.items()}
     todo = [(root, name) for root in roots for name, (_, graph) in sides.items() if root in graph.nodes]
+    results: Dict[Tuple[str, str], _Outcome] = {}
+    looked = False
+    if store is not None and engine.name == "builtin":
+        # what the cache holds is answered here (no process pool for a warm run), each
+        # side's files hashed once however many roots read them
+        from kzgit.loader import DiskFS
+        from kzgit.rendercache import lookup
+        from kzgit.rendercache._record import Checker
+        checkers: Dict[str, Checker] = {}
+        misses = []
+        for job in todo:
+            path, opts = _builtin_inputs(where[job[1]], job[0], options)
+            checker = checkers.setdefault(job[1], Checker(opts.fs if opts.fs is not None else DiskFS()))
+            hit = lookup(path, opts, store, _FLAVOUR, checker)
+            if hit is None:
+                misses.append(job)
+            else:
+                results[job] = _outcome(hit)
+        todo, looked = misses, True
+        if progress and results:
+            progress(len(results), len(results) + len(todo), "")
     workers = jobs or (os.cpu_count() or 1)
-    if not jobs and engine.name == "builtin" and len(roots) < _MIN_ROOTS_FOR_PROCESSES:
+    if not jobs and engine.name == "builtin" and len({r for r, _ in todo}) < _MIN_ROOTS_FOR_PROCESSES:
         workers = 1
     workers = max(1, min(workers, len(todo)))
-    results: Dict[Tuple[str, str], _Outcome] = {}
 
     def tell(done: int, job: Tuple[str, str]) -> None:
         if progress:
@@ -252,10 +285,10 @@ def _render_all(roots: List[str], base: Revision, head: Revision, base_graph: Gr
     if workers == 1:
         for i, job in enumerate(todo):
             tell(i, job)
-            results[job] = _render(where[job[1]], job[0], engine, options, store)
+            results[job] = _render(where[job[1]], job[0], engine, options, store, looked)
         return results
     with render_pool(engine, workers) as pool:
-        futures = {pool.submit(_render, where[job[1]], job[0], engine, options, store): job
+        futures = {pool.submit(_render, where[job[1]], job[0], engine, options, store, looked): job
                    for job in todo}
         for i, future in enumerate(concurrent.futures.as_completed(futures)):
             results[futures[future]] = future.result()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from kzgit.build import BuildOptions
 from kzgit.engine import Engine, render_pool
@@ -53,7 +53,7 @@ def _render_one(engine: Engine, path: str, options: BuildOptions,
     """Render in a worker: (status, seconds, error *message*: exceptions may not pickle)."""
     if engine.name == "builtin":
         from kzgit.rendercache import render_yaml
-        got = render_yaml(path, options, store)
+        got = render_yaml(path, options, store, looked=True)
         return got.status, got.seconds, full_message(got.error) if got.error is not None else None
     start = time.monotonic()
     try:
@@ -73,20 +73,37 @@ def render_roots(ws: Workspace, engine: Engine, roots: List[str], jobs: int = 0,
                  offline: bool = False, store: Optional[Store] = None) -> List[RootResult]:
     """Render ``roots`` of the workspace; one result per root, in the order given."""
     options = options_for(ws, offline)
+    outcomes: Dict[str, Tuple[str, float, Optional[str]]] = {}
+    todo = list(roots)
+    if store is not None and engine.name == "builtin":
+        # what the cache holds is answered here: a warm run starts no process pool, and
+        # each file is hashed once however many roots read it
+        from kzgit.loader import DiskFS
+        from kzgit.rendercache import lookup_yaml
+        from kzgit.rendercache._record import Checker
+        checker = Checker(DiskFS())
+        todo = []
+        for r in roots:
+            hit = lookup_yaml(ws.path(r), options, store, checker)
+            if hit is None:
+                todo.append(r)
+            else:
+                outcomes[r] = (hit.status, hit.seconds, full_message(hit.error) if hit.error else None)
     asked = jobs or ws.config.jobs
     workers = asked or (os.cpu_count() or 1)
-    if not asked and engine.name == "builtin" and len(roots) < _MIN_ROOTS_FOR_PROCESSES:
+    if not asked and engine.name == "builtin" and len(todo) < _MIN_ROOTS_FOR_PROCESSES:
         workers = 1
-    workers = max(1, min(workers, len(roots)))
-    outcomes: List[Tuple[str, float, Optional[str]]]
+    workers = max(1, min(workers, len(todo)))
     if workers == 1:
-        outcomes = [_render_one(engine, ws.path(r), options, store) for r in roots]
+        for r in todo:
+            outcomes[r] = _render_one(engine, ws.path(r), options, store)
     else:
         with render_pool(engine, workers) as pool:
-            futures = [pool.submit(_render_one, engine, ws.path(r), options, store) for r in roots]
-            outcomes = [f.result() for f in futures]
+            futures = [(r, pool.submit(_render_one, engine, ws.path(r), options, store)) for r in todo]
+            for r, f in futures:
+                outcomes[r] = f.result()
     return [RootResult(r, status, seconds, ws.scrub(err) if err is not None else None)
-            for r, (status, seconds, err) in zip(roots, outcomes)]
+            for r in roots for status, seconds, err in [outcomes[r]]]
 
 
 def findings(results: List[RootResult]) -> List[Finding]:

@@ -33,8 +33,8 @@ from kzgit.build import BuildOptions
 from kzgit.errors import KzgitError, PluginError, RemoteError, UsageError
 from kzgit.rendercache._store import DEFAULT_SIZE_MB, Store, open_store
 
-__all__ = ["Store", "Rendered", "open_store", "default_store", "cache_dir", "render_yaml",
-           "render_cached", "DEFAULT_SIZE_MB", "BUILT", "CACHED", "FAILED"]
+__all__ = ["BUILT", "CACHED", "DEFAULT_SIZE_MB", "FAILED", "Rendered", "Store", "cache_dir",
+           "default_store", "lookup", "lookup_yaml", "open_store", "render_cached", "render_yaml"]
 
 BUILT, CACHED, FAILED = "built", "cached", "failed"
 FORMAT = 1
@@ -136,10 +136,10 @@ Produce = Callable[[BuildOptions], Tuple[bytes, List[str]]]
 
 
 def render_cached(path: str, options: BuildOptions, store: Optional[Store], flavour: str,
-                  produce: Produce) -> Rendered:
+                  produce: Produce, looked: bool = False) -> Rendered:
     """Run ``produce`` for the root at ``path``, or return what it gave last time for the same inputs.
 
-    A failure comes back as a FAILED :class:`Rendered` carrying the error (stored, and
+    ``looked``: the caller's :func:`lookup` just missed; build without looking again.  A failure comes back as a FAILED :class:`Rendered` carrying the error (stored, and
     replayed, when it can only come from the files).  Exceptions other than
     :class:`~kzgit.errors.KzgitError` propagate.
     """
@@ -147,23 +147,12 @@ def render_cached(path: str, options: BuildOptions, store: Optional[Store], flav
     if store is None or options.enable_helm:
         return _uncached(options, produce, start)
     from kzgit.loader import RECORDER, DiskFS
-    from kzgit.rendercache._record import Checker, Recorder
+    from kzgit.rendercache._record import Recorder
     key = cache_key(path, options, flavour)
     main = options.fs if options.fs is not None else DiskFS()
-    checker = Checker(main)
-    for entry in store.variants(key):
-        got = store.read(entry, key)
-        if got is None:
-            continue
-        header, payload = got
-        if not checker.same(header.get("trace")):
-            continue
-        store.touch(entry)
-        warnings = [str(w) for w in header.get("warnings") or []]
-        if header.get("error_class"):
-            return Rendered(FAILED, time.monotonic() - start, warnings=warnings,
-                            error=_replay_error(header))
-        return Rendered(CACHED, time.monotonic() - start, payload, warnings)
+    hit = None if looked else lookup(path, options, store, flavour, key=key)
+    if hit is not None:
+        return hit
     recorder = Recorder(main)
     token = RECORDER.set(recorder)
     try:
@@ -185,6 +174,38 @@ def render_cached(path: str, options: BuildOptions, store: Optional[Store], flav
     return Rendered(BUILT, time.monotonic() - start, payload, warnings)
 
 
+def lookup(path: str, options: BuildOptions, store: Store, flavour: str,
+           checker: Optional[Any] = None, key: Optional[str] = None) -> Optional[Rendered]:
+    """The stored render of ``path`` whose recorded inputs are all unchanged, else None.
+
+    ``checker`` (a :class:`~kzgit.rendercache._record.Checker` over ``options.fs``) may be
+    shared by the lookups of one run: each file is then hashed once, however many roots
+    read it.
+    """
+    if options.enable_helm:
+        return None
+    start = time.monotonic()
+    if checker is None:
+        from kzgit.loader import DiskFS
+        from kzgit.rendercache._record import Checker
+        checker = Checker(options.fs if options.fs is not None else DiskFS())
+    key = key or cache_key(path, options, flavour)
+    for entry in store.variants(key):
+        got = store.read(entry, key)
+        if got is None:
+            continue
+        header, payload = got
+        if not checker.same(header.get("trace")):
+            continue
+        store.touch(entry)
+        warnings = [str(w) for w in header.get("warnings") or []]
+        if header.get("error_class"):
+            return Rendered(FAILED, time.monotonic() - start, warnings=warnings,
+                            error=_replay_error(header))
+        return Rendered(CACHED, time.monotonic() - start, payload, warnings)
+    return None
+
+
 def _uncached(options: BuildOptions, produce: Produce, start: float) -> Rendered:
     try:
         payload, warnings = produce(options)
@@ -201,11 +222,18 @@ def _produce_yaml(path: str) -> Produce:
     return produce
 
 
-def render_yaml(path: str, options: BuildOptions, store: Optional[Store]) -> Rendered:
+def render_yaml(path: str, options: BuildOptions, store: Optional[Store],
+                looked: bool = False) -> Rendered:
     """Render the root at ``path`` as ``kzgit build`` prints it, through ``store`` (None: no cache).
 
     The API for every command that needs a root's YAML (``kzgit build``, the render
     hook, ``kzgit validate``): check :attr:`Rendered.error`, then use
     :attr:`Rendered.yaml` / :attr:`Rendered.payload` and :attr:`Rendered.warnings`.
     """
-    return render_cached(path, options, store, "yaml", _produce_yaml(path))
+    return render_cached(path, options, store, "yaml", _produce_yaml(path), looked)
+
+
+def lookup_yaml(path: str, options: BuildOptions, store: Store, checker: Optional[Any] = None
+                ) -> Optional[Rendered]:
+    """:func:`lookup` of what :func:`render_yaml` stores."""
+    return lookup(path, options, store, "yaml", checker)

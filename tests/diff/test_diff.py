@@ -378,9 +378,9 @@ def test_interrupt_removes_the_export(history: Path, monkeypatch: pytest.MonkeyP
     from kzgit.diff import compare
     real = compare._builtin
 
-    def interrupted(path: str, options: Any, store: Any) -> Any:
+    def interrupted(path: str, options: Any, *rest: Any) -> Any:
         assert os.listdir(_isolated), "the revision was not exported"
-        real(path, options, store)
+        real(path, options, *rest)
         raise KeyboardInterrupt
 
     monkeypatch.setattr(compare, "_builtin", interrupted)
