@@ -187,3 +187,29 @@ def test_action_fails_when_a_root_does_not_render(tmp_path: Path, repo: GitRepo)
                         "render, 2: usage or configuration)\n")
     assert "does not render at <code>HEAD</code>" in runner.summary.read_text()
     assert runner.outputs()["changed"] == ""
+
+
+def test_action_shards_and_merges(tmp_path: Path, repo: GitRepo) -> None:
+    """A matrix of two shard jobs with format json, then a merging job: one report."""
+    repo.commit({"web/kustomization.yaml": "resources:\n- cm.yaml\n",
+                 "web/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n"})
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    roots = []
+    for i in (1, 2):
+        runner = Runner(tmp_path / f"s{i}", Path(repo.path), {"install": "false", "base": "base",
+                                                                "format": "json", "shard": f"{i}/2"})
+        rc, out, err = runner.run()
+        assert rc == 0, err
+        (reports / f"shard {i}.json").write_text(Path(runner.outputs()["report-file"]).read_text())
+        roots += [r["root"] for r in __import__("json").loads(out)["roots"]]
+    assert sorted(roots) == ["app", "web"]
+    whole = Runner(tmp_path / "w", Path(repo.path), {"install": "false", "base": "base",
+                                                     "format": "text"})
+    assert whole.run()[0] == 0
+    merged = Runner(tmp_path / "m", Path(repo.path), {"install": "false", "format": "text",
+                                                      "merge": f"{reports}/*.json"})
+    rc, out, err = merged.run()
+    assert rc == 0, err
+    assert merged.outputs()["changed"] == "true"
+    assert out == Path(whole.outputs()["report-file"]).read_text()
