@@ -73,9 +73,11 @@ def test_signal_stops_queued_and_running_renders(tmp_path: Path, sig: signal.Sig
         assert all(wait_gone(pid) for pid in started(tmp_path)), "no plugin outlives kzgit"
         assert not group_alive(child.pid), "no worker outlives kzgit"
     finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
+        try:
+            os.killpg(child.pid, signal.SIGKILL)   # kzgit and its workers, if the test failed
+        except (ProcessLookupError, PermissionError):
+            pass
+        child.wait()
         for pid in started(tmp_path):
             try:
                 os.killpg(pid, signal.SIGKILL)
