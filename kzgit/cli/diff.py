@@ -141,6 +141,7 @@ def run(args: argparse.Namespace) -> int:
                           enable_exec=args.enable_exec, enable_helm=args.enable_helm,
                           offline=args.offline, jobs=max(0, args.jobs), progress=progress,
                           store=store, shard=args.shard)
+    report: "Optional[DiffReport]" = None
     try:
         report = diff(os.getcwd(), options)
     except UsageError:
@@ -154,13 +155,18 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if progress:
             progress(1, 1, "")
-        if store is not None and store.wrote:
-            store.trim()
+        if store is not None and _may_have_written(report):
+            store.trim()   # workers may have written: keep the cache within its bound
     if args.verbose:
         for r in report.renders:
             print(f"{r.status:<7} {r.root} at {report.base.label if r.side == 'base' else report.head.label}"
                   f" ({r.seconds:.2f}s)", file=sys.stderr)
     return _finish(report, args)
+
+
+def _may_have_written(report: "Optional[DiffReport]") -> bool:
+    """Whether a run may have written to the render cache (anything not answered from it)."""
+    return report is None or any(r.status != "cached" for r in report.renders)
 
 
 def _finish(report: "DiffReport", args: argparse.Namespace) -> int:

@@ -172,8 +172,8 @@ def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace) -> List[Findin
             roots = shard(roots, weights, *args.shard)
         results = render.render_roots(ws, engine, roots, jobs=args.jobs, offline=args.offline,
                                       store=store)
-        if store is not None and store.wrote:
-            store.trim()
+        if store is not None and any(r.status != "cached" for r in results):
+            store.trim()   # workers may have written: keep the cache within its bound
         if getattr(args, "verbose", False) or os.environ.get("PRE_COMMIT") == "1":
             for r in results:
                 print(f"{r.status:<7} {r.root} ({r.seconds:.2f}s)")
