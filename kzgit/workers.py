@@ -6,8 +6,10 @@ minute and more on large trees), and a killed worker would orphan the plugin
 processes it started (they run in their own sessions, out of reach of the
 terminal's ^C).  So workers ignore SIGINT (the terminal sends it to the whole
 process group; the parent decides), and on SIGTERM or SIGHUP kill the process
-groups they started and exit at once; :func:`stop_workers` sends them SIGTERM
-and, after a short grace period, SIGKILL.
+groups they started, unwind the render under way (its ``finally`` blocks remove
+its temporary files) and exit without taking another; :func:`stop_workers`
+sends them SIGTERM and, after a short grace period, SIGKILL.  Tasks go through
+:func:`guarded` (``pool.submit(guarded, fn, *args)``).
 """
 from __future__ import annotations
 
@@ -16,12 +18,36 @@ import os
 import signal
 import sys
 import time
-from typing import Any
+from typing import Any, Callable, TypeVar
+
+T = TypeVar("T")
 
 # How long the parent waits for workers to clean up before killing them outright.
 GRACE_SECONDS = 1.0
 # Modules whose kill_all() kills the process groups a worker started (plugins, helm, git).
 _CHILD_REGISTRIES = ("kzgit.proc", "kzgit.plugins.process")
+
+
+class _Stop(BaseException):
+    """Unwinds a worker's task when the parent stops the pool (not an error of the task)."""
+
+
+_stopping = 0     # the signal that stops this worker, once one came
+_in_task = False
+
+
+def guarded(fn: "Callable[..., T]", *args: Any) -> T:
+    """Run a task in a worker; exit the worker, once the task has unwound, if it is stopping."""
+    global _in_task
+    if _stopping:
+        os._exit(128 + _stopping)
+    _in_task = True
+    try:
+        return fn(*args)
+    except _Stop:
+        os._exit(128 + _stopping)
+    finally:
+        _in_task = False
 
 
 def init_worker() -> None:
@@ -32,6 +58,10 @@ def init_worker() -> None:
 
 
 def _stop(signum: int, frame: Any) -> None:
+    global _stopping
+    if _stopping:
+        return
+    _stopping = signum
     for name in _CHILD_REGISTRIES:
         kill_all = getattr(sys.modules.get(name), "kill_all", None)
         if callable(kill_all):
@@ -39,6 +69,8 @@ def _stop(signum: int, frame: Any) -> None:
                 kill_all()
             except Exception:  # noqa: BLE001,S110 - exiting anyway; the parent kills what is left
                 pass
+    if _in_task:
+        raise _Stop()
     os._exit(128 + signum)
 
 

@@ -246,3 +246,30 @@ def check_builtin_case(case_dir: Path, apply: Apply, ordered: bool = False) -> N
     # helpers.py is not rewritten by pytest's assert: the difference is spelled out here
     assert got_keys == want_keys, "kzgit (-) differs from kubectl (+):\n" + "\n".join(
         difflib.unified_diff(got_keys, want_keys, lineterm="", n=0))
+
+
+_HANG = """\
+#!/bin/sh
+echo $$ > "{piddir}/$$.tmp" && mv "{piddir}/$$.tmp" "{piddir}/$$"
+sleep 300
+"""
+
+
+def hanging_plugin_roots(top: Path, roots: int, piddir: Path) -> "dict[str, str]":
+    """``roots`` kustomization roots ``r00``, ``r01``... under ``top``, each generating with a
+    legacy exec plugin that writes its pid (its process group) into ``piddir`` and hangs; the
+    environment for a ``kzgit`` child process that finds the plugin."""
+    home = piddir.parent / "plugin-home"
+    plugin = home / "plugin" / "someteam.example.com" / "v1" / "hang" / "Hang"
+    plugin.parent.mkdir(parents=True, exist_ok=True)
+    piddir.mkdir(parents=True, exist_ok=True)
+    plugin.write_text(_HANG.format(piddir=piddir))
+    plugin.chmod(0o755)
+    for i in range(roots):
+        d = top / f"r{i:02d}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "kustomization.yaml").write_text("generators:\n- hang.yaml\n")
+        (d / "hang.yaml").write_text("apiVersion: someteam.example.com/v1\nkind: Hang\nmetadata:\n  name: h\n")
+    env = dict(os.environ, HOME=str(home), KUSTOMIZE_PLUGIN_HOME=str(home / "plugin"))
+    env["PYTHONPATH"] = os.pathsep.join([str(PROJECT), env.get("PYTHONPATH", "")])
+    return env

@@ -288,8 +288,9 @@ def _render_all(roots: List[str], base: Revision, head: Revision, base_graph: Gr
             results[job] = _render(where[job[1]], job[0], engine, options, store, looked)
         return results
     with render_pool(engine, workers) as pool:
-        futures = {pool.submit(_render, where[job[1]], job[0], engine, options, store, looked): job
-                   for job in todo}
+        from kzgit.workers import guarded
+        futures = {pool.submit(guarded, _render, where[job[1]], job[0], engine, options, store,
+                               looked): job for job in todo}
         for i, future in enumerate(concurrent.futures.as_completed(futures)):
             results[futures[future]] = future.result()
             tell(i + 1, futures[future])

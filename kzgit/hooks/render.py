@@ -99,7 +99,9 @@ def render_roots(ws: Workspace, engine: Engine, roots: List[str], jobs: int = 0,
             outcomes[r] = _render_one(engine, ws.path(r), options, store)
     else:
         with render_pool(engine, workers) as pool:
-            futures = [(r, pool.submit(_render_one, engine, ws.path(r), options, store)) for r in todo]
+            from kzgit.workers import guarded
+            futures = [(r, pool.submit(guarded, _render_one, engine, ws.path(r), options, store))
+                       for r in todo]
             for r, f in futures:
                 outcomes[r] = f.result()
     return [RootResult(r, status, seconds, ws.scrub(err) if err is not None else None)

@@ -11,34 +11,16 @@ from pathlib import Path
 from typing import List
 
 import pytest
-from helpers import PROJECT, default_signals, group_alive, wait_gone
+from helpers import default_signals, group_alive, hanging_plugin_roots, wait_gone
 
 ROOTS = 24
-HANG = """\
-#!/bin/sh
-echo $$ > "{piddir}/$$.tmp" && mv "{piddir}/$$.tmp" "{piddir}/$$"
-sleep 300
-"""
 
 
 def setup(tmp_path: Path) -> "tuple[Path, dict[str, str]]":
-    home = tmp_path / "home"
-    plugin = home / "plugin" / "someteam.example.com" / "v1" / "hang" / "Hang"
-    plugin.parent.mkdir(parents=True)
-    (tmp_path / "pids").mkdir()
-    plugin.write_text(HANG.format(piddir=tmp_path / "pids"))
-    plugin.chmod(0o755)
     repo = tmp_path / "repo"
-    repo.mkdir()
+    env = hanging_plugin_roots(repo, ROOTS, tmp_path / "pids")
     (repo / ".kzgit.toml").write_text("enable-alpha-plugins = true\n")
-    for i in range(ROOTS):
-        d = repo / f"r{i:02d}"
-        d.mkdir()
-        (d / "kustomization.yaml").write_text("generators:\n- hang.yaml\n")
-        (d / "hang.yaml").write_text("apiVersion: someteam.example.com/v1\nkind: Hang\nmetadata:\n  name: h\n")
-    env = dict(os.environ, HOME=str(home), KUSTOMIZE_PLUGIN_HOME=str(home / "plugin"),
-               KZGIT_CACHE_DIR=str(tmp_path / "cache"))
-    env["PYTHONPATH"] = os.pathsep.join([str(PROJECT), env.get("PYTHONPATH", "")])
+    env["KZGIT_CACHE_DIR"] = str(tmp_path / "cache")
     return repo, env
 
 
