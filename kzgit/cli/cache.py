@@ -18,7 +18,8 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     p = sub.add_parser("cache", help="show or empty the render cache",
                        description="The persistent render cache: renders of kustomization roots "
                                    "whose inputs did not change are reused, not built again.")
-    actions = p.add_subparsers(dest="action", metavar="ACTION", parser_class=type(p))
+    actions = p.add_subparsers(dest="action", metavar="ACTION", parser_class=type(p),
+                               help="info: where the cache is and its size; clear: empty it")
     actions.required = True
     actions.add_parser("info", help="where the cache is, how many renders it holds and their size",
                        description="Show where the render cache is, its entries and size."
