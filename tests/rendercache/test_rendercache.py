@@ -194,6 +194,8 @@ def test_failed_build_is_replayed(tree: Path, store: Store, monkeypatch: pytest.
     second = render(tree / "overlay", store)
     assert second.status == FAILED and str(second.error) == str(first.error)
     assert type(second.error) is type(first.error)
+    assert first.error is not None and second.error is not None
+    assert first.error.lead and second.error.lead == first.error.lead   # the line read first
     monkeypatch.undo()
     write(tree / "overlay" / "missing.yaml", CM.format(name="now", value="here"))
     assert render(tree / "overlay", store).status == BUILT
