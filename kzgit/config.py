@@ -26,6 +26,14 @@ Keys (all optional)::
     allowed = ['v?\\d+(\\.\\d+)+']  # regexes a ref must fully match (replaces the default)
     require-sha = false
     check-cache = false             # also refuse refs the remote cache knows as branches
+
+    [tool.kzgit.validate]           # `[validate]` in .kzgit.toml (kzgit validate, kzgit-validate)
+    kubernetes-version = "1.29"     # default: the newest release the bundled schemas cover
+    strict = true                   # a field the schema does not declare is an error
+    missing-schemas = "warn"        # or "error" / "skip": a kind no schema source knows
+    schema-locations = ["schemas/{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json"]
+    crds = ["crds/"]                # CRD files or directories (besides the CRDs roots render)
+    skip-kinds = ["SealedSecret"]   # kinds (or apiVersion/kind) not validated
 """
 from __future__ import annotations
 
@@ -68,6 +76,21 @@ class RefPolicy:
     check_cache: bool = False
 
 
+MISSING_SCHEMAS = ("warn", "error", "skip")
+
+
+@dataclasses.dataclass
+class ValidatePolicy:
+    """How ``kzgit validate`` and the ``kzgit-validate`` hook validate rendered resources."""
+
+    kubernetes_version: Optional[str] = None     # None: the newest bundled release
+    strict: bool = True
+    missing_schemas: str = "warn"
+    schema_locations: Tuple[str, ...] = ()
+    crds: Tuple[str, ...] = ()
+    skip_kinds: Tuple[str, ...] = ()
+
+
 @dataclasses.dataclass
 class Config:
     """The validated kzgit configuration of one repository."""
@@ -87,6 +110,7 @@ class Config:
     cache: bool = True
     cache_size_mb: int = 512
     refs: RefPolicy = dataclasses.field(default_factory=RefPolicy)
+    validate: ValidatePolicy = dataclasses.field(default_factory=ValidatePolicy)
     source: Optional[str] = None     # the file it came from, for messages
 
 
@@ -160,6 +184,21 @@ _REF_KEYS: Dict[str, Tuple[str, Any, str]] = {
 }
 
 
+def _version(v: Any) -> Optional[str]:
+    return v if isinstance(v, str) and re.fullmatch(r"v?\d+\.\d+(\.\d+)?", v) else None
+
+
+_VALIDATE_KEYS: Dict[str, Tuple[str, Any, str]] = {
+    "kubernetes-version": ("kubernetes_version", _version, 'a Kubernetes release such as "1.29"'),
+    "strict": ("strict", _bool, "true or false"),
+    "missing-schemas": ("missing_schemas", _one_of(MISSING_SCHEMAS),
+                        "one of " + ", ".join(repr(m) for m in MISSING_SCHEMAS)),
+    "schema-locations": ("schema_locations", _str_list, "a list of path templates"),
+    "crds": ("crds", _str_list, "a list of CRD files or directories"),
+    "skip-kinds": ("skip_kinds", _str_list, "a list of kinds"),
+}
+
+
 def _apply(target: Any, table: Dict[str, Any], keys: Dict[str, Tuple[str, Any, str]],
            prefix: str, source: str, tables: Tuple[str, ...] = ()) -> None:
     for key, value in table.items():
@@ -182,11 +221,16 @@ def parse_config(table: Dict[str, Any], source: str, prefix: str = "") -> Config
     cfg = Config(source=source)
     table = dict(table)
     refs = table.pop("refs", None)
-    _apply(cfg, table, _KEYS, prefix, source, tables=("refs",))
+    validate = table.pop("validate", None)
+    _apply(cfg, table, _KEYS, prefix, source, tables=("refs", "validate"))
     if refs is not None:
         if not isinstance(refs, dict):
             raise UsageError(f"{source}: bad value for '{prefix}refs': expected a table")
         _apply(cfg.refs, refs, _REF_KEYS, f"{prefix}refs.", source)
+    if validate is not None:
+        if not isinstance(validate, dict):
+            raise UsageError(f"{source}: bad value for '{prefix}validate': expected a table")
+        _apply(cfg.validate, validate, _VALIDATE_KEYS, f"{prefix}validate.", source)
     return cfg
 
 

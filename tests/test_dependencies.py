@@ -19,6 +19,9 @@ else:  # pragma: no cover
 
 # distribution name -> the top-level module it provides
 MODULE_OF = {"pyyaml": "yaml", "ruamel.yaml": "ruamel", "pygit2": "pygit2", "tomli": "tomli"}
+# Distributions kzgit uses for their data only: found with importlib.util.find_spec, never
+# imported (kubernetes-validate's schemas; importing it would load jsonschema for nothing).
+DATA_OF = {"kubernetes-validate": "kubernetes_validate"}
 
 
 def _project() -> Dict[str, object]:
@@ -46,9 +49,17 @@ def _imported() -> Set[str]:
 
 
 def test_runtime_dependencies_are_the_imported_ones() -> None:
-    deps = {_name(r) for r in _project()["dependencies"]}  # type: ignore[attr-defined]
+    deps = {_name(r) for r in _project()["dependencies"]} - set(DATA_OF)  # type: ignore[attr-defined]
     assert deps <= set(MODULE_OF), f"add the module of {deps - set(MODULE_OF)} to MODULE_OF"
     assert {MODULE_OF[d] for d in deps} == _imported()
+
+
+def test_data_dependencies_are_found_not_imported() -> None:
+    deps = {_name(r) for r in _project()["dependencies"]}  # type: ignore[attr-defined]
+    assert set(DATA_OF) <= deps
+    source = "".join(p.read_text(encoding="utf-8") for p in (PROJECT / "kzgit").rglob("*.py"))
+    for module in DATA_OF.values():
+        assert f'find_spec("{module}")' in source and module not in _imported()
 
 
 def test_pre_commit_is_only_a_test_dependency() -> None:

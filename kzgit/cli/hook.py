@@ -28,6 +28,7 @@ HOOKS = {
     "localized-sync": "localized copies are what `kzgit localize` makes now",
     "pinned-refs": "remote references in changed kustomizations carry a version",
     "exec-bits": "downloaded files of localized copies are not executable (fixer)",
+    "validate": "what the affected roots render is valid against Kubernetes and CRD schemas",
     "all": "run every hook above on one workspace (what the plain git hooks run)",
 }
 # The order "all" runs them in: the fixer first, the cheap checks before the builds.
@@ -51,9 +52,9 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
         src.add_argument("--staged", action="store_true", help="check the git index (plain git hook)")
         src.add_argument("--rev", metavar="REV", help="check the tree of commit REV (pre-push)")
         h.add_argument("--from", dest="from_rev", metavar="OLD", help="with --rev: the changes since OLD")
-        if name in ("render", "localized-sync", "all"):
+        if name in ("render", "localized-sync", "validate", "all"):
             h.add_argument("--offline", action="store_true", help="use only cached remote references")
-        if name in ("render", "all"):
+        if name in ("render", "validate", "all"):
             h.add_argument("-j", "--jobs", type=jobs_arg, default=0,
                            help="parallel builds (default: the `jobs` setting, else one per CPU)")
             h.add_argument("--engine", choices=["builtin", "kustomize", "kubectl"],
@@ -68,6 +69,9 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
             h.add_argument("--require-sha", action="store_true", help="accept full commit SHAs only")
         if name in ("exec-bits", "all"):
             h.add_argument("--check", action="store_true", help="report only, change nothing")
+        if name == "validate":
+            from kzgit.cli.validate import add_policy_flags
+            add_policy_flags(h)
         h.set_defaults(func=run)
 
 
@@ -143,6 +147,9 @@ def run(args: argparse.Namespace) -> int:
     if not (args.files or args.all or args.staged or args.rev):
         return 0  # pre-commit passed nothing this hook looks at
     with _Source(args) as ws:
+        if args.hook == "validate":
+            from kzgit.cli.validate import run_hook
+            return run_hook(args, ws)
         if args.hook != "all":
             return report(_dispatch(args.hook, args, ws))
         status = 0

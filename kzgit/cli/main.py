@@ -19,7 +19,7 @@ from typing import Any, Dict, List, NoReturn, Optional
 from kzgit.errors import KzgitError, UsageError, full_message
 
 # Command modules under kzgit/cli/, in the order ``kzgit --help`` lists them.
-COMMANDS = ["build", "transform", "localize", "rebuild", "diff", "hook", "install_hooks", "cache"]
+COMMANDS = ["build", "transform", "localize", "rebuild", "diff", "validate", "hook", "install_hooks", "cache"]
 
 
 class _Parser(argparse.ArgumentParser):

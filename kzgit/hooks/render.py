@@ -69,6 +69,15 @@ def roots_to_build(ws: Workspace) -> List[str]:
     return list(g.roots) if ws.changed is None else g.affected_roots(ws.changed)
 
 
+def workers_for(ws: Workspace, engine: Engine, jobs: int, n_roots: int) -> int:
+    """How many renders to run at once: ``jobs``, the ``jobs`` setting, else one per CPU."""
+    asked = jobs or ws.config.jobs
+    workers = asked or (os.cpu_count() or 1)
+    if not asked and engine.name == "builtin" and n_roots < _MIN_ROOTS_FOR_PROCESSES:
+        workers = 1
+    return max(1, min(workers, n_roots))
+
+
 def render_roots(ws: Workspace, engine: Engine, roots: List[str], jobs: int = 0,
                  offline: bool = False, store: Optional[Store] = None) -> List[RootResult]:
     """Render ``roots`` of the workspace; one result per root, in the order given."""
@@ -89,11 +98,7 @@ def render_roots(ws: Workspace, engine: Engine, roots: List[str], jobs: int = 0,
                 todo.append(r)
             else:
                 outcomes[r] = (hit.status, hit.seconds, full_message(hit.error) if hit.error else None)
-    asked = jobs or ws.config.jobs
-    workers = asked or (os.cpu_count() or 1)
-    if not asked and engine.name == "builtin" and len(todo) < _MIN_ROOTS_FOR_PROCESSES:
-        workers = 1
-    workers = max(1, min(workers, len(todo)))
+    workers = workers_for(ws, engine, jobs, len(todo))
     if workers == 1:
         for r in todo:
             outcomes[r] = _render_one(engine, ws.path(r), options, store)

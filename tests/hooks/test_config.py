@@ -74,7 +74,7 @@ def test_errors_name_key_and_file(tmp_path: Path, file: str, text: str, needle: 
     assert needle in str(e.value)
     assert str(tmp_path / file) in str(e.value)
     if "unknown key 'enigne'" in needle:
-        assert "known keys: [refs], cache, cache-size-mb, enable-alpha-plugins," in str(e.value)
+        assert "known keys: [refs], [validate], cache, cache-size-mb, enable-alpha-plugins," in str(e.value)
 
 
 @pytest.mark.parametrize("path,patterns,expected", [
@@ -88,3 +88,19 @@ def test_errors_name_key_and_file(tmp_path: Path, file: str, text: str, needle: 
 ])
 def test_glob_match(path: str, patterns: List[str], expected: bool) -> None:
     assert glob_match(path, patterns) is expected
+
+
+def test_validate_table(tmp_path: Path) -> None:
+    (tmp_path / ".kzgit.toml").write_text(
+        '[validate]\nkubernetes-version = "1.29"\nstrict = false\nmissing-schemas = "error"\n'
+        'schema-locations = ["s/{{.ResourceKind}}.json"]\ncrds = ["crds"]\nskip-kinds = ["SealedSecret"]\n')
+    v = load_config(str(tmp_path)).validate
+    assert (v.kubernetes_version, v.strict, v.missing_schemas) == ("1.29", False, "error")
+    assert v.schema_locations == ("s/{{.ResourceKind}}.json",) and v.crds == ("crds",)
+    assert v.skip_kinds == ("SealedSecret",)
+    (tmp_path / ".kzgit.toml").write_text('[validate]\nkubernetes-version = 1.29\n')
+    with pytest.raises(UsageError, match="bad value for 'validate.kubernetes-version'"):
+        load_config(str(tmp_path))
+    (tmp_path / ".kzgit.toml").write_text('[validate]\nstrict-mode = true\n')
+    with pytest.raises(UsageError, match="unknown key 'validate.strict-mode'"):
+        load_config(str(tmp_path))

@@ -182,3 +182,105 @@ def test_run_all_files_checks_every_root(session: Session, tmp_path: Path) -> No
     assert rc == 0, out
     rc, out = run([sys.executable, "-m", "pre_commit", "run", "--all-files"], repo, session.env, timeout=300)
     assert rc == 1 and "overlays/prod: does not render" in out, out
+
+
+# -- kzgit-validate -------------------------------------------------------------------------
+
+DEPLOY = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: nginx
+"""
+VALID: Dict[str, str] = {
+    "base/kustomization.yaml": "resources:\n- deploy.yaml\n",
+    "base/deploy.yaml": DEPLOY,
+    "overlays/prod/kustomization.yaml": "resources:\n- ../../base\npatches:\n- path: replicas.yaml\n",
+    "overlays/prod/replicas.yaml": ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n"
+                                    "spec:\n  replicas: 3\n"),
+}
+CRD = """apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            required: [size]
+            properties:
+              size: {type: integer, minimum: 1}
+"""
+
+
+def test_validate_refuses_a_typo_in_a_patch_naming_the_patch(session: Session, tmp_path: Path) -> None:
+    repo = session.repo(tmp_path / "r", VALID, ["kzgit-validate"])
+    rc, out = session.commit(repo)
+    assert rc == 0, out
+    write(repo, {"overlays/prod/replicas.yaml": VALID["overlays/prod/replicas.yaml"].replace("replicas", "replica")})
+    rc, out = session.commit(repo)
+    assert rc == 1, out
+    assert ('overlays/prod: Deployment/web: /spec/replica: unknown field "replica" '
+            '(did you mean "replicas"?) (overlays/prod/replicas.yaml:6)') in out
+
+
+def test_validate_checks_a_custom_resource_against_a_crd_of_the_repo(session: Session, tmp_path: Path) -> None:
+    files = {**VALID, "crds/kustomization.yaml": "resources:\n- widget-crd.yaml\n", "crds/widget-crd.yaml": CRD,
+             "apps/kustomization.yaml": "resources:\n- widget.yaml\n",
+             "apps/widget.yaml": "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  size: 2\n"}
+    repo = session.repo(tmp_path / "r", files, ["kzgit-validate"])
+    rc, out = session.commit(repo)
+    assert rc == 0, out
+    write(repo, {"apps/widget.yaml": files["apps/widget.yaml"].replace("size: 2", "size: 0")})
+    rc, out = session.commit(repo)
+    assert rc == 1, out
+    assert "apps: Widget/w: /spec/size: must be at least 1, got 0 (apps/widget.yaml:6)" in out
+
+
+def test_validate_removed_api_version_depends_on_the_pinned_release(session: Session, tmp_path: Path) -> None:
+    fs = ("apiVersion: flowcontrol.apiserver.k8s.io/v1beta2\nkind: FlowSchema\nmetadata:\n  name: fs\n"
+          "spec:\n  priorityLevelConfiguration:\n    name: global-default\n")
+    files = {"flow/kustomization.yaml": "resources:\n- fs.yaml\n", "flow/fs.yaml": fs,
+             ".kzgit.toml": '[validate]\nkubernetes-version = "1.29"\n'}
+    repo = session.repo(tmp_path / "r", files, ["kzgit-validate"])
+    rc, out = session.commit(repo)
+    assert rc == 1, out
+    assert ("flow: FlowSchema/fs: /apiVersion: FlowSchema flowcontrol.apiserver.k8s.io/v1beta2 is not served "
+            "by Kubernetes 1.29 (served up to 1.28; use flowcontrol.apiserver.k8s.io/v1) (flow/fs.yaml:1)") in out
+    write(repo, {".kzgit.toml": '[validate]\nkubernetes-version = "1.28"\n'})
+    rc, out = session.commit(repo)
+    assert rc == 0, out
+
+
+def test_validate_warns_about_an_unknown_kind_then_refuses_it(session: Session, tmp_path: Path) -> None:
+    files = {"app/kustomization.yaml": "resources:\n- thing.yaml\n",
+             "app/thing.yaml": "apiVersion: other.io/v1\nkind: Thing\nmetadata:\n  name: t\n"}
+    repo = session.repo(tmp_path / "r", files, ["kzgit-validate"])
+    rc, out = session.commit(repo)
+    assert rc == 0, out
+    rc, out = run([sys.executable, "-m", "pre_commit", "run", "kzgit-validate", "--all-files", "--verbose"],
+                  repo, session.env, timeout=300)
+    assert rc == 0 and "app: Thing/t: warning: no schema for Thing other.io/v1 (app/thing.yaml:1)" in out, out
+    write(repo, {".kzgit.toml": '[validate]\nmissing-schemas = "error"\n'})
+    rc, out = session.commit(repo)
+    assert rc == 1 and "app: Thing/t: no schema for Thing other.io/v1 (app/thing.yaml:1)" in out, out

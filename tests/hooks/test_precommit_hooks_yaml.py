@@ -19,7 +19,7 @@ from kzgit.cli.main import make_parser
 from helpers import PROJECT
 
 MANIFEST = PROJECT / ".pre-commit-hooks.yaml"
-IDS = ["kzgit-render", "kzgit-localized-sync", "kzgit-pinned-refs", "kzgit-exec-bits"]
+IDS = ["kzgit-render", "kzgit-localized-sync", "kzgit-pinned-refs", "kzgit-exec-bits", "kzgit-validate"]
 
 
 def _hooks() -> Dict[str, Dict[str, Any]]:
@@ -38,7 +38,7 @@ def test_entry_is_a_kzgit_subcommand(hook_id: str) -> None:
     args = make_parser().parse_args(argv[1:] + ["some/file.yaml"])
     assert args.files == ["some/file.yaml"]
     assert h["language"] == "python" and h["pass_filenames"] is True
-    assert h["require_serial"] is (hook_id in ("kzgit-render", "kzgit-localized-sync"))
+    assert h["require_serial"] is (hook_id in ("kzgit-render", "kzgit-localized-sync", "kzgit-validate"))
 
 
 @pytest.mark.parametrize("hook_id,path,matches", [

@@ -1,0 +1,202 @@
+"""``kzgit validate [ROOT...] [--all] [--manifests FILE|-]...``: validate what roots render.
+
+Roots are chosen as by ``kzgit hook render``: with no ROOT, the roots at or
+under the current directory; ``--all`` every root of the repository.
+``--manifests`` validates rendered YAML (a file, or ``-`` for stdin) without
+building.  Every ``[validate]`` key of the configuration is also a flag here and
+on ``kzgit hook validate``; a flag wins over the file.  Exit 0 valid (warnings
+allowed), 1 findings or a root that does not render, 2 usage or configuration.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+from typing import TYPE_CHECKING, Dict, List, Tuple
+
+from kzgit.cli import jobs_arg
+from kzgit.config import MISSING_SCHEMAS, Config, ValidatePolicy, load_config
+from kzgit.errors import UsageError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kzgit.engine import Engine
+    from kzgit.hooks import Workspace
+    from kzgit.hooks.validate import Report
+
+FORMATS = ("text", "json", "github", "junit")
+
+
+def _default_version() -> str:
+    from kzgit.validate.kubernetes import newest, versions
+    vs = versions()
+    if not vs:
+        return "none: the kubernetes-validate package is not installed"
+    return f"{newest()}; the bundled schemas cover {vs[0]} to {vs[-1]}"
+
+
+def add_policy_flags(p: argparse.ArgumentParser) -> None:
+    """The ``[validate]`` keys as flags (shared with ``kzgit hook validate``)."""
+    g = p.add_argument_group("validation (each also a [validate] key of the configuration)")
+    g.add_argument("--kubernetes-version", metavar="X.Y",
+                   help=f"the Kubernetes release to validate against (default: {_default_version()})")
+    g.add_argument("--strict", dest="strict", action="store_true", default=None,
+                   help="a field the schema does not declare is an error (the default)")
+    g.add_argument("--no-strict", dest="strict", action="store_false", help="accept undeclared fields")
+    g.add_argument("--missing-schemas", choices=MISSING_SCHEMAS,
+                   help="a kind no schema source knows: warn once per kind (default), error, or skip")
+    g.add_argument("--schema-location", dest="schema_locations", action="append", metavar="TEMPLATE",
+                   help="kubeconform-style local schema path template, e.g. "
+                        "'schemas/{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json' (repeatable)")
+    g.add_argument("--crd", dest="crds", action="append", metavar="PATH",
+                   help="a CustomResourceDefinition file or directory (repeatable)")
+    g.add_argument("--skip-kinds", dest="skip_kinds", action="append", metavar="KIND[,KIND...]",
+                   help="kinds (or apiVersion/kind) not to validate (repeatable, comma-separated)")
+    g.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
+    g.add_argument("--output", metavar="FILE", help="write the report to FILE instead of stdout")
+
+
+def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    p = sub.add_parser(
+        "validate", help="validate rendered resources against Kubernetes and CRD schemas, offline",
+        description="Render kustomization roots (as `kzgit hook render` selects them) and validate "
+                    "every resource against the Kubernetes schemas of one release, the CRDs of the "
+                    "repository and local schema files. Exit 0 valid, 1 findings, 2 usage.")
+    p.add_argument("roots", nargs="*", metavar="ROOT", help="kustomization directories to validate")
+    p.add_argument("--all", action="store_true", help="every root of the repository")
+    p.add_argument("--manifests", action="append", metavar="FILE",
+                   help="validate rendered YAML from FILE ('-' for stdin) without building (repeatable)")
+    p.add_argument("-j", "--jobs", type=jobs_arg, default=0,
+                   help="parallel builds (default: the `jobs` setting, else one per CPU)")
+    p.add_argument("--engine", choices=["builtin", "kustomize", "kubectl"], help="override the configured engine")
+    p.add_argument("--offline", action="store_true", help="use only cached remote references")
+    add_policy_flags(p)
+    p.set_defaults(func=run)
+
+
+def policy_from(args: argparse.Namespace, config: Config) -> Tuple[ValidatePolicy, Dict[str, str]]:
+    """The configuration's ``[validate]`` table with the flags given laid over it, and for
+    each key the name messages should use (the flag, or the file and key)."""
+    policy = dataclasses.replace(config.validate)
+    src = config.source or "configuration"
+    prefix = "tool.kzgit.validate." if src.endswith("pyproject.toml") else "validate."
+    names = {k: f"{src}: {prefix}{k}" for k in ("kubernetes-version", "schema-locations", "crds")}
+    if args.kubernetes_version is not None:
+        if not args.kubernetes_version.strip():
+            raise UsageError("--kubernetes-version: empty")
+        policy.kubernetes_version = args.kubernetes_version
+        names["kubernetes-version"] = "--kubernetes-version"
+    if args.strict is not None:
+        policy.strict = args.strict
+    if args.missing_schemas is not None:
+        policy.missing_schemas = args.missing_schemas
+    if args.schema_locations:
+        policy.schema_locations = tuple(args.schema_locations)
+        names["schema-locations"] = "--schema-location"
+    if args.crds:
+        policy.crds = tuple(args.crds)
+    if args.skip_kinds:
+        policy.skip_kinds = tuple(k.strip() for v in args.skip_kinds for k in v.split(",") if k.strip())
+    return policy, names
+
+
+def emit(args: argparse.Namespace, report: "Report") -> int:
+    """Print (or write) the report; 1 when it holds errors."""
+    from kzgit.validate.report import render
+    text = render(report, args.format)
+    if args.output:
+        from kzgit.atomic import write_atomic
+        write_atomic(args.output, text)
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    return 1 if report.errors else 0
+
+
+def _repo() -> Tuple[str, bool]:
+    from kzgit import gitio
+    from kzgit.errors import KzgitError
+    try:
+        return os.path.realpath(gitio.repo_root(".")), True
+    except KzgitError:
+        return os.path.realpath(os.getcwd()), False
+
+
+def _select_roots(args: argparse.Namespace, ws: "Workspace", repo: str) -> List[str]:
+    g = ws.graph
+    if args.all:
+        return list(g.roots)
+    if args.roots:
+        out = []
+        for r in args.roots:
+            rel = os.path.relpath(os.path.realpath(r), repo).replace(os.sep, "/")
+            if rel == ".." or rel.startswith("../"):
+                raise UsageError(f"{r}: outside the repository {repo}")
+            if not any(os.path.isfile(os.path.join(repo, rel, n))
+                       for n in ("kustomization.yaml", "kustomization.yml", "Kustomization")):
+                raise UsageError(f"{r}: not a kustomization directory")
+            out.append(rel)
+        return out
+    here = os.path.relpath(os.path.realpath(os.getcwd()), repo).replace(os.sep, "/")
+    roots = [r for r in g.roots if here == "." or r == here or r.startswith(here + "/")]
+    if not roots:
+        raise UsageError(f"no kustomization root at or under {os.getcwd()}",
+                         tip="name ROOTs, use --all, or --manifests FILE")
+    return roots
+
+
+def run(args: argparse.Namespace) -> int:
+    from kzgit.hooks import Workspace
+    from kzgit.hooks import validate as hook
+    repo, in_git = _repo()
+    config = load_config(repo)
+    policy, names = policy_from(args, config)
+    if args.manifests and not (args.roots or args.all):
+        report = hook.run_manifests(_read_manifests(args.manifests), policy, repo, names)
+        return emit(args, report)
+    from kzgit import gitio
+    from kzgit import walk
+    # the work tree as it is, untracked files included (ignored ones not): what a user edits
+    files = gitio.worktree_files(repo) if in_git else walk.tree_files(repo)
+    ws = Workspace(repo, files, None, config, repo=repo)
+    roots = _select_roots(args, ws, repo)
+    engine = _engine(args, config)
+    report = hook.run(ws, engine, policy, roots=roots, jobs=args.jobs, offline=args.offline, names=names)
+    if args.manifests:
+        more = hook.run_manifests(_read_manifests(args.manifests), policy, repo, names)
+        report.findings += more.findings
+        report.roots += more.roots
+        report.resources.update(more.resources)
+    return emit(args, report)
+
+
+def _engine(args: argparse.Namespace, config: Config) -> "Engine":
+    from kzgit.engine import engine_from_config, get_engine
+    if getattr(args, "engine", None) and args.engine != config.engine:
+        return get_engine(args.engine, None, config.timeout, source="--engine")
+    return engine_from_config(config)
+
+
+def _read_manifests(paths: List[str]) -> List[Tuple[str, bytes]]:
+    out = []
+    for p in paths:
+        if p == "-":
+            out.append(("-", sys.stdin.buffer.read()))
+            continue
+        try:
+            with open(p, "rb") as f:
+                out.append((p, f.read()))
+        except OSError as e:
+            raise UsageError(f"--manifests {p}: cannot read: {e.strerror or e}") from None
+    return out
+
+
+def run_hook(args: argparse.Namespace, ws: "Workspace") -> int:
+    """``kzgit hook validate``: the affected roots of the workspace."""
+    from kzgit.hooks import validate as hook
+    config = ws.config
+    policy, names = policy_from(args, config)
+    engine = _engine(args, config)
+    report = hook.run(ws, engine, policy, jobs=args.jobs, offline=args.offline, names=names)
+    return emit(args, report)
+

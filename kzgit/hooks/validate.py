@@ -1,0 +1,275 @@
+"""``kzgit-validate`` and ``kzgit validate``: render roots, validate what they render.
+
+Roots are selected and rendered as the render hook does (:mod:`kzgit.hooks.render`:
+affected roots, the same engine, build options and parallelism).  Every root of
+the repository whose files mention ``CustomResourceDefinition`` is rendered too,
+so a custom resource is validated against a CRD that another root installs.
+The schemas are compiled once in this process (:class:`kzgit.validate.Validator`)
+and shared by all roots; workers only render.
+
+Findings are placed in the repository with :class:`kzgit.validate.locate.Locator`:
+the resource's own file, or the patch that set the field, with a line.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+
+from kzgit.build import BuildOptions
+from kzgit.config import ValidatePolicy
+from kzgit.engine import Engine, render_pool
+from kzgit.errors import KzgitError, full_message
+from kzgit.hooks import Workspace
+from kzgit.hooks.render import options_for, roots_to_build, workers_for
+from kzgit.validate import ERROR, WARNING, Finding, Validator
+
+CRD_MARK = b"CustomResourceDefinition"
+
+
+@dataclasses.dataclass
+class Rendered:
+    """One rendered resource: the object and, with the builtin engine, where it came from."""
+
+    obj: Dict[str, Any]
+    source: str = ""                          # absolute path of its file ('' unknown)
+    names: Tuple[str, ...] = ()               # its names before the build renamed it
+
+
+@dataclasses.dataclass
+class Report:
+    """What a validation run found and covered (for the text, JSON and JUnit outputs)."""
+
+    findings: List[Finding]
+    roots: List[str]
+    resources: Dict[str, int]                 # root -> resources validated
+    kubernetes_version: str
+    strict: bool
+
+    @property
+    def errors(self) -> List[Finding]:
+        return [f for f in self.findings if f.severity == ERROR]
+
+
+def _render(engine: Engine, path: str, options: BuildOptions) -> Tuple[Optional[str], List[Rendered]]:
+    """Render one root in a worker: (error message, resources).  Exceptions may not pickle."""
+    try:
+        if engine.name == "builtin":
+            from kzgit import build
+            result = build(path, options)
+            return None, [Rendered(r.obj, r.source, tuple(dict.fromkeys(i.name for i in r.all_ids())))
+                          for r in result.resources]
+        from kzgit.yamlio import load_documents
+        text = engine.render(path, options)
+        return None, [Rendered(d) for d in load_documents(text.encode("utf-8"), path) if d is not None]
+    except KzgitError as e:
+        return full_message(e), []
+
+
+def crd_roots(ws: Workspace) -> List[str]:
+    """Roots of the repository that reach a file mentioning CustomResourceDefinition."""
+    g = ws.graph
+    marked: Dict[str, bool] = {}
+    out = []
+    for root in g.roots:
+        for f in sorted(g.reach(root).files):
+            if f not in marked:
+                data = ws.read(f)
+                marked[f] = data is not None and CRD_MARK in data
+            if marked[f]:
+                out.append(root)
+                break
+    return out
+
+
+def run(ws: Workspace, engine: Engine, policy: ValidatePolicy, *, roots: Optional[Sequence[str]] = None,
+        jobs: int = 0, offline: bool = False, names: Optional[Dict[str, str]] = None) -> Report:
+    """Validate what ``roots`` (default: the roots the change affects) render."""
+    validator = Validator(policy, ws.root, names)
+    with_crds = crd_roots(ws)
+    if roots is not None:
+        targets = list(roots)
+    elif _policy_changed(ws, policy, with_crds):
+        targets = list(ws.graph.roots)
+    else:
+        targets = roots_to_build(ws)
+    extra = [r for r in with_crds if r not in targets] if targets else []
+    wanted = targets + extra
+    options = options_for(ws, offline)
+    workers = workers_for(ws, engine, jobs, len(wanted))
+    rendered: Dict[str, Tuple[Optional[str], List[Rendered]]] = {}
+    if workers <= 1:
+        for r in wanted:
+            rendered[r] = _render(engine, ws.path(r), options)
+    else:
+        with render_pool(engine, workers) as pool:
+            from kzgit.workers import guarded
+            futures = [(r, pool.submit(guarded, _render, engine, ws.path(r), options)) for r in wanted]
+            for r, f in futures:
+                rendered[r] = f.result()
+    for r in wanted:
+        for item in rendered[r][1]:
+            o = item.obj
+            if isinstance(o, dict) and o.get("kind") == "CustomResourceDefinition" \
+                    and o.get("apiVersion") == "apiextensions.k8s.io/v1":
+                validator.add_crd(o, _shown_source(ws, item) or r)
+    findings: List[Finding] = []
+    counts: Dict[str, int] = {}
+    warned: Set[Tuple[str, str]] = set()
+    for r in targets:
+        err, items = rendered[r]
+        if err is not None:
+            findings.append(Finding(r, "", "", "", "", "build", "", "does not render: " + ws.scrub(err)))
+            continue
+        counts[r] = 0
+        placer = _Placer(ws, r, items)
+        for item in items:
+            issues = validator.check(item.obj)
+            if issues is None:
+                continue
+            counts[r] += 1
+            for issue in issues:
+                key = (_s(item.obj.get("apiVersion")), _s(item.obj.get("kind")))
+                if issue.code == "missing-schema" and issue.severity == WARNING:
+                    if key in warned:
+                        continue  # listed once per kind
+                    warned.add(key)
+                findings.append(placer.finding(item, issue.code, issue.path, issue.message, issue.severity))
+    return Report(findings, targets, counts, validator.version, policy.strict)
+
+
+def _policy_changed(ws: Workspace, policy: ValidatePolicy, with_crds: Sequence[str]) -> bool:
+    """Whether the change reaches what every root is validated with: the configuration, the
+    ``crds`` and ``schema-locations`` files, or a root that renders CRDs."""
+    if ws.changed is None:
+        return True
+    from kzgit.config import KZGIT_TOML, PYPROJECT
+    dirs = [c.strip("/") for c in policy.crds]
+    dirs += [t.split("{{", 1)[0].rstrip("/").rsplit("/", 1)[0] if "{{" in t else t for t in policy.schema_locations]
+    for path in ws.changed:
+        if path in (KZGIT_TOML, PYPROJECT):
+            return True
+        if any(d and (path == d or path.startswith(d.rstrip("/") + "/")) for d in dirs):
+            return True
+    return any(ws.graph.reach(r).touches(p) for r in with_crds for p in ws.changed)
+
+
+def run_manifests(sources: Sequence[Tuple[str, bytes]], policy: ValidatePolicy, base: str,
+                  names: Optional[Dict[str, str]] = None) -> Report:
+    """Validate already-rendered YAML streams ``(name, bytes)`` (``-`` is stdin), as kubeconform does.
+
+    CRDs among the documents are used for the custom resources beside them.
+    """
+    from kzgit.validate.locate import Locator
+    from kzgit.yamlio import load_documents
+    validator = Validator(policy, base, names)
+    loaded: List[Tuple[str, Optional[str], List[Any]]] = []
+    for name, data in sources:
+        try:
+            docs = [d for d in load_documents(data, name) if d is not None]
+        except KzgitError as e:
+            loaded.append((name, str(e), []))
+            continue
+        loaded.append((name, None, docs))
+        for d in docs:
+            if isinstance(d, dict) and d.get("kind") == "CustomResourceDefinition" \
+                    and d.get("apiVersion") == "apiextensions.k8s.io/v1":
+                validator.add_crd(d, name)
+    findings: List[Finding] = []
+    counts: Dict[str, int] = {}
+    warned: Set[Tuple[str, str]] = set()
+    for name, err, docs in loaded:
+        if err is not None:
+            findings.append(Finding(name, "", "", "", "", "yaml", "", err))
+            continue
+        counts[name] = 0
+        locator = Locator(".", _constant_reader(dict(sources)[name]))
+        for d in docs:
+            issues = validator.check(d)
+            if issues is None:
+                continue
+            counts[name] += 1
+            o: Dict[str, Any] = d if isinstance(d, dict) else {}
+            md = o["metadata"] if isinstance(o.get("metadata"), dict) else {}
+            for issue in issues:
+                key = (_s(o.get("apiVersion")), _s(o.get("kind")))
+                if issue.code == "missing-schema" and issue.severity == WARNING:
+                    if key in warned:
+                        continue
+                    warned.add(key)
+                f = Finding(name, key[0], key[1], _s(md.get("namespace")), _s(md.get("name")),
+                            issue.code, issue.path, issue.message, issue.severity)
+                f.file, f.line = locator.in_resource_file(name, key[1], (f.name,), issue.path)
+                findings.append(f)
+    return Report(findings, [n for n, _, _ in loaded], counts, validator.version, policy.strict)
+
+
+def _constant_reader(data: bytes) -> Callable[[str], Optional[bytes]]:
+    def read(rel: str) -> Optional[bytes]:
+        return data
+    return read
+
+
+def _s(v: Any) -> str:
+    return v if isinstance(v, str) else ""
+
+
+def _shown_source(ws: Workspace, item: Rendered) -> Optional[str]:
+    if not item.source:
+        return None
+    rel = os.path.relpath(item.source, ws.root)
+    return None if rel.startswith("..") else rel.replace(os.sep, "/")
+
+
+class _Placer:
+    """Turns issues of one root's resources into findings with a file and line."""
+
+    def __init__(self, ws: Workspace, root: str, items: List[Rendered]) -> None:
+        self.ws = ws
+        self.root = root
+        self.items = items
+        self._locator: Any = None
+        self._patches: Optional[List[str]] = None
+
+    def _setup(self) -> None:
+        from kzgit.validate.locate import Locator
+        self._locator = Locator(self.ws.root, self.ws.read)
+        resource_files = {_shown_source(self.ws, i) for i in self.items}
+        try:
+            reach = self.ws.graph.reach(self.root)
+            files, kdirs = sorted(reach.files), sorted(reach.kustomization_dirs)
+        except KeyError:  # not a node of the graph (a directory named on the command line)
+            files, kdirs = [], [self.root]
+        self._patches = [f for f in files if f not in resource_files
+                         and f.endswith((".yaml", ".yml", ".json"))
+                         and f.rsplit("/", 1)[-1] not in ("kustomization.yaml", "kustomization.yml")]
+        self._kdirs = kdirs
+
+    def finding(self, item: Rendered, code: str, path: str, message: str, severity: str) -> Finding:
+        o = item.obj
+        md = o["metadata"] if isinstance(o.get("metadata"), dict) else {}
+        f = Finding(self.root, _s(o.get("apiVersion")), _s(o.get("kind")), _s(md.get("namespace")),
+                    _s(md.get("name")), code, path, message, severity)
+        own = _shown_source(self.ws, item)
+        if own is None:
+            return f
+        if self._locator is None:
+            self._setup()
+        loc = self._locator
+        assert self._patches is not None
+        names = item.names or (f.name,)
+        if path and code not in ("required", "missing-schema"):
+            hit = loc.in_patches(self._patches, f.kind, names, path, named_only=True)
+            if hit[0] is None:
+                own_hit = loc.exact_in_resource_file(own, f.kind, names, path)
+                if own_hit is not None:
+                    hit = (own, own_hit)
+            if hit[0] is None:
+                hit = loc.in_patches(self._patches, f.kind, names, path, named_only=False)
+            if hit[0] is None:
+                hit = loc.inline_patches(self._kdirs, f.kind, names, path)
+            if hit[0] is not None:
+                f.file, f.line = hit
+                return f
+        f.file, f.line = loc.in_resource_file(own, f.kind, names, path)
+        return f

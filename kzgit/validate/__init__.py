@@ -1,0 +1,152 @@
+"""Validation of rendered resources against Kubernetes and custom resource schemas, offline.
+
+:class:`Validator` holds the schema sources of one run (the bundled Kubernetes
+schemas of the pinned release, CRDs, kubeconform-layout schema files), compiles
+each schema the first time a kind needs it and checks resources against them:
+:meth:`Validator.check` returns :class:`Issue` s (where in the resource, what,
+how bad).  :class:`Finding` is an issue placed in the repository (root,
+resource, source file and line): :mod:`kzgit.hooks.validate` makes them, the
+CLI prints them (:mod:`kzgit.validate.report`).
+
+Order of the sources for a kind: Kubernetes, then CRDs, then
+``schema-locations``.  A kind none of them knows is an error of its own when
+another bundled release serves it (removed or not yet added APIs), else a
+missing schema (``missing-schemas``: warn, error or skip).
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any, Dict, List, Optional, Tuple
+
+from kzgit.config import ValidatePolicy
+from kzgit.errors import UsageError
+from kzgit.validate.schema import Check, Problem
+
+SKIP_ANNOTATION = "kzgit.io/validate"
+ERROR, WARNING = "error", "warning"
+
+
+@dataclasses.dataclass
+class Issue:
+    """One problem of one resource: ``path`` is a JSON pointer ('' = the whole resource)."""
+
+    code: str            # type, enum, required, unknown-field, not-served, missing-schema, ...
+    path: str
+    message: str
+    severity: str = ERROR
+
+
+@dataclasses.dataclass
+class Finding:
+    """An issue placed in the repository: which root rendered which resource, from which file."""
+
+    root: str
+    api_version: str
+    kind: str
+    namespace: str
+    name: str
+    code: str
+    path: str
+    message: str
+    severity: str = ERROR
+    file: Optional[str] = None
+    line: Optional[int] = None
+
+    @property
+    def resource(self) -> str:
+        """``Kind/namespace/name`` (``Kind/name`` for cluster-scoped or unnamespaced)."""
+        parts = [self.kind or "?"] + ([self.namespace] if self.namespace else []) + [self.name or "?"]
+        return "/".join(parts)
+
+    @property
+    def where(self) -> str:
+        """``file:line``, ``file`` or ''."""
+        if not self.file:
+            return ""
+        return f"{self.file}:{self.line}" if self.line else self.file
+
+    def __str__(self) -> str:
+        head = f"{self.root}: {self.resource}: " if self.kind or self.name else f"{self.root}: "
+        path = f"{self.path}: " if self.path else ""
+        warn = "warning: " if self.severity == WARNING else ""
+        where = f" ({self.where})" if self.where else ""
+        return f"{head}{path}{warn}{self.message}{where}"
+
+
+def _parse_skip(entries: Tuple[str, ...]) -> Tuple[frozenset, frozenset]:
+    kinds, gvks = set(), set()
+    for e in entries:
+        if "/" in e:
+            api, _, kind = e.rpartition("/")
+            gvks.add((api, kind))
+        else:
+            kinds.add(e)
+    return frozenset(kinds), frozenset(gvks)
+
+
+class Validator:
+    """The schema sources of one run; each schema compiled once and shared by every root."""
+
+    def __init__(self, policy: ValidatePolicy, base: str = ".",
+                 names: Optional[Dict[str, str]] = None) -> None:
+        from kzgit.validate import kubernetes
+        from kzgit.validate.sources import CrdSchemas, SchemaLocations
+        names = names or {}
+        self.policy = policy
+        self.base = base
+        version = policy.kubernetes_version or kubernetes.newest()
+        if version is None:
+            raise UsageError("no Kubernetes schemas are installed",
+                             tip=f"install the '{kubernetes.PACKAGE}' package (a kzgit dependency)")
+        self.version = kubernetes.normalize_version(version, names.get("kubernetes-version",
+                                                                       "kubernetes-version"))
+        self.k8s = kubernetes.KubernetesSchemas(self.version, policy.strict)
+        self.crds = CrdSchemas(policy.strict, self.k8s.definition(kubernetes.OBJECT_META))
+        for p in policy.crds:
+            self.crds.add_path(os.path.join(base, p), p)
+        self.locations = SchemaLocations(list(policy.schema_locations), base, self.version,
+                                         policy.strict, names.get("schema-locations", "schema-locations"))
+        self.skip_kinds, self.skip_gvks = _parse_skip(policy.skip_kinds)
+
+    def add_crd(self, obj: Dict[str, Any], where: str) -> None:
+        """Register a CustomResourceDefinition rendered by a root (``where`` names it)."""
+        self.crds.add(obj, where)
+
+    def skipped(self, obj: Dict[str, Any]) -> bool:
+        """``skip-kinds`` or the resource's own ``kzgit.io/validate: "false"`` annotation."""
+        kind, api = obj.get("kind"), obj.get("apiVersion")
+        if kind in self.skip_kinds or (api, kind) in self.skip_gvks:
+            return True
+        md = obj.get("metadata")
+        ann = md.get("annotations") if isinstance(md, dict) else None
+        return isinstance(ann, dict) and str(ann.get(SKIP_ANNOTATION, "")).lower() == "false"
+
+    def schema_for(self, api_version: str, kind: str) -> Optional[Check]:
+        return (self.k8s.check_for(api_version, kind) or self.crds.check_for(api_version, kind)
+                or self.locations.check_for(api_version, kind))
+
+    def check(self, obj: Any) -> Optional[List[Issue]]:
+        """The issues of one resource; None when it was not validated (skipped)."""
+        if not isinstance(obj, dict):
+            return [Issue("not-an-object", "", "a resource must be a mapping")]
+        if self.skipped(obj):
+            return None
+        api, kind = obj.get("apiVersion"), obj.get("kind")
+        missing = [k for k, v in (("apiVersion", api), ("kind", kind)) if not isinstance(v, str) or not v]
+        if missing:
+            return [Issue("required", "/" + missing[0], f"required field \"{missing[0]}\" is missing")]
+        assert isinstance(api, str) and isinstance(kind, str)
+        check = self.schema_for(api, kind)
+        if check is None:
+            why = self.k8s.not_served(api, kind)
+            if why:
+                return [Issue("not-served", "/apiVersion", why)]
+            mode = self.policy.missing_schemas
+            if mode == "skip":
+                return None
+            return [Issue("missing-schema", "", f"no schema for {kind} {api}",
+                          ERROR if mode == "error" else WARNING)]
+        problems: List[Problem] = []
+        check(obj, None, problems)
+        return [Issue(p.code, p.pointer(), p.message) for p in problems]
