@@ -6,12 +6,13 @@ whether or not the kustomization asks for the annotation, so the output does
 not change).  A field a patch set is not in that file: the patches the root
 reaches are searched for it, last-applied first being unknowable from the files
 alone, so a patch that sets the very path wins over the resource file, and
-among patches one naming the resource wins.  Lines come from a round-trip parse
-(ruamel.yaml) of the file, done only for files a finding points at.
+among patches one naming the resource wins.  Lines come from PyYAML's composer
+(libyaml when present) over the documents whose text mentions what is looked for,
+each parsed once: a finding in a file of thousands of resources costs one small
+parse, not a parse of the file.
 """
 from __future__ import annotations
 
-import io
 import os
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -25,17 +26,54 @@ def _parse_parts(pointer: str) -> List[str]:
     return [p.replace("~1", "/").replace("~0", "~") for p in pointer.split("/")[1:]] if pointer else []
 
 
-def _line(node: Any, key: Any) -> Optional[int]:
-    """1-based line of ``key`` in a ruamel mapping or of item ``key`` in a sequence."""
-    lc = getattr(node, "lc", None)
-    if lc is None:
-        return None
+class _Map(Dict[Any, Any]):
+    """A mapping read from YAML, with the 1-based line of each key."""
+
+    key_lines: Dict[Any, int]
+
+
+class _Seq(List[Any]):
+    """A sequence read from YAML, with the 1-based line of each item."""
+
+    item_lines: List[int]
+
+
+def _convert(node: Any) -> Any:
+    """PyYAML node -> _Map/_Seq/str (scalars stay text: only keys and names are compared)."""
+    import yaml
+    if isinstance(node, yaml.MappingNode):
+        m = _Map()
+        m.key_lines = {}
+        for k, v in node.value:
+            key = k.value if isinstance(k, yaml.ScalarNode) else str(k.start_mark.line)
+            m[key] = _convert(v)
+            m.key_lines[key] = k.start_mark.line + 1
+        return m
+    if isinstance(node, yaml.SequenceNode):
+        s = _Seq(_convert(v) for v in node.value)
+        s.item_lines = [v.start_mark.line + 1 for v in node.value]
+        return s
+    return node.value
+
+
+def parse_with_lines(text: str) -> Any:
+    """The first YAML document of ``text`` with line numbers (None if it is not YAML)."""
+    import yaml
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        if isinstance(node, dict):
-            return int(lc.key(key)[0]) + 1
-        return int(lc.item(key)[0]) + 1
-    except (KeyError, IndexError, TypeError, AttributeError):
+        node = yaml.compose(text, Loader=loader)
+    except yaml.YAMLError:
         return None
+    return None if node is None else _convert(node)
+
+
+def _line(node: Any, key: Any) -> Optional[int]:
+    """1-based line of ``key`` in a mapping or of item ``key`` in a sequence."""
+    if isinstance(node, _Map):
+        return node.key_lines.get(key)
+    if isinstance(node, _Seq) and isinstance(key, int) and 0 <= key < len(node.item_lines):
+        return node.item_lines[key]
+    return None
 
 
 def _walk(node: Any, parts: Sequence[str]) -> Optional[int]:
@@ -80,53 +118,86 @@ def _key_line(node: Any, parts: Sequence[str]) -> Optional[int]:
     return None
 
 
+class _Part:
+    """One document of a file: its text, its first line, its round-trip parse when needed."""
+
+    __slots__ = ("text", "first_line", "_doc", "_parsed")
+
+    def __init__(self, text: str, first_line: int) -> None:
+        self.text = text
+        self.first_line = first_line
+        self._doc: Any = None
+        self._parsed = False
+
+    @property
+    def doc(self) -> Any:
+        if not self._parsed:
+            self._parsed = True
+            self._doc = parse_with_lines(self.text)
+        return self._doc
+
+    def line(self, rel_line: Optional[int]) -> Optional[int]:
+        """A line of the document (1-based within it) as a line of the file."""
+        return None if rel_line is None else rel_line + self.first_line - 1
+
+
+def _mentions(text: str, words: Sequence[str]) -> bool:
+    return all(w in text for w in words if w)
+
+
 class Locator:
-    """Finds source files and lines for findings of one workspace; parses each file once."""
+    """Finds source files and lines for findings of one workspace; parses each document once."""
 
     def __init__(self, repo: str, read: Read) -> None:
         self.repo = repo
         self.read = read
-        self._docs: Dict[str, List[Any]] = {}
+        self._parts: Dict[str, List[_Part]] = {}
 
     def rel(self, path: str) -> Optional[str]:
         """Repo-relative form of an absolute path in the workspace (None outside it)."""
         rel = os.path.relpath(path, self.repo)
         return None if rel.startswith("..") else rel.replace(os.sep, "/")
 
-    def docs(self, rel: str) -> List[Any]:
-        if rel not in self._docs:
-            from ruamel.yaml import YAML
+    def parts(self, rel: str) -> List[_Part]:
+        """The documents of a file (none when it cannot be read or split)."""
+        if rel not in self._parts:
+            from kzgit.yamlio.load import split_documents
             data = self.read(rel)
-            docs: List[Any] = []
-            if data is not None:
-                try:
-                    docs = [d for d in YAML(typ="rt").load_all(io.BytesIO(data)) if d is not None]
-                except Exception:  # noqa: BLE001 - not YAML: nothing to point into
-                    docs = []
-            self._docs[rel] = docs
-        return self._docs[rel]
+            try:
+                text = data.decode("utf-8") if data is not None else ""
+                self._parts[rel] = [_Part(t, n) for t, n in split_documents(text, rel) if t.strip()]
+            except Exception:  # noqa: BLE001 - not text or not YAML: nothing to point into
+                self._parts[rel] = []
+        return self._parts[rel]
+
+    def _named(self, rel: str, kind: str, names: Sequence[str]) -> List[_Part]:
+        """Documents of ``kind`` in a file whose text mentions one of ``names``, naming it first."""
+        named: List[_Part] = []
+        other: List[_Part] = []
+        for p in self.parts(rel):
+            if kind not in p.text or not any(n and n in p.text for n in names):
+                continue
+            d = p.doc
+            if not isinstance(d, dict) or d.get("kind") != kind:
+                continue
+            md = d.get("metadata")
+            (named if isinstance(md, dict) and md.get("name") in names else other).append(p)
+        return named + other
 
     def in_resource_file(self, rel: str, kind: str, names: Sequence[str], pointer: str) -> Where:
         """The line of ``pointer`` (or of its deepest present part) in a resource's own file."""
-        parts = _parse_parts(pointer)
-        docs = [d for d in self.docs(rel) if isinstance(d, dict) and d.get("kind") == kind]
-        named = [d for d in docs if (d.get("metadata") or {}).get("name") in names] or docs
-        if named:
-            doc = named[0]
-            line = _walk(doc, parts)
-            if line is None:
-                line = (getattr(getattr(doc, "lc", None), "line", 0) or 0) + 1
-            return rel, line
+        for p in self._named(rel, kind, names)[:1]:
+            line = _walk(p.doc, _parse_parts(pointer))
+            return rel, p.line(line if line is not None else 1)
         return rel, None
 
     def exact_in_resource_file(self, rel: str, kind: str, names: Sequence[str],
                                pointer: str) -> Optional[int]:
         """The line of ``pointer`` in the resource's own document, only when all of it is there."""
-        parts = _parse_parts(pointer)
-        for d in self.docs(rel):
-            if isinstance(d, dict) and d.get("kind") == kind \
-                    and (d.get("metadata") or {}).get("name") in names:
-                return _key_line(d, parts)
+        for p in self._named(rel, kind, names)[:1]:
+            md = p.doc.get("metadata")
+            if isinstance(md, dict) and md.get("name") in names:
+                return p.line(_key_line(p.doc, _parse_parts(pointer)))
         return None
 
     def in_patches(self, candidates: Sequence[str], kind: str, names: Sequence[str],
@@ -136,15 +207,19 @@ class Locator:
         parts = _parse_parts(pointer)
         if not parts:
             return None, None
+        last_key = next((k for k in reversed(parts) if not k.isdigit()), "")
         best: Where = (None, None)
         for rel in candidates:
-            for doc in self.docs(rel):
+            for p in self.parts(rel):
+                if not _mentions(p.text, [last_key]):
+                    continue
+                doc = p.doc
                 if isinstance(doc, list):
                     if named_only:
                         continue
                     got = _json6902_line(doc, pointer)
                     if got is not None and best[0] is None:
-                        best = (rel, got)
+                        best = (rel, p.line(got))
                     continue
                 if not isinstance(doc, dict) or doc.get("kind") not in (kind, None):
                     continue
@@ -152,22 +227,22 @@ class Locator:
                 if line is None:
                     continue
                 if (doc.get("metadata") or {}).get("name") in names:
-                    return rel, line
+                    return rel, p.line(line)
                 if best[0] is None and not named_only:
-                    best = (rel, line)
+                    best = (rel, p.line(line))
         return best
 
     def inline_patches(self, kustomization_dirs: Sequence[str], kind: str, names: Sequence[str],
                        pointer: str) -> Where:
         """A patch written inline in a kustomization (``patches[].patch``) that sets ``pointer``."""
-        from ruamel.yaml import YAML
+        from kzgit.yamlio.load import split_documents
         parts = _parse_parts(pointer)
         if not parts:
             return None, None
         for d in kustomization_dirs:
             for fname in KUSTOMIZATION_FILE_NAMES:
                 rel = fname if d in (".", "") else f"{d}/{fname}"
-                for k in self.docs(rel)[:1]:
+                for k in [p.doc for p in self.parts(rel)[:1]]:
                     if not isinstance(k, dict):
                         continue
                     for field in ("patches", "patchesJson6902", "patchesStrategicMerge"):
@@ -177,17 +252,17 @@ class Locator:
                             if not isinstance(text, str) or "\n" not in text.strip() and ":" not in text:
                                 continue
                             try:
-                                docs = list(YAML(typ="rt").load_all(text))
-                            except Exception:  # noqa: BLE001
+                                docs = [(parse_with_lines(t), n) for t, n in split_documents(text, rel)]
+                            except Exception:  # noqa: BLE001 - not a patch kzgit can point into
                                 continue
                             base = _line(entries, i) or 1
-                            for doc in docs:
+                            for doc, first in docs:
                                 got = (_json6902_line(doc, pointer) if isinstance(doc, list)
                                        else _key_line(doc, parts)
                                        if isinstance(doc, dict) and doc.get("kind") in (kind, None) else None)
                                 if got is not None:
                                     # the text starts on the line after `patch: |`
-                                    return rel, base + got - (0 if isinstance(e, dict) else 1)
+                                    return rel, base + first - 1 + got - (0 if isinstance(e, dict) else 1)
         return None, None
 
 
