@@ -172,7 +172,10 @@ def markdown(report: DiffReport, limit: int = SUMMARY_LIMIT) -> str:
         out.append(f"**Localized copy {md_code(d.copy)}:** {md_text(d.summary)}; run "
                    f"{md_code(d.rebuild)}.\n\n{problems}")
     size = sum(len(x) + 1 for x in out)
-    omitted = 0
+    left_out: List[str] = []   # "root: status id" of each resource whose diff did not fit
+    # When not every diff fits, a quarter of the room is kept to name the ones left out.
+    everything = size + sum(len(c.diff) + 200 for r in report.roots for c in r.resources)
+    diff_limit = limit if everything <= limit else limit - limit // 4
     for r in report.roots:
         if not r.resources:
             continue
@@ -182,8 +185,8 @@ def markdown(report: DiffReport, limit: int = SUMMARY_LIMIT) -> str:
             was = f" (was {md_code(c.previous_name)})" if c.previous_name else ""
             block = (f"<details><summary>{md_text(c.status)} {md_code(c.id)}{was}</summary>\n\n"
                      f"{_fence(c.diff)}\n</details>\n")
-            if size + len(header) + len(block) > limit:
-                omitted += 1
+            if size + len(header) + len(block) > diff_limit:
+                left_out.append(f"- {md_code(r.root)}: {md_text(c.status)} {md_code(c.id)}{was}")
                 continue
             size += len(block) + 1
             blocks.append(block)
@@ -191,7 +194,23 @@ def markdown(report: DiffReport, limit: int = SUMMARY_LIMIT) -> str:
             size += len(header) + 1
             out.append(header)
             out.extend(blocks)
-    if omitted:
-        out.append(f"_{omitted} more resource diff{'s' if omitted != 1 else ''} left out to keep "
-                   "this summary short; the job log has the full diff._\n")
+    if left_out:
+        n = len(left_out)
+        tail = (f"_{n} more resource diff{'s' if n != 1 else ''} left out to keep "
+                "this summary short; the job log has the full diff._\n")
+        # name the left-out resources too, as many as the limit allows (the annotations
+        # send readers here for the ones they could not list)
+        intro = "Resources whose diff is left out:\n"
+        names: List[str] = []
+        room = limit - size - len(tail) - len(intro) - 64
+        for line in left_out:
+            if len(line) + 1 > room:
+                break
+            room -= len(line) + 1
+            names.append(line)
+        if names:
+            rest = n - len(names)
+            more = f"- ... and {rest} more\n" if rest else ""
+            out.append(intro + "\n".join(names) + "\n" + more)
+        out.append(tail)
     return "\n".join(out)

@@ -311,3 +311,15 @@ def test_github_error_annotation_is_bounded() -> None:
     line = github.workflow_commands(report).splitlines()[0]
     assert line.startswith("::error ") and len(line.encode()) < 4096
     assert line.endswith("... (the rest in the job summary)")
+
+
+def test_markdown_names_the_resources_whose_diff_is_left_out() -> None:
+    md = github.markdown(_many(5000), limit=20000)
+    assert len(md) <= 20000
+    listed = [ln for ln in md.splitlines() if ln.startswith("- <code>big</code>: changed <code>")]
+    assert 20 < len(listed) < 5000
+    shown = md.count("<details>")
+    assert md.count("\n- ... and ") == 1
+    assert f"- ... and {5000 - shown - len(listed)} more\n" in md
+    assert md.endswith(f"_{5000 - shown} more resource diffs left out to keep this summary short; "
+                       "the job log has the full diff._\n")
