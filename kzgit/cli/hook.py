@@ -171,7 +171,11 @@ def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace) -> List[Findin
         else:
             engine = engine_from_config(c)
         from kzgit.cli.cache import open_for_cli
-        store = open_for_cli(c.cache and not getattr(args, "no_cache", False), c.cache_size_mb)
+        # a temporary export (--staged, --rev) is at a new path every run, and messages name
+        # the path: its renders could never be reused, so they are not stored
+        exported = os.path.realpath(ws.root) != os.path.realpath(ws.repo)
+        store = open_for_cli(c.cache and not exported and not getattr(args, "no_cache", False),
+                             c.cache_size_mb)
         roots = render.roots_to_build(ws)
         if getattr(args, "shard", None):
             from kzgit.graph import root_weights, shard

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Dict, List
 
 import pytest
-from test_hooks import kz, make_repo, write
+from test_hooks import git, kz, make_repo, write
 
 from kzgit.graph import parse_shard, shard
 
@@ -107,3 +107,15 @@ def test_shard_assignment_is_deterministic_complete_and_balanced() -> None:
     for bad in ("0/2", "3/2", "a/b", "2", "1/0"):
         with pytest.raises(ValueError):
             parse_shard(bad)
+
+
+def test_exports_of_the_index_are_not_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """--staged renders a temporary export: a new path each run, never worth storing."""
+    repo = make_repo(tmp_path / "r", FILES)
+    write(repo, {"base/cm.yaml": FILES["base/cm.yaml"] + "  c: d\n"})
+    git(repo, "add", "-A")
+    for _ in range(2):
+        rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "render", "--staged", "-v")
+        assert rc == 0 and statuses(out) == {r: "built" for r in ROOTS}
+    assert not list((tmp_path / "cache").rglob("*.kzr"))
