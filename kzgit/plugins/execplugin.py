@@ -1,0 +1,136 @@
+"""Legacy exec plugins: an executable under the plugin home, run with its config in a temp file
+(kustomize api/internal/plugins/execplugin/execplugin.go, the plugin home of api/konfig/plugins.go,
+loader.go loadExecOrGoPlugin).
+
+Deliberate differences: kzgit sets ``KUSTOMIZE_PLUGIN_MODE`` as the kustomize plugin guide
+documents; Go ``.so`` plugins are refused with a clear message.
+"""
+from __future__ import annotations
+
+import os
+import shlex
+import tempfile
+from typing import Any, Dict, List, Optional, Tuple
+
+from kzgit.build import BuildOptions
+from kzgit.errors import PluginError
+from kzgit.konfig.general import PLUGIN_HOME_ENV
+from kzgit.loader import Loader
+from kzgit.plugins.common import describe, plugin_timeout
+from kzgit.proc import run_process
+from kzgit.resource import split_api_version
+from kzgit.yamlio import dump_documents
+
+__all__ = ["plugin_home", "legacy_plugin_path", "run_legacy"]
+
+# api/internal/plugins/execplugin/execplugin.go
+MAX_ARG_STRING_LENGTH = 131071
+TMP_CONFIG_PREFIX = "kust-plugin-config-"
+
+_SO_TIP = ("Go plugins can only be loaded by a kustomize binary built with the same Go toolchain; "
+           "rebuild it as an exec plugin (an executable named like the .so, without the suffix) "
+           "or as a KRM function (config.kubernetes.io/function annotation)")
+
+
+def _home_dir() -> str:
+    """api/konfig/plugins.go HomeDir: $HOME, else a literal ``~``."""
+    return os.environ.get("HOME") or "~"
+
+
+def plugin_home() -> str:
+    """The first existing plugin home, as kustomize v5.5 resolves it (konfig.DefaultAbsPluginHome)."""
+    candidates: List[Tuple[str, str]] = []
+    env_home = os.environ.get(PLUGIN_HOME_ENV, "")
+    candidates.append((f"homed in ${PLUGIN_HOME_ENV}", env_home))
+    xdg = os.environ.get("XDG_CONFIG_HOME", "")
+    candidates.append(("homed in $XDG_CONFIG_HOME",
+                       os.path.join(xdg, "kustomize", "plugin") if xdg else ""))
+    candidates.append(("homed in default value of $XDG_CONFIG_HOME",
+                       os.path.join(_home_dir(), ".config", "kustomize", "plugin")))
+    candidates.append(("homed in home directory", os.path.join(_home_dir(), "kustomize", "plugin")))
+    tried = []
+    for note, d in candidates:
+        if d and os.path.exists(d):
+            return d
+        tried.append(f"('{d or '<no value>'}'; {note})")
+    # api/types/errunabletofind.go
+    raise PluginError("unable to find plugin root - tried: " + ", ".join(tried),
+                      tip=f"put exec plugins under ${PLUGIN_HOME_ENV}/<group>/<version>/<lowercase kind>/<Kind>")
+
+
+def legacy_plugin_path(config: Dict[str, Any], home: Optional[str] = None) -> str:
+    """``<home>/<group>/<version>/<lowercase kind>/<Kind>`` (loader.go AbsolutePluginPath)."""
+    api = config.get("apiVersion")
+    group, version = split_api_version(api if isinstance(api, str) else "")
+    kind = str(config.get("kind") or "")
+    parts = [p for p in (group, version, kind.lower()) if p]
+    return os.path.join(home if home is not None else plugin_home(), *parts, kind)
+
+
+def _legacy_args(config: Dict[str, Any], source: str, loader: Loader) -> List[str]:
+    """execplugin.processOptionalArgsFields: ``argsOneLiner`` (shlex) then ``argsFromFile`` lines."""
+    args: List[str] = []
+    one = config.get("argsOneLiner")
+    if one:
+        try:
+            args += shlex.split(str(one))
+        except ValueError:
+            pass  # kustomize ignores shlex errors (`p.args, _ = shlex.Split(...)`)
+    from_file = config.get("argsFromFile")
+    if from_file:
+        content = loader.load(str(from_file)).decode("utf-8", errors="replace")
+        for line in content.split("\n"):
+            line = line.lstrip(" ")
+            if line:
+                args.append(line)
+    return args
+
+
+def _legacy_plugin(config: Dict[str, Any], source: str) -> str:
+    """Path of the legacy exec plugin for ``config`` (loader.go loadExecOrGoPlugin)."""
+    path = legacy_plugin_path(config)
+    if os.path.exists(path):
+        # execplugin.ErrIfNotExecutable: no x bit at all
+        if os.path.isdir(path) or (os.stat(path).st_mode & 0o111) == 0:
+            raise PluginError(f"unexecutable plugin at: {path} (configured by "
+                              f"{describe(config, source)})", tip=f"chmod +x {path}")
+        return path
+    if os.path.exists(path + ".so"):
+        raise PluginError(f"Go plugin '{path}.so' (configured by {describe(config, source)}) "
+                          f"is not supported by kzgit", tip=_SO_TIP)
+    raise PluginError(f"external plugin '{config.get('kind', '')}' configured by "
+                      f"{describe(config, source)} not found: no executable at {path}",
+                      tip=f"install the plugin at {path}, or turn the config into a KRM "
+                          f"function with a config.kubernetes.io/function annotation")
+
+
+def run_legacy(config: Dict[str, Any], source: str, loader: Loader, options: BuildOptions,
+                mode: str, stdin: Optional[bytes]) -> Tuple[bytes, str]:
+    """execplugin.invokePlugin: argv[1] is a temp file with the config; cwd the kustomization root."""
+    path = _legacy_plugin(config, source)
+    label = f"plugin {path} ({describe(config, source)})"
+    cfg = dump_documents([config])
+    args = _legacy_args(config, source, loader)
+    env = dict(os.environ)
+    # execplugin.getEnv: variables longer than the hard limit are omitted (kustomize logs it)
+    if len("KUSTOMIZE_PLUGIN_CONFIG_STRING=" + cfg) <= MAX_ARG_STRING_LENGTH:
+        env["KUSTOMIZE_PLUGIN_CONFIG_STRING"] = cfg
+    else:
+        env.pop("KUSTOMIZE_PLUGIN_CONFIG_STRING", None)
+    if len("KUSTOMIZE_PLUGIN_CONFIG_ROOT=" + loader.root) <= MAX_ARG_STRING_LENGTH:
+        env["KUSTOMIZE_PLUGIN_CONFIG_ROOT"] = loader.root
+    env["KUSTOMIZE_PLUGIN_MODE"] = mode  # the plugin guide's variable; kustomize 5.5 omits it
+    fd, cfg_path = tempfile.mkstemp(prefix=TMP_CONFIG_PREFIX)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(cfg)
+        cwd = loader.root if os.path.isdir(loader.root) else None
+        res = run_process([path, cfg_path, *args], label=label, input=stdin, cwd=cwd, env=env,
+                          timeout=plugin_timeout(options))
+    finally:
+        try:
+            os.unlink(cfg_path)
+        except OSError:
+            pass
+    return res.stdout, label
+
