@@ -558,7 +558,7 @@ def test_remote_root_pulls_into_temp_not_the_clone(tmp_path: Path, fake_helm: st
     chart = helm.HelmChart(name="remote", repo="https://x.example.com", version="1.0.0",
                            release_name="r", where="kustomization.yaml: helmCharts entry 0")
     opts = BuildOptions(enable_helm=True, helm_command=fake_helm)
-    inf = helm._Inflation(chart, loader, opts, [])
+    inf = helm.Inflation(chart, loader, opts, [])
     inf.configure()
     resources = inf.generate()
     assert [r.name for r in resources] == ["r-pulled", "r-values"]
