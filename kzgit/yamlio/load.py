@@ -648,7 +648,9 @@ def load_yaml11(data: Union[bytes, str], source: str = "") -> Any:
             _check_depth_exact(_Loader(text), source)
         loader = _Loader(text)
         try:
-            node = loader.get_single_node()
+            # go-yaml v2 Unmarshal decodes the first document and never reads on: a
+            # trailing "---" (or anything after it) is not an error
+            node = loader.get_node() if loader.check_node() else None
         finally:
             loader.dispose()
     except yaml.YAMLError as e:
