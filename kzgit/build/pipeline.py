@@ -6,6 +6,7 @@ exactly (KustTarget.AccumulateTarget, then Kustomizer.Run's fix-ups).
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -21,7 +22,7 @@ from kzgit.resource.factory import resources_from_bytes
 from kzgit.resource.fieldspec import FieldSpec
 from kzgit.resource.selector import metadata_texts
 from kzgit.builtins.config import TransformerConfig, default_config, parse_config_file
-from kzgit.yamlio import load_documents
+from kzgit.yamlio import dump, load_documents
 from kzgit.yamlio.tree import spelled
 
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
@@ -71,6 +72,13 @@ class Accumulator:
         items = self.resmap.resources()
         items[items.index(old)] = res
         self.resmap.replace_items(items)
+
+
+def _check_json6902_target(config: Dict[str, Any]) -> None:
+    """PatchJson6902Transformer.Config: a target with a name (the rest is checked when run)."""
+    target = config.get("target")
+    if target is not None and not target.get("name"):
+        raise BuildError("must specify the target name")
 
 
 def _go_quote(text: str) -> str:
@@ -336,6 +344,9 @@ class Target:
             out.append(lambda m: patch_tf.patch_strategic_merge(m, k.get("patchesStrategicMerge"), self.loader, self.kfile))
         out.kind = "PatchTransformer"
         for i, p in enumerate(k.get("patches", [])):
+            self._leading("patches", i, p, functools.partial(
+                self._configure, "PatchTransformer", p or {}, ("path", "patch", "target", "options"),
+                self._load_patch_file))
             out.append(lambda m, p=p, i=i: self._leading("patches", i, p, lambda: patch_tf.patch(
                 m, p or {}, self.loader, self.kfile)))
         out.kind = "NamespaceTransformer"
@@ -368,6 +379,10 @@ class Target:
             out.append(lambda m: metadata.annotations(m, {"annotations": k.get("commonAnnotations"), "fieldSpecs": t["commonAnnotations"]}))
         out.kind = "PatchJson6902Transformer"
         for i, p in enumerate(k.get("patchesJson6902", [])):
+            self._leading("patchesJson6902", i, p, functools.partial(
+                self._configure, "PatchJson6902Transformer",
+                {**(p or {}), "jsonOp": (p or {}).get("patch")}, ("target", "path", "jsonOp"),
+                _check_json6902_target))
             out.append(lambda m, p=p, i=i: self._leading("patchesJson6902", i, p, lambda: patch_tf.patch_json6902(
                 m, p or {}, self.loader, self.kfile)))
         out.kind = "ReplicaCountTransformer"
@@ -387,6 +402,27 @@ class Target:
             step()
         except KzgitError as e:
             raise leads.patch(e, self.kfile, field, index, entry, self.loader.load) from None
+
+    def _configure(self, kind: str, config: Dict[str, Any], fields: Tuple[str, ...],
+                   check: Callable[[Dict[str, Any]], None]) -> None:
+        """What the builtin's Config checks, wrapped as kusttarget_configplugin.go
+        configureBuiltinPlugin wraps it: the config as yaml.Marshal writes it (keys sorted,
+        empty fields omitted)."""
+        try:
+            check(config)
+        except KzgitError as e:
+            shown = {f: config[f] for f in sorted(fields) if config.get(f)}
+            text = dump(shown) if shown else "{}\n"
+            raise e.prefixed(f"trouble configuring builtin {kind} with config: `\n{text}`: ") from None
+
+    def _load_patch_file(self, config: Dict[str, Any]) -> None:
+        """PatchTransformer.Config reads the patch file while configuring."""
+        path = config.get("path")
+        if path and not config.get("patch"):
+            try:
+                self.loader.load(path)
+            except KzgitError as e:
+                raise e.prefixed(f"failed to get the patch file from path({path}): ") from None
 
     def run_transformers(self, ra: Accumulator) -> None:
         for kind, step in self.builtin_transformers(ra.config):
