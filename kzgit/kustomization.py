@@ -1,7 +1,7 @@
 """Reading a kustomization file as kustomize v5.5.0 does.
 
 api/types/kustomization.go ``Unmarshal``: YAML (go-yaml v2, YAML 1.1) -> JSON ->
-``encoding/json`` with ``DisallowUnknownFields``.  Hence: unknown fields are an
+``encoding/json`` with ``DisallowUnknownFields`` (:func:`kzgit.yamlio.gostruct.decode_json`).  Hence: unknown fields are an
 error, keys match case-insensitively (Go's JSON field matching), a YAML-1.1
 boolean such as ``yes`` in a string field is a type error, and a duplicate key
 silently wins last.  ``FixKustomization`` then folds deprecated fields.
@@ -13,42 +13,21 @@ from typing import Any, Dict, List
 
 from kzgit.errors import BuildError
 from kzgit.yamlio import load_yaml11
+from kzgit.yamlio.gostruct import (ANY, BOOL, INT, STR, GoDecodeError, ListOf, MapOf, Named, Struct,
+                                   decode_json, go_json_kind)
 
 KUSTOMIZATION_KIND = "Kustomization"
 KUSTOMIZATION_VERSION = "kustomize.config.k8s.io/v1beta1"
 COMPONENT_KIND = "Component"
 COMPONENT_VERSION = "kustomize.config.k8s.io/v1alpha1"
 
-# Go type names used in json decode errors.
-STR, BOOL, INT, ANY = "string", "bool", "int64", "any"
-MAP_STR = "map[string]string"
-MAP_BOOL = "map[string]bool"
-LIST_STR = "[]string"
-
-
-class Struct(Dict[str, Any]):
-    """A Go struct of api/types: json field name -> type; ``name`` is the Go type name.
-
-    encoding/json names the innermost struct and the whole field path in its errors:
-    ``Go struct field Patch.patches.target of type types.Selector``.
-    """
-
-    def __init__(self, name: str, fields: Dict[str, Any]) -> None:
-        super().__init__(fields)
-        self.name = name
-
-
-class ListOf(List[Any]):
-    """A Go slice; ``go`` is its type name, ``elem_go`` the element's (for scalar elements)."""
-
-    def __init__(self, elem: Any, go: str, elem_go: str = "") -> None:
-        super().__init__([elem])
-        self.go = go
-        self.elem_go = elem_go or go[2:]
+MAP_STR = MapOf(STR)
+MAP_BOOL = MapOf(BOOL)
+LIST_STR = ListOf(STR)
 
 
 def _list(elem: Any) -> ListOf:
-    return ListOf(elem, f"[]types.{elem.name}" if isinstance(elem, Struct) else f"[]{elem}")
+    return ListOf(elem)
 
 
 FIELDSPEC = Struct("FieldSpec", {"group": STR, "version": STR, "kind": STR, "path": STR,
@@ -73,7 +52,7 @@ VAR = Struct("Var", {"name": STR,
                      "fieldref": Struct("FieldSelector", {"fieldPath": STR})})
 HELM_CHART = Struct("HelmChart", {
     "name": STR, "version": STR, "repo": STR, "releaseName": STR, "namespace": STR,
-    "additionalValuesFiles": LIST_STR, "valuesFile": STR, "valuesInline": ANY, "valuesMerge": STR,
+    "additionalValuesFiles": LIST_STR, "valuesFile": STR, "valuesInline": MapOf(ANY), "valuesMerge": STR,
     "includeCRDs": BOOL, "skipHooks": BOOL, "apiVersions": LIST_STR, "kubeVersion": STR,
     "nameTemplate": STR, "skipTests": BOOL, "debug": BOOL})
 SORT_OPTIONS = Struct("SortOptions", {
@@ -87,7 +66,7 @@ KUSTOMIZATION = Struct("Kustomization", {
     "kind": STR, "apiVersion": STR, "metadata": METADATA,
     "openapi": MAP_STR, "namePrefix": STR, "nameSuffix": STR, "namespace": STR,
     "commonLabels": MAP_STR, "labels": _list(LABEL), "commonAnnotations": MAP_STR,
-    "patchesStrategicMerge": ListOf(STR, "[]types.PatchStrategicMerge"),
+    "patchesStrategicMerge": ListOf(Named(STR, "types.PatchStrategicMerge")),
     "patchesJson6902": _list(PATCH), "patches": _list(PATCH),
     "images": _list(IMAGE), "imageTags": _list(IMAGE),
     "replacements": ListOf(ANY, "[]types.ReplacementField"), "replicas": _list(REPLICA),
@@ -101,91 +80,6 @@ KUSTOMIZATION = Struct("Kustomization", {
     "transformers": LIST_STR, "validators": LIST_STR, "buildMetadata": LIST_STR,
 })
 
-_GO_JSON_KIND = {bool: "bool", int: "number", float: "number", str: "string", list: "array",
-                 dict: "object", type(None): "null"}
-
-
-def _jkind(v: Any) -> str:
-    return _GO_JSON_KIND.get(type(v), "value")
-
-
-def _type_error(value: Any, field: str, go_type: str) -> BuildError:
-    return BuildError(f"invalid Kustomization: json: cannot unmarshal {_jkind(value)} into Go "
-                      f"struct field {field} of type {go_type}")
-
-
-def _decode(value: Any, typ: Any, field: str) -> Any:
-    """Check ``value`` against ``typ`` as encoding/json would; return it with canonical keys.
-
-    ``field`` is how json names the position: ``<innermost struct>.<json path>``.
-    """
-    if value is None:
-        return None  # JSON null leaves Go zero values
-    if typ == ANY:
-        return value
-    if typ == STR:
-        if not isinstance(value, str):
-            raise _type_error(value, field, "string")
-        return value
-    if typ == BOOL:
-        if not isinstance(value, bool):
-            raise _type_error(value, field, "bool")
-        return value
-    if typ == INT:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or (isinstance(value, float) and not value.is_integer()):
-            raise _type_error(value, field, "int64")
-        return int(value)
-    if typ in (MAP_STR, MAP_BOOL):
-        want = str if typ == MAP_STR else bool
-        if not isinstance(value, dict):
-            raise _type_error(value, field, typ)
-        for v in value.values():
-            if v is not None and not isinstance(v, want) or (want is str and isinstance(v, bool)):
-                raise _type_error(v, field, "string" if want is str else "bool")
-        return {str(k): v for k, v in value.items()}
-    if typ == LIST_STR:
-        if not isinstance(value, list):
-            raise _type_error(value, field, LIST_STR)
-        for v in value:
-            if v is not None and not isinstance(v, str):
-                raise _type_error(v, field, "string")
-        return ["" if v is None else v for v in value]
-    if isinstance(typ, ListOf):
-        if not isinstance(value, list):
-            raise _type_error(value, field, typ.go)
-        elem = typ[0]
-        if elem == STR:
-            for v in value:
-                if v is not None and not isinstance(v, str):
-                    raise _type_error(v, field, typ.elem_go)
-            return ["" if v is None else v for v in value]
-        return [_decode(v, elem, field) for v in value]
-    if isinstance(typ, Struct):
-        if not isinstance(value, dict):
-            raise _type_error(value, field, f"types.{typ.name}")
-        out: Dict[str, Any] = {}
-        folded = {k.lower(): k for k in typ}
-        path = field.partition(".")[2]
-        # sigs.k8s.io/yaml (YAMLToJSON) hands encoding/json the keys sorted, and each key
-        # matching a field case-insensitively overwrites it: of `nameprefix` and `namePrefix`
-        # the one sorting last wins, whatever the file's order (api/types/kustomization.go
-        # Unmarshal; kustomize's TestVariableRefNFSServer spells `nameprefix`)
-        winner: Dict[str, str] = {}
-        for key in sorted(str(k) for k in value):
-            canon = key if key in typ else folded.get(key.lower())
-            if canon is None:
-                raise BuildError(f'invalid Kustomization: json: unknown field "{key}"')
-            winner[canon] = key
-        for k, v in value.items():
-            key = str(k)
-            canon = key if key in typ else folded[key.lower()]
-            if winner[canon] != key:
-                continue
-            out[canon] = _decode(v, typ[canon], f"{typ.name}.{path + '.' if path else ''}{canon}")
-        return out
-    raise AssertionError(typ)
-
-
 def decode_kustomization(raw: Dict[str, Any]) -> Dict[str, Any]:
     """Check a kustomization mapping as ``types.Kustomization`` ``Unmarshal`` does.
 
@@ -196,7 +90,10 @@ def decode_kustomization(raw: Dict[str, Any]) -> Dict[str, Any]:
     filled in and deprecated fields are not folded: that is
     :func:`parse_kustomization`'s job.
     """
-    data: Dict[str, Any] = _decode(raw, KUSTOMIZATION, "Kustomization")
+    try:
+        data: Dict[str, Any] = decode_json(raw, KUSTOMIZATION, strict=True)
+    except GoDecodeError as e:
+        raise BuildError(f"invalid Kustomization: {e}") from None
     return data
 
 
@@ -238,7 +135,7 @@ def parse_kustomization(content: bytes, path: str) -> Kustomization:
     if raw is None:
         raise BuildError(f"kustomization.yaml is empty ({path})")
     if not isinstance(raw, dict):
-        raise BuildError(f"invalid Kustomization: json: cannot unmarshal {_jkind(raw)} into Go value of type types.Kustomization ({path})")
+        raise BuildError(f"invalid Kustomization: json: cannot unmarshal {go_json_kind(raw)} into Go value of type types.Kustomization ({path})")
     try:
         data = decode_kustomization(raw)
     except BuildError as e:

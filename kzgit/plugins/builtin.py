@@ -14,7 +14,11 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 from kzgit.build import BuildOptions
 from kzgit.errors import BuildError, KzgitError, PluginError
 from kzgit.resource import ResMap, Resource
+from kzgit.kustomization import (FIELDSPEC, GENERATOR_OPTIONS, IMAGE, LIST_STR, MAP_STR, METADATA,
+                                 REPLICA, SELECTOR)
 from kzgit.resource.factory import objects_from_bytes
+from kzgit.yamlio.gostruct import (ANY, BOOL, STR, GoDecodeError, ListOf, MapOf, Named, Struct,
+                                   decode_json, decode_yaml)
 
 if TYPE_CHECKING:
     from kzgit.build.pipeline import Accumulator, Target
@@ -42,36 +46,96 @@ def _generator_args(config: Dict[str, Any]) -> Dict[str, Any]:
     return args
 
 
-# Builtin plugin configs are decoded into Go structs through JSON, so field
-# names match case-insensitively (Go encoding/json).  Known nested shapes:
-_FS = {"group": None, "version": None, "kind": None, "path": None, "create": None}
-_SEL = {"group": None, "version": None, "kind": None, "name": None, "namespace": None,
-        "labelSelector": None, "annotationSelector": None}
-_SHAPES: Dict[str, Any] = {
-    "fieldSpecs": [_FS], "imageTag": {"name": None, "newName": None, "newTag": None, "digest": None,
-                                      "tagSuffix": None},
-    "replica": {"name": None, "count": None}, "target": _SEL, "options": None,
-    "labels": None, "annotations": None, "prefix": None, "suffix": None, "paths": None,
-    "patches": None, "patch": None, "path": None, "jsonOp": None, "replacements": None,
-    "unsetOnly": None, "setRoleBindingSubjects": None, "literals": None, "files": None,
-    "envs": None, "env": None, "behavior": None, "type": None, "name": None, "namespace": None,
-    "value": None, "targets": None, "targetFilePath": None, "cloud": None,
-    "kubernetesService": {"name": None, "namespace": None},
-    "serviceAccount": {"name": None, "projectId": None},
+# The Go structs of the builtin plugins' configs (api/internal/builtins/<Kind>.go, json tags).
+_FSLICE = ListOf(FIELDSPEC, "types.FsSlice")
+_SELECTOR_PTR = Struct("Selector", dict(SELECTOR), go="*types.Selector")
+
+
+def _plugin(kind: str, fields: Dict[str, Any]) -> Struct:
+    return Struct(f"{kind}Plugin", fields, go=f"builtins.{kind}Plugin")
+
+
+_GENERATOR_FIELDS = {"metadata": METADATA, "namespace": STR, "name": STR, "behavior": STR,
+                     "literals": LIST_STR, "files": LIST_STR, "envs": LIST_STR, "env": STR,
+                     "options": Struct("GeneratorOptions", dict(GENERATOR_OPTIONS),
+                                       go="*types.GeneratorOptions")}
+#: kind -> its config struct.  PrefixTransformer and SuffixTransformer read their config with
+#: kyaml's yaml.Unmarshal (go-yaml v3: exact names, go-yaml's errors); every other builtin with
+#: sigs.k8s.io/yaml.Unmarshal (JSON rules, numbers written into string fields as text).
+CONFIG_STRUCTS: Dict[str, Struct] = {
+    "AnnotationsTransformer": _plugin("AnnotationsTransformer", {
+        "annotations": MAP_STR, "fieldSpecs": _FSLICE}),
+    "LabelTransformer": _plugin("LabelTransformer", {"labels": MAP_STR, "fieldSpecs": _FSLICE}),
+    "NamespaceTransformer": _plugin("NamespaceTransformer", {
+        "metadata": METADATA, "fieldSpecs": _FSLICE, "unsetOnly": BOOL,
+        "setRoleBindingSubjects": Named(STR, "namespace.RoleBindingSubjectMode")}),
+    "PrefixTransformer": _plugin("PrefixTransformer", {"prefix": STR, "fieldSpecs": _FSLICE}),
+    "SuffixTransformer": _plugin("SuffixTransformer", {"suffix": STR, "fieldSpecs": _FSLICE}),
+    "PrefixSuffixTransformer": _plugin("PrefixSuffixTransformer", {
+        "prefix": STR, "suffix": STR, "fieldSpecs": _FSLICE}),
+    "ImageTagTransformer": _plugin("ImageTagTransformer", {"imageTag": IMAGE,
+                                                           "fieldSpecs": _FSLICE}),
+    "ReplicaCountTransformer": _plugin("ReplicaCountTransformer", {"replica": REPLICA,
+                                                                   "fieldSpecs": _FSLICE}),
+    "PatchTransformer": _plugin("PatchTransformer", {
+        "path": STR, "patch": STR, "target": _SELECTOR_PTR, "options": MapOf(BOOL)}),
+    "PatchStrategicMergeTransformer": _plugin("PatchStrategicMergeTransformer", {
+        "paths": ListOf(Named(STR, "types.PatchStrategicMerge")), "patches": STR}),
+    "PatchJson6902Transformer": _plugin("PatchJson6902Transformer", {
+        "target": _SELECTOR_PTR, "path": STR, "jsonOp": STR}),
+    "ReplacementTransformer": _plugin("ReplacementTransformer", {
+        "replacements": ListOf(ANY, "[]types.ReplacementField")}),
+    "HashTransformer": _plugin("HashTransformer", {}),
+    "ValueAddTransformer": _plugin("ValueAddTransformer", {
+        "value": STR, "targets": ListOf(ANY, "[]*builtins.TargetSpec")}),
+    "SortOrderTransformer": _plugin("SortOrderTransformer", {}),
+    "ConfigMapGenerator": _plugin("ConfigMapGenerator", dict(_GENERATOR_FIELDS)),
+    "SecretGenerator": _plugin("SecretGenerator", dict(_GENERATOR_FIELDS, type=STR)),
+    "IAMPolicyGenerator": _plugin("IAMPolicyGenerator", {
+        "cloud": Named(STR, "types.Cloud"),
+        "kubernetesService": Struct("KubernetesService", {"namespace": STR, "name": STR}),
+        "serviceAccount": Struct("ServiceAccount", {"name": STR, "projectId": STR})}),
 }
+_YAML_V3_CONFIGS = ("PrefixTransformer", "SuffixTransformer")
 
 
-def canonical_keys(value: Any, shape: Any = _SHAPES) -> Any:
-    """Rename keys to their canonical spelling where they differ only in case."""
-    if isinstance(shape, list) and isinstance(value, list):
-        return [canonical_keys(v, shape[0]) for v in value]
-    if not isinstance(shape, dict) or not isinstance(value, dict):
-        return value
-    folded = {k.lower(): k for k in shape}
-    out = {}
-    for k, v in value.items():
-        canon = k if k in shape or not isinstance(k, str) else folded.get(k.lower(), k)
-        out[canon] = canonical_keys(v, shape.get(canon)) if canon in shape else v
+def _field_lines(cfg: Dict[str, Any]) -> Dict[str, int]:
+    """The line of each top-level field's value in the config as kustomize hands it to the
+    plugin (Resource.AsYAML: keys sorted), for go-yaml's ``line N:`` in errors."""
+    import yaml
+    from kzgit.yamlio import dump_documents
+    lines: Dict[str, int] = {}
+    try:
+        root = yaml.compose(dump_documents([cfg]), Loader=yaml.CSafeLoader)
+    except yaml.YAMLError:
+        return lines
+    if isinstance(root, yaml.MappingNode):
+        for k, v in root.value:
+            if isinstance(k, yaml.ScalarNode):
+                lines[k.value] = v.start_mark.line + 1
+    return lines
+
+
+def decode_config(cfg: Dict[str, Any]) -> Dict[str, Any]:
+    """A builtin plugin config decoded into its Go struct (loader.go: ``plugin %s fails
+    configuration``); the result keeps ``apiVersion``, ``kind`` and ``metadata`` for messages."""
+    kind = cfg.get("kind")
+    struct = CONFIG_STRUCTS.get(kind) if isinstance(kind, str) else None
+    if struct is None:
+        return cfg
+    fields = {k: v for k, v in cfg.items() if k not in ("apiVersion", "kind")}
+    try:
+        if kind in _YAML_V3_CONFIGS:
+            decoded = decode_yaml(fields, struct, _field_lines(cfg))
+        else:
+            decoded = decode_json(fields, struct, to_target=True)
+    except GoDecodeError as e:
+        rid = Resource(cfg, "").cur_id()
+        what = str(e) if kind in _YAML_V3_CONFIGS else \
+            f"error unmarshaling JSON: while decoding JSON: {e}"
+        raise BuildError(f"plugin {rid} fails configuration: {what}") from None
+    out = {"apiVersion": cfg.get("apiVersion"), "kind": kind, "metadata": cfg.get("metadata")}
+    out.update(decoded)
     return out
 
 
@@ -118,7 +182,7 @@ class PluginRunner:
         for cfg, origin in self.configs(t, entries):
             where = f"{cfg.get('kind')} {_meta(cfg).get('name', '')} in {t.kfile}"
             if _is_builtin(cfg):
-                gens = _builtin_generator(canonical_keys(cfg), t, where)
+                gens = _builtin_generator(decode_config(cfg), t, where)
             else:
                 from kzgit.plugins import external
                 gens = external.generate(cfg, t.kfile, t.loader, self.options)
@@ -131,7 +195,7 @@ class PluginRunner:
         for cfg, origin in self.configs(t, entries):
             where = f"{cfg.get('kind')} {_meta(cfg).get('name', '')} in {t.kfile}"
             if _is_builtin(cfg):
-                _builtin_transformer(canonical_keys(cfg), t, where, self.options)(m)
+                _builtin_transformer(decode_config(cfg), t, where, self.options)(m)
             else:
                 from kzgit.plugins import external
                 external.transform(cfg, t.kfile, t.loader, m, self.options)

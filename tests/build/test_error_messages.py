@@ -29,6 +29,8 @@ EXACT = [
     "errors/bad-kind",
     "errors/bad-literal",
     "errors/bad-sort-order",
+    "errors/builtin-config-field-wrong-type",
+    "errors/builtin-json-config-field-wrong-type",
     "errors/cycle",
     "errors/duplicate-id",
     "errors/duplicate-id-via-bases",

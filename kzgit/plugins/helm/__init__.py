@@ -52,13 +52,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Tuple
 
 from kzgit.build import BuildOptions
 from kzgit.plugins.helm.argv import helm_argv, pull_argv
-from kzgit.plugins.helm.chart import (
-    _CHART_FIELDS,
-    KIND,
-    HelmChart,
-    _decode_fields,
-    charts_of,
-)
+from kzgit.plugins.helm.chart import CHART_PLUGIN, KIND, HelmChart, charts_of, decode_chart
 from kzgit.plugins.helm.inflate import Inflation
 from kzgit.resource import Resource
 
@@ -106,6 +100,5 @@ def generate_from_config(cfg: Dict[str, Any], t: "Target") -> List[Resource]:
     md = cfg.get("metadata") if isinstance(cfg.get("metadata"), dict) else {}
     where = f"{t.kfile}: generator {KIND} '{(md or {}).get('name', '')}'"
     fields = {k: v for k, v in cfg.items() if k not in ("apiVersion", "kind", "metadata")}
-    chart = HelmChart.from_fields(_decode_fields(fields, _CHART_FIELDS, where, False,
-                                                 "HelmChartInflationGeneratorPlugin"), where)
+    chart = HelmChart.from_fields(decode_chart(fields, CHART_PLUGIN, where, False), where)
     return _run_all([chart], t)[0][1]

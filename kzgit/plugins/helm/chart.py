@@ -8,6 +8,9 @@ from typing import TYPE_CHECKING, Any, Dict, List
 
 from kzgit.errors import BuildError
 from kzgit.konfig.general import HELM_DEFAULT_HOME
+from kzgit.kustomization import HELM_CHART
+from kzgit.yamlio.gostruct import (ANY, STR, GoDecodeError, ListOf, MapOf, Struct, decode_json,
+                                   go_json_kind)
 
 if TYPE_CHECKING:  # pragma: no cover
     from kzgit.build.pipeline import Target
@@ -19,22 +22,16 @@ MERGE_OPTIONS = ("merge", "override", "replace")
 KIND = "HelmChartInflationGenerator"
 
 
-# Field types of types.HelmGlobals + types.HelmChart (json names), for the plugin config form.
-_STR, _BOOL, _LIST, _MAP = "string", "bool", "[]string", "map[string]interface {}"
-_CHART_FIELDS: Dict[str, str] = {
-    "chartHome": _STR, "configHome": _STR,
-    "name": _STR, "version": _STR, "repo": _STR, "releaseName": _STR, "namespace": _STR,
-    "additionalValuesFiles": _LIST, "valuesFile": _STR, "valuesInline": _MAP, "valuesMerge": _STR,
-    "includeCRDs": _BOOL, "skipHooks": _BOOL, "apiVersions": _LIST, "kubeVersion": _STR,
-    "nameTemplate": _STR, "skipTests": _BOOL, "debug": _BOOL,
-}
+# types.HelmGlobals + types.HelmChart, the struct of the builtin plugin config
+CHART_PLUGIN = Struct("HelmChartInflationGeneratorPlugin",
+                      {"chartHome": STR, "configHome": STR, **HELM_CHART})
 # types.HelmChartArgs (deprecated helmChartInflationGenerator entries)
-_HCA_FIELDS: Dict[str, str] = {
-    "chartName": _STR, "chartVersion": _STR, "chartRepoUrl": _STR, "chartHome": _STR,
-    "chartRepoName": _STR, "helmBin": _STR, "helmHome": _STR, "values": _STR,
-    "valuesLocal": _MAP, "valuesMerge": _STR, "releaseName": _STR, "releaseNamespace": _STR,
-    "extraArgs": _LIST,
-}
+HELM_CHART_ARGS = Struct("HelmChartArgs", {
+    "chartName": STR, "chartVersion": STR, "chartRepoUrl": STR, "chartHome": STR,
+    "chartRepoName": STR, "helmBin": STR, "helmHome": STR, "values": STR,
+    "valuesLocal": MapOf(ANY), "valuesMerge": STR, "releaseName": STR, "releaseNamespace": STR,
+    "extraArgs": ListOf(STR),
+})
 
 
 @dataclasses.dataclass
@@ -85,40 +82,16 @@ class HelmChart:
 
 # --------------------------------------------------------------------------- decoding
 
-def _go_type(v: Any) -> str:
-    return {bool: "bool", int: "number", float: "number", str: "string", list: "array",
-            dict: "object"}.get(type(v), "value")
-
-
-def _decode_fields(raw: Dict[str, Any], fields: Dict[str, str], where: str, strict: bool,
-                   struct: str) -> Dict[str, Any]:
-    """Check ``raw`` as encoding/json would decode it into a Go struct with ``fields``.
-
-    Keys match case-insensitively; with ``strict`` (kustomization files are read with
-    UnmarshalStrict) an unknown key is an error, otherwise it is ignored (plugin configs).
-    """
-    folded = {k.lower(): k for k in fields}
-    out: Dict[str, Any] = {}
-    for key, v in raw.items():
-        canon = folded.get(str(key).lower())
-        if canon is None:
-            if strict:
-                raise BuildError(f'{where}: invalid Kustomization: json: unknown field "{key}"')
-            continue
-        typ = fields[canon]
-        if v is None:
-            continue
-        bad = ((typ == _STR and not isinstance(v, str))
-               or (typ == _BOOL and not isinstance(v, bool))
-               or (typ == _MAP and not isinstance(v, dict))
-               or (typ == _LIST and (not isinstance(v, list)
-                                     or any(i is not None and not isinstance(i, str) for i in v))))
-        if bad:
-            raise BuildError(f"{where}: json: cannot unmarshal {_go_type(v)} into Go struct field "
-                             f"{struct}.{canon} of type {typ}")
-        if typ == _MAP:
-            v = {str(k): x for k, x in v.items()}
-        out[canon] = v
+def decode_chart(raw: Dict[str, Any], struct: Struct, where: str, in_kustomization: bool
+                 ) -> Dict[str, Any]:
+    """``raw`` decoded into ``struct``: strictly as part of the kustomization file, or as a
+    plugin config (sigs.k8s.io/yaml.Unmarshal: unknown fields ignored)."""
+    try:
+        out: Dict[str, Any] = decode_json(raw, struct, strict=in_kustomization,
+                                          to_target=not in_kustomization)
+    except GoDecodeError as e:
+        raise BuildError(f"{where}: {'invalid Kustomization: ' if in_kustomization else ''}{e}"
+                         ) from None
     return out
 
 
@@ -129,7 +102,7 @@ def charts_of(t: "Target") -> List[HelmChart]:
     deprecated = k.get("helmChartInflationGenerator") or []
     if not isinstance(deprecated, list):
         raise BuildError(f"{t.kfile}: invalid Kustomization: json: cannot unmarshal "
-                         f"{_go_type(deprecated)} into Go struct field "
+                         f"{go_json_kind(deprecated)} into Go struct field "
                          "Kustomization.helmChartInflationGenerator of type []types.HelmChartArgs")
     old: List[Dict[str, Any]] = []
     for i, e in enumerate(deprecated):
@@ -137,9 +110,9 @@ def charts_of(t: "Target") -> List[HelmChart]:
         if e is None:
             e = {}
         if not isinstance(e, dict):
-            raise BuildError(f"{where}: json: cannot unmarshal {_go_type(e)} into Go value of "
+            raise BuildError(f"{where}: json: cannot unmarshal {go_json_kind(e)} into Go value of "
                              "type types.HelmChartArgs")
-        old.append(_decode_fields(e, _HCA_FIELDS, where, True, "HelmChartArgs"))
+        old.append(decode_chart(e, HELM_CHART_ARGS, where, True))
     # SplitHelmParameters: the last non-empty helmHome / chartHome win; used only when the
     # kustomization has no helmGlobals at all.
     if globals_ is None:
@@ -153,12 +126,7 @@ def charts_of(t: "Target") -> List[HelmChart]:
     gdict: Dict[str, Any] = dict(globals_ or {})
     out: List[HelmChart] = []
     for i, entry in enumerate(k.get("helmCharts") or []):
-        entry = entry or {}
-        vi = entry.get("valuesInline")
-        if vi is not None and not isinstance(vi, dict):
-            raise BuildError(f"{t.kfile}: invalid Kustomization: json: cannot unmarshal "
-                             f"{_go_type(vi)} into Go struct field HelmChart.helmCharts.valuesInline "
-                             "of type map[string]interface {}")
+        entry = entry or {}   # checked with the kustomization (kzgit.kustomization.HELM_CHART)
         out.append(HelmChart.from_fields({**gdict, **entry}, f"{t.kfile}: helmCharts entry {i}"))
     for i, o in enumerate(old):
         # makeHelmChartFromHca: releaseNamespace, extraArgs, helmBin, chartRepoName are dropped
