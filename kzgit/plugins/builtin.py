@@ -16,7 +16,7 @@ from kzgit.errors import BuildError, KzgitError, PluginError
 from kzgit.resource import ResMap, Resource
 from kzgit.kustomization import (FIELDSPEC, GENERATOR_OPTIONS, IMAGE, LIST_STR, MAP_STR, METADATA,
                                  REPLICA, SELECTOR)
-from kzgit.resource.factory import objects_from_bytes
+from kzgit.resource.factory import resources_from_bytes
 from kzgit.yamlio.gostruct import (ANY, BOOL, STR, GoDecodeError, ListOf, MapOf, Named, Struct,
                                    decode_json, decode_yaml)
 
@@ -153,18 +153,18 @@ class PluginRunner:
         ra = Accumulator()
         paths: List[str] = []
         for e in entries:
+            # kusttarget.go configureExternal*: an entry that reads as resources (NewResMapFromBytes)
+            # is inline, even with none at all (``null``, ``""``, ``---``); anything else is a path
             try:
-                objs = objects_from_bytes(e.encode("utf-8"), f"inline config in {t.kfile}")
+                inline = resources_from_bytes(e.encode("utf-8"), f"inline config in {t.kfile}")
             except KzgitError:
-                objs = []
-            if objs:
-                for o in objs:
-                    r = Resource(o, t.kfile)
-                    if t.origin is not None:
-                        r.origin = {"path": t.origin_of(t.kfile_name)}
-                    ra.resmap.append(r)
-            else:
                 paths.append(e)
+                continue
+            for r in inline:
+                r.source = t.kfile
+                if t.origin is not None:
+                    r.origin = {"path": t.origin_of(t.kfile_name)}
+                ra.resmap.append(r)
         t.accumulate_resources(ra, paths)
         for r in ra.resmap.resources():
             origin = None
