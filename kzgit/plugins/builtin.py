@@ -17,6 +17,7 @@ from kzgit.resource import ResMap, Resource
 from kzgit.kustomization import (FIELDSPEC, GENERATOR_OPTIONS, IMAGE, LIST_STR, MAP_STR, METADATA,
                                  REPLICA, SELECTOR)
 from kzgit.resource.factory import resources_from_bytes
+from kzgit.yamlio import load_documents
 from kzgit.yamlio.gostruct import (ANY, BOOL, STR, GoDecodeError, ListOf, MapOf, Named, Struct,
                                    decode_json, decode_yaml)
 
@@ -225,18 +226,24 @@ def _builtin_generator(cfg: Dict[str, Any], t: "Target", where: str) -> List[Res
 
 
 def _iam_policy(cfg: Dict[str, Any], where: str) -> Resource:
-    """IAMPolicyGenerator (api/filters/iampolicygenerator): a GKE workload-identity ServiceAccount."""
+    """IAMPolicyGenerator (api/filters/iampolicygenerator): a GKE workload-identity ServiceAccount.
+
+    kustomize fills a YAML template with the config's strings and parses the result, so a
+    config cut short (no service account name) makes YAML that does not parse, as here.
+    """
     if cfg.get("cloud") != "gke":
-        raise BuildError(f"{where}: cloud provider {cfg.get('cloud')!r} not currently supported")
+        raise BuildError(f"{where}: cloud provider {cfg.get('cloud') or ''} not supported yet")
     ks = cfg.get("kubernetesService") or {}
     sa = cfg.get("serviceAccount") or {}
-    project = sa.get("projectId") or ""
-    obj: Dict[str, Any] = {"apiVersion": "v1", "kind": "ServiceAccount",
-           "metadata": {"name": ks.get("name") or "",
-                        "annotations": {"iam.gke.io/gcp-service-account":
-                                        f"{sa.get('name')}@{project}.iam.gserviceaccount.com"}}}
+    text = ("\napiVersion: v1\nkind: ServiceAccount\nmetadata:\n  annotations:\n"
+            f"    iam.gke.io/gcp-service-account: {sa.get('name') or ''}@{sa.get('projectId') or ''}"
+            f".iam.gserviceaccount.com\n  name: {ks.get('name') or ''}\n")
     if ks.get("namespace"):
-        obj["metadata"]["namespace"] = ks["namespace"]
+        text += f"\n  namespace: {ks['namespace']}"
+    docs = load_documents(text, f"{where}: the generated ServiceAccount")
+    obj = docs[0] if docs else None
+    if not isinstance(obj, dict):
+        raise BuildError(f"{where}: the generated ServiceAccount is not a mapping")
     return Resource(obj, where)
 
 
