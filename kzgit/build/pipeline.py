@@ -10,7 +10,7 @@ import functools
 import json
 import os
 import re
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Generator, Iterable, List, Optional, Tuple, Union
 
 from kzgit.build import leads
 from kzgit.build import BuildOptions, BuildResult
@@ -134,6 +134,51 @@ class _Steps(list):
         super().append((self.kind, step))
 
 
+class _Accumulate:
+    """What a level's walk asks of :func:`_drive`: accumulate ``target`` (into ``ra``, or a new
+    accumulator) and send the accumulator back."""
+
+    __slots__ = ("target", "ra")
+
+    def __init__(self, target: "Target", ra: Optional[Accumulator]) -> None:
+        self.target = target
+        self.ra = ra
+
+
+# A level's walk: yields _Accumulate requests, is sent their accumulators, returns its result
+_Walk = Generator[_Accumulate, Any, Any]
+
+
+def _drive(walk: _Walk) -> Any:
+    """Run ``walk`` and every level it asks for with an explicit stack (no recursion); an error
+    of a level is thrown into the level that asked for it, as a return would have raised it."""
+    stack: List[_Walk] = [walk]
+    sent: Any = None
+    error: Optional[BaseException] = None
+    while True:
+        top = stack[-1]
+        try:
+            if error is not None:
+                err, error = error, None
+                request = top.throw(err)
+            else:
+                request = top.send(sent)
+        except StopIteration as done:
+            stack.pop()
+            if not stack:
+                return done.value
+            sent = done.value
+            continue
+        except BaseException as e:
+            stack.pop()
+            if not stack:
+                raise
+            error, sent = e, None
+            continue
+        sent = None
+        stack.append(request.target._accumulate(request.ra))
+
+
 class Target:
     """One kustomization (or component) root."""
 
@@ -153,11 +198,19 @@ class Target:
         ctx.record_target(self)
 
     # -- the recursion ----------------------------------------------------------------------
+    # kustomize recurses into bases in Go, whose stack grows; here each level is a generator
+    # that yields the levels it needs (_Accumulate) to _drive, which keeps them on an explicit
+    # stack: a chain of bases is as deep as memory allows, not as Python's recursion limit.
     def accumulate(self, ra: Optional[Accumulator] = None) -> Accumulator:
+        """KustTarget.AccumulateTarget (into ``ra``, or a new accumulator)."""
+        result: Accumulator = _drive(self._accumulate(ra))
+        return result
+
+    def _accumulate(self, ra: Optional[Accumulator]) -> "_Walk":
         ra = ra if ra is not None else Accumulator()
         k = self.k
         try:
-            self.accumulate_resources(ra, k.get("resources", []))
+            yield from self._resources(ra, k.get("resources", []))
         except KzgitError as e:
             raise e.prefixed("accumulating resources: ") from None
         cfg = TransformerConfig()
@@ -170,7 +223,7 @@ class Target:
         self.run_generators(ra)
         try:
             for c in k.get("components", []):
-                self.accumulate_component(ra, c)
+                yield from self._component(ra, c)
         except KzgitError as e:
             raise e.prefixed("accumulating components: ") from None
         self.run_transformers(ra)
@@ -179,6 +232,10 @@ class Target:
         return ra
 
     def accumulate_resources(self, ra: Accumulator, paths: List[str]) -> None:
+        """kusttarget.go accumulateResources (plugin configs read from files and directories)."""
+        _drive(self._resources(ra, paths))
+
+    def _resources(self, ra: Accumulator, paths: List[str]) -> "_Walk":
         for path in paths:
             if self.ctx.looks_remote(path):
                 got = self.ctx.open_remote(self.loader, path, self.options)
@@ -186,7 +243,7 @@ class Target:
                     self.ctx.mark_uncacheable()  # an HTTP file: not keyed by any commit
                     self._append_file_resources(ra, got, path)
                 else:
-                    self._accumulate_loader(ra, got, path, component=False)
+                    yield from self._accumulate_loader(ra, got, path, component=False)
                 continue
             # kusttarget.go accumulateResources: a file first, then a directory; when both
             # fail, the file's error is quoted before the directory's.
@@ -203,7 +260,7 @@ class Target:
                 raise leads.resource(dir_err.prefixed(f"accumulation err='{file_err.message}': "),
                                      self.kfile, path) from None
             try:
-                self._accumulate_loader(ra, sub, path, component=False)
+                yield from self._accumulate_loader(ra, sub, path, component=False)
             except KzgitError as e:
                 raise e.prefixed(f"accumulation err='{file_err.message}': ") from None
 
@@ -238,7 +295,7 @@ class Target:
         except KzgitError as e:
             raise e.prefixed(f"merging resources from '{path}': ") from None
 
-    def accumulate_component(self, ra: Accumulator, path: str) -> None:
+    def _component(self, ra: Accumulator, path: str) -> "_Walk":
         """kusttarget.go accumulateComponents; its errors quote the cause Go-style (%q)."""
         if self.ctx.looks_remote(path):
             got = self.ctx.open_remote(self.loader, path, self.options)
@@ -251,11 +308,12 @@ class Target:
             except KzgitError as e:
                 raise e.reworded(f"loader.New {_go_quote(e.message)}") from None
         try:
-            self._accumulate_loader(ra, sub, path, component=True)
+            yield from self._accumulate_loader(ra, sub, path, component=True)
         except KzgitError as e:
             raise e.reworded(f"accumulateDirectory: {_go_quote(e.message)}") from None
 
-    def _accumulate_loader(self, ra: Accumulator, loader: Loader, path: str, component: bool) -> None:
+    def _accumulate_loader(self, ra: Accumulator, loader: Loader, path: str, component: bool
+                           ) -> "_Walk":
         try:
             sub = Target(loader, self.options, self.ctx,
                          None if self.origin is None else self.origin_of(path))
@@ -269,9 +327,9 @@ class Target:
             raise BuildError(f"expected kind != 'Component' for path '{loader.root}'")
         try:
             if component:
-                sub.accumulate(ra)
+                yield _Accumulate(sub, ra)
                 return
-            sub_ra = self._accumulate_base(sub)
+            sub_ra = yield from self._accumulate_base(sub)
         except KzgitError as e:
             err = type(e)(f"recursed accumulation of path '{loader.root}': {e}")
             err.lead = e.lead  # the base's own lead names the file nearest the problem
@@ -283,12 +341,13 @@ class Target:
         self.ctx.merge_sub_vars(ra, sub_ra)
         ra.merge_config(sub_ra.config)
 
-    def _accumulate_base(self, sub: "Target") -> "Accumulator":
+    def _accumulate_base(self, sub: "Target") -> "_Walk":
         """Accumulate a base, or reuse the run's cached accumulation of it (kzgit.build.cache)."""
         cache = self.options.cache
         schema = self.ctx.schema_state()
         if cache is None or schema is None:
-            return sub.accumulate()
+            fresh: Accumulator = yield _Accumulate(sub, None)
+            return fresh
         from kzgit.build.cache import cache_key
         import kzgit.openapi as oa
         # kyaml's lazy parse of the builtin schema (delayed by a custom resource type, see
@@ -307,7 +366,7 @@ class Target:
         rec = self.ctx.start_recording()
         self.ctx.record_target(sub)
         try:
-            ra = sub.accumulate()
+            ra = yield _Accumulate(sub, None)
         finally:
             self.ctx.stop_recording(rec)
         if self.ctx.schema_state() != schema:
