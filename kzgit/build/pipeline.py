@@ -15,6 +15,8 @@ from typing import Any, Callable, Dict, Generator, Iterable, List, Optional, Tup
 from kzgit.build import leads
 from kzgit.build import BuildOptions, BuildResult
 from kzgit.errors import BuildError, KzgitError, UnsupportedError, YamlError
+from kzgit.konfig.general import LOCAL_CONFIG_ANNOTATION as LOCAL_CONFIG
+from kzgit.konfig.general import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from kzgit.kustomization import Kustomization, parse_kustomization
 from kzgit.loader import Loader, new_root_loader
 from kzgit.resource import ResId, ResMap, Resource
@@ -25,10 +27,6 @@ from kzgit.builtins.config import TransformerConfig, default_config, parse_confi
 from kzgit.yamlio import dump, load_documents
 from kzgit.yamlio.tree import spelled
 
-MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
-# kubectl embeds kustomize without a stamped version: api/provenance/provenance.go
-MANAGED_BY_VALUE = "kustomize-(devel)"
-LOCAL_CONFIG = "config.kubernetes.io/local-config"
 
 
 class Accumulator:

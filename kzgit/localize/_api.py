@@ -19,7 +19,7 @@ import tempfile
 from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple
 
 from kzgit.errors import KzgitError
-from kzgit.loader import ROOT_ONLY, Loader, new_root_loader
+from kzgit.loader import ROOT_ONLY, Loader, is_within, new_root_loader
 from kzgit.localize import _paths, lock as _lock
 from kzgit.localize._core import Run, _Localizer
 from kzgit.localize._fetch import Cloner, parse_repo_spec
@@ -97,7 +97,7 @@ def _establish_target(target: str, scope: Optional[str], cloner: Cloner) -> _Tar
                                 f"'{spec.redacted()}': the repository is the scope of a remote target")
         clone = cloner.clone(spec)
         root = os.path.realpath(os.path.join(clone.dir, spec.path))
-        if not _paths.is_within(root, clone.dir) or not os.path.isdir(root):
+        if not is_within(root, clone.dir) or not os.path.isdir(root):
             raise LocalizeError(f"unable to establish localize target '{spec.redacted()}': "
                                 f"'{spec.path}' is not a directory in the repository")
         return _Target(target, root, clone.dir, True, spec, clone)
@@ -111,7 +111,7 @@ def _establish_target(target: str, scope: Optional[str], cloner: Cloner) -> _Tar
     if not os.path.isdir(s):
         raise LocalizeError(f"invalid localize scope '{scope}': not a directory")
     real_scope = os.path.realpath(s)
-    if not _paths.is_within(ldr.root, real_scope):
+    if not is_within(ldr.root, real_scope):
         raise LocalizeError(f"invalid localize scope '{scope}': localize scope '{scope}' does not "
                             f"contain target '{target}' at '{ldr.root}'",
                             tip="--scope must be the target or a directory above it")

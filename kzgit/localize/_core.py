@@ -18,19 +18,14 @@ import stat
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from kzgit.errors import BuildError, KzgitError, LoadRestrictionError
-from kzgit.loader import ROOT_ONLY, Loader
+from kzgit.konfig.general import BUILTIN_API_VERSION, FUNCTION_ANNOTATIONS, HELM_DEFAULT_HOME
+from kzgit.loader import ROOT_ONLY, Loader, is_within
 from kzgit.localize import _paths
 from kzgit.localize._fetch import Clone, Cloner, RepoSpec, fetch_file, parse_repo_spec
 from kzgit.localize._yaml import YamlText
 from kzgit.localize.errors import LocalizeError
-from kzgit.remote import redact
+from kzgit.remote import is_http_url, redact
 
-#: api/types/helmchartargs.go HelmDefaultHome
-HELM_DEFAULT_HOME = "charts"
-#: api/konfig/builtinpluginconsts BuiltinPluginApiVersion
-BUILTIN_API_VERSION = "builtin"
-#: kyaml/fn/runtime/runtimeutil FunctionAnnotationKey (and its legacy name)
-FUNCTION_ANNOTATIONS = ("config.kubernetes.io/function", "config.k8s.io/function")
 
 # api/internal/localizer/builtinplugins.go: which fields of which builtin plugin
 # hold paths, and how each is localized ("file", "source" = key=file, "resource"
@@ -256,7 +251,7 @@ class _Localizer:
     # -- files -----------------------------------------------------------------------------
     def _load(self, path: str) -> bytes:
         """locloader.go ``Load``: restricted to the root, never into NEWDIR; http(s) fetched."""
-        if _paths.is_remote_file(path):
+        if is_http_url(path):
             try:
                 return fetch_file(path)
             except KzgitError as e:
@@ -278,7 +273,7 @@ class _Localizer:
 
     def _refuse_dst(self, abs_path: str, what: str) -> None:
         for d in (self.run.new_dir, self.run.tmp_dir):
-            if _paths.is_within(abs_path, d):
+            if is_within(abs_path, d):
                 raise LocalizeError(f"{what} enters localize destination '{self.run.new_dir}'")
 
     def localize_file(self, path: str) -> str:
@@ -289,7 +284,7 @@ class _Localizer:
 
     def localize_file_with_content(self, path: str, content: bytes) -> str:
         """localizer.go ``localizeFileWithContent``."""
-        if _paths.is_remote_file(path):
+        if is_http_url(path):
             self._refuse_existing_localize_dir(path, "file")
             loc = _paths.loc_file_path(path)
             self._write(os.path.join(self.dst, loc), content, url=redact(path))
@@ -379,7 +374,7 @@ class _Localizer:
             # kustomize refuses absolute roots; the proposal rewrites absolute references
             # into the target, so only those inside the scope are accepted.
             rel = os.path.relpath(abs_path, self.root)
-            if not self.local or not _paths.is_within(os.path.realpath(abs_path), self.run.scope):
+            if not self.local or not is_within(os.path.realpath(abs_path), self.run.scope):
                 raise LocalizeError(f"new root '{path}' cannot be absolute")
             path = rel
         try:
@@ -387,7 +382,7 @@ class _Localizer:
         except KzgitError as e:
             raise LocalizeError(f"invalid root reference '{path}': {e}") from None
         if self.local:
-            if not _paths.is_within(child.root, self.run.scope):
+            if not is_within(child.root, self.run.scope):
                 raise LocalizeError(f"root '{child.root}' outside localize scope '{self.run.scope}'",
                                     tip="widen --scope to a directory containing every local base")
             self._refuse_dst(child.root, f"root '{child.root}'")
@@ -406,11 +401,11 @@ class _Localizer:
         if not os.path.isdir(root):
             raise LocalizeError(f"remote root '{spec.redacted()}': '{spec.path}' is not a directory "
                                 "in the repository")
-        if not _paths.is_within(root, clone.dir):
+        if not is_within(root, clone.dir):
             raise LoadRestrictionError(
                 f"remote root '{spec.redacted()}' resolves outside its repository")
         for r in self.ldr.roots_chain():
-            if _paths.is_within(r, root):
+            if is_within(r, root):
                 raise LocalizeError(f"cycle detected: remote root '{spec.redacted()}' contains "
                                     f"visited root '{r}'")
         in_repo = os.path.relpath(root, clone.dir).replace(os.sep, "/")
@@ -433,7 +428,7 @@ class _Localizer:
         path = entry or HELM_DEFAULT_HOME
         if os.path.isabs(path):
             real = os.path.normpath(path)
-            if not self.local or not _paths.is_within(real, self.run.scope):
+            if not self.local or not is_within(real, self.run.scope):
                 raise LocalizeError(f"absolute chart home '{path}' is outside localize scope "
                                     f"'{self.run.scope}'")
             path = os.path.relpath(real, self.root)
@@ -609,7 +604,7 @@ class _Localizer:
 
     def _copy_exec(self, path: str, ident: str) -> None:
         """Copy an exec binary; one downloaded from a remote root loses every exec bit."""
-        if os.path.isabs(path) and not (self.local and _paths.is_within(path, self.run.scope)):
+        if os.path.isabs(path) and not (self.local and is_within(path, self.run.scope)):
             self.run.warnings.append(
                 f"warning: KRM function {ident} runs '{path}', outside the copy; it is not localized")
             return
@@ -633,7 +628,7 @@ class _Localizer:
                source_data: Optional[bytes] = None, mode: Optional[int] = None,
                exec_stripped: bool = False) -> None:
         dst = os.path.normpath(dst)
-        if not _paths.is_within(dst, self.run.tmp_dir):  # pragma: no cover - guarded above
+        if not is_within(dst, self.run.tmp_dir):  # pragma: no cover - guarded above
             raise LocalizeError(f"refusing to write '{dst}' outside the localize destination")
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         with open(dst, "wb") as f:
@@ -717,7 +712,7 @@ def _same_path(old: str, new: str) -> bool:
 
 def _is_git_like(spec: RepoSpec, ref: str) -> bool:
     """A reference that is certainly a repository (has a ref, ``//``, ``_git/`` or ``.git``)."""
-    if not _paths.is_remote_file(ref):
+    if not is_http_url(ref):
         return True
     if spec.ref:
         return True

@@ -23,12 +23,6 @@ FILE_SCHEME_DIR = "file-schemed"
 _VALID_PATH_CHARS = frozenset(string.ascii_letters + string.digits + "-_.~!$&'()*+,;=:@[]%/")
 
 
-def is_remote_file(ref: str) -> bool:
-    """api/internal/loader/loader.go IsRemoteFile: an http(s) URL."""
-    low = ref[:8].lower()
-    return low.startswith("http://") or low.startswith("https://")
-
-
 def _escaped_path(raw_path: str) -> str:
     """Go's ``url.URL.EscapedPath`` for a path as written in the URL."""
     if all(c in _VALID_PATH_CHARS for c in raw_path):
@@ -126,10 +120,3 @@ def default_new_dir(target_root: str, repo_root: Optional[str] = None, org_repo:
     if target_dir == os.sep:
         return DST_PREFIX
     return "-".join([DST_PREFIX, target_dir])
-
-
-def is_within(path: str, root: str) -> bool:
-    """Whole-component prefix test (kyaml ConfirmedDir.HasPrefix)."""
-    if path == root:
-        return True
-    return path.startswith(root.rstrip(os.sep) + os.sep)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 from kzgit.build import BuildOptions
 from kzgit.errors import BuildError, KzgitError, PluginError
 from kzgit.resource import ResMap, Resource
+from kzgit.plugins.common import config_meta, is_builtin
 from kzgit.kustomization import (FIELDSPEC, GENERATOR_OPTIONS, IMAGE, LIST_STR, MAP_STR, METADATA,
                                  REPLICA, SELECTOR)
 from kzgit.resource.factory import resources_from_bytes
@@ -25,20 +26,10 @@ if TYPE_CHECKING:
     from kzgit.build.pipeline import Accumulator, Target
 
 
-def _is_builtin(config: Dict[str, Any]) -> bool:
-    """loader.go isBuiltinPlugin: group "" and version "builtin"."""
-    return config.get("apiVersion") == "builtin"
-
-
-def _meta(config: Dict[str, Any]) -> Dict[str, Any]:
-    md = config.get("metadata")
-    return md if isinstance(md, dict) else {}
-
-
 def _generator_args(config: Dict[str, Any]) -> Dict[str, Any]:
     """ConfigMapGenerator/SecretGenerator plugins: name and namespace default to the config's metadata."""
     args = {k: v for k, v in config.items() if k not in ("apiVersion", "kind", "metadata")}
-    md = _meta(config)
+    md = config_meta(config)
     args.setdefault("name", md.get("name"))
     if not args.get("namespace") and md.get("namespace"):
         args["namespace"] = md["namespace"]
@@ -170,7 +161,7 @@ class PluginRunner:
         for r in ra.resmap.resources():
             origin = None
             if r.origin is not None:
-                md = _meta(r.obj)
+                md = config_meta(r.obj)
                 origin = {"repo": r.origin.get("repo"), "ref": r.origin.get("ref"),
                           "configuredIn": r.origin.get("path"),
                           "configuredBy": {"apiVersion": r.api_version, "kind": r.kind,
@@ -181,8 +172,8 @@ class PluginRunner:
     # -- the three lists ---------------------------------------------------------------------
     def generate_all(self, t: "Target", entries: List[str], ra: "Accumulator") -> None:
         for cfg, origin in self.configs(t, entries):
-            where = f"{cfg.get('kind')} {_meta(cfg).get('name', '')} in {t.kfile}"
-            if _is_builtin(cfg):
+            where = f"{cfg.get('kind')} {config_meta(cfg).get('name', '')} in {t.kfile}"
+            if is_builtin(cfg):
                 gens = _builtin_generator(decode_config(cfg), t, where)
             else:
                 from kzgit.plugins import external
@@ -194,8 +185,8 @@ class PluginRunner:
 
     def transform_all(self, t: "Target", entries: List[str], m: ResMap) -> None:
         for cfg, origin in self.configs(t, entries):
-            where = f"{cfg.get('kind')} {_meta(cfg).get('name', '')} in {t.kfile}"
-            if _is_builtin(cfg):
+            where = f"{cfg.get('kind')} {config_meta(cfg).get('name', '')} in {t.kfile}"
+            if is_builtin(cfg):
                 _builtin_transformer(decode_config(cfg), t, where, self.options)(m)
             else:
                 from kzgit.plugins import external
@@ -204,7 +195,7 @@ class PluginRunner:
 
     def validate_all(self, t: "Target", entries: List[str], m: ResMap) -> None:
         for cfg, _origin in self.configs(t, entries):
-            if _is_builtin(cfg):
+            if is_builtin(cfg):
                 raise PluginError(f"{t.kfile}: builtin {cfg.get('kind')} cannot be used as a validator")
             from kzgit.plugins import external
             external.validate(cfg, t.kfile, t.loader, m, self.options)
