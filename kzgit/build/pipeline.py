@@ -12,16 +12,29 @@ import os
 import re
 from typing import Any, Callable, Dict, Generator, Iterable, List, Optional, Tuple, Union
 
+import kzgit.openapi as oa
 from kzgit.build import leads
 from kzgit.build import BuildOptions, BuildResult
-from kzgit.errors import BuildError, KzgitError, UnsupportedError, YamlError
+from kzgit.build.cache import UNCACHEABLE_FIELDS, Recording, cache_key
+from kzgit.build.origin import annotate_origins
+from kzgit.builtins import images, metadata, namespace, prefix_suffix, replicas
+from kzgit.builtins import patches as patch_tf
+from kzgit.builtins.hashing import add_hashes
+from kzgit.builtins.nameref import fix_back_references
+from kzgit.builtins.replacements import apply_replacements
+from kzgit.builtins.sorting import apply_sort
+from kzgit.builtins.vars import VarSet, resolve_vars
+from kzgit.generators import make_configmap, make_secret
+from kzgit.errors import BuildError, KzgitError, YamlError
 from kzgit.konfig.general import LOCAL_CONFIG_ANNOTATION as LOCAL_CONFIG
 from kzgit.konfig.general import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from kzgit.kustomization import Kustomization, parse_kustomization
 from kzgit.loader import Loader, new_root_loader
 from kzgit.resource import ResId, ResMap, Resource
 from kzgit.resource.factory import resources_from_bytes
-from kzgit.resource.fieldspec import FieldSpec
+from kzgit.openapi import crd_fieldspecs
+from kzgit.remote import looks_remote, open_remote, open_remote_repo, parse_repo_spec
+from kzgit.resource.fieldspec import FieldSpec, merge_specs
 from kzgit.resource.selector import metadata_texts
 from kzgit.builtins.config import TransformerConfig, default_config, parse_config_file
 from kzgit.yamlio import dump, load_documents
@@ -346,8 +359,6 @@ class Target:
         if cache is None or schema is None:
             fresh: Accumulator = yield _Accumulate(sub, None)
             return fresh
-        from kzgit.build.cache import cache_key
-        import kzgit.openapi as oa
         # kyaml's lazy parse of the builtin schema (delayed by a custom resource type, see
         # oa.note_resource_type) is state a base leaves behind: keyed and replayed
         parse_state = oa.builtin_parse_state()
@@ -374,7 +385,6 @@ class Target:
 
     # -- generators, transformers, validators ---------------------------------------------------
     def run_generators(self, ra: Accumulator) -> None:
-        from kzgit.generators import make_configmap, make_secret
         k = self.k
         gopts = k.get("generatorOptions")
         for args in k.get("configMapGenerator", []):
@@ -392,8 +402,6 @@ class Target:
 
     def builtin_transformers(self, cfg: TransformerConfig) -> List[Tuple[str, Callable[[ResMap], None]]]:
         """configureBuiltinTransformers, in kustomize's order: (plugin kind, step)."""
-        from kzgit.builtins import images, metadata, namespace, prefix_suffix, replicas
-        from kzgit.builtins import patches as patch_tf
         k, out = self.k, _Steps()
         t = cfg.tables
         out.kind = "PatchStrategicMergeTransformer"
@@ -418,7 +426,6 @@ class Target:
             out.append(lambda m: prefix_suffix.suffix(m, {"suffix": k.get("nameSuffix"), "fieldSpecs": t["nameSuffix"]}))
         out.kind = "LabelTransformer"
         if k.get("labels") or k.get("commonLabels"):
-            from kzgit.resource.fieldspec import merge_specs
             for lab in k.get("labels", []):
                 lab = lab or {}
                 fss = [FieldSpec.from_dict(f, self.kfile) for f in lab.get("fields") or []]
@@ -510,14 +517,13 @@ class BuildContext:
     def __init__(self, options: BuildOptions) -> None:
         self.options = options
         self.warnings: List[str] = []
-        from kzgit.plugins.builtin import PluginRunner
+        from kzgit.plugins.builtin import PluginRunner   # plugins import this module's types
         self.plugins = PluginRunner(options)
         self._recordings: List[Any] = []   # kzgit.build.cache.Recording, innermost last
         self._helm_api_versions: Optional[List[str]] = None  # kzgit.plugins.helm's one shared copy
 
     # reuse of bases (kzgit.build.cache) -----------------------------------------------------
     def start_recording(self) -> Any:
-        from kzgit.build.cache import Recording
         rec = Recording()
         self._recordings.append(rec)
         return rec
@@ -529,7 +535,6 @@ class BuildContext:
         """Note a kustomization directory entered, and whether its result can be reused."""
         if not self._recordings:
             return
-        from kzgit.build.cache import UNCACHEABLE_FIELDS
         cacheable = not any(t.k.get(f) for f in UNCACHEABLE_FIELDS)
         for rec in self._recordings:
             rec.roots.add(t.loader.root)
@@ -546,7 +551,6 @@ class BuildContext:
 
     def schema_state(self) -> Optional[Tuple[str, str, str]]:
         """The OpenAPI schema in force, as a cache key part; None with a custom schema."""
-        import kzgit.openapi as oa
         version = oa.schema_version()
         if version.startswith("using custom"):
             return None
@@ -555,24 +559,15 @@ class BuildContext:
 
     # remote references ---------------------------------------------------------------------
     def looks_remote(self, path: str) -> bool:
-        try:
-            from kzgit.remote import looks_remote
-        except ImportError:
-            return "://" in path or path.startswith("github.com/") or path.startswith("git@")
         return looks_remote(path)
 
     def open_remote(self, parent: Loader, path: str, options: BuildOptions) -> Union[Loader, bytes]:
-        try:
-            from kzgit.remote import open_remote
-        except ImportError:
-            raise UnsupportedError(f"remote reference '{path}' in {parent.root}: remote references are not supported yet") from None
         got = open_remote(parent, path, options)
         self.note_repo_warnings(path)
         return got
 
     def note_repo_warnings(self, path: str) -> None:
         """What kustomize logs while parsing a repository URL (repospec.go), once per URL."""
-        from kzgit.remote import parse_repo_spec
         spec = parse_repo_spec(path)
         for w in spec.warnings() if spec is not None else ():
             if w not in self.warnings:
@@ -581,16 +576,12 @@ class BuildContext:
     # optional features ----------------------------------------------------------------------
     def helm(self, t: Target, ra: Accumulator) -> None:
         """helmCharts (kzgit.plugins.helm); origin as for the other builtin generators."""
-        from kzgit.plugins.helm import generate as helm_generate
+        from kzgit.plugins.helm import generate as helm_generate   # only builds with charts pay
         for res in helm_generate(t, self.options):
             res.origin = t.builtin_origin("HelmChartInflationGenerator")
             ra.absorb(res, f"HelmChartInflationGenerator in {t.kfile}")
 
     def replacements(self, t: Target, m: ResMap, entries: List[Any]) -> None:
-        try:
-            from kzgit.builtins.replacements import apply_replacements
-        except ImportError:
-            raise UnsupportedError(f"{t.kfile}: field 'replacements' is not supported yet by kzgit") from None
         resolved: List[Dict[str, Any]] = []
         for e in entries:
             if isinstance(e, dict) and "path" in e and len(e) == 1:
@@ -604,10 +595,6 @@ class BuildContext:
     def merge_vars(self, ra: Accumulator, t: Target, vars_: List[Any]) -> None:
         if not vars_:
             return
-        try:
-            from kzgit.builtins.vars import VarSet
-        except ImportError:
-            raise UnsupportedError(f"{t.kfile}: field 'vars' is not supported yet by kzgit") from None
         if ra.varset is None:
             ra.varset = VarSet()
         ra.varset.merge(vars_, ra.resmap, t.kfile)
@@ -623,15 +610,10 @@ class BuildContext:
     def resolve_vars(self, ra: Accumulator) -> None:
         if ra.varset is None:
             return
-        from kzgit.builtins.vars import resolve_vars
         rows = [[fs.group, fs.version, fs.kind, fs.path, fs.create] for fs in ra.config.tables["varReference"]]
         self.warnings.extend(resolve_vars(ra.resmap, ra.varset, rows))
 
     def merge_crds(self, ra: Accumulator, loader: Loader, path: str) -> None:
-        try:
-            from kzgit.openapi import crd_fieldspecs
-        except ImportError:
-            raise UnsupportedError(f"field 'crds' is not supported yet by kzgit ({path})") from None
         docs = load_documents(loader.load(path), path)
         cfg = TransformerConfig()
         for d in docs:
@@ -670,11 +652,7 @@ class BuildContext:
         self._openapi(apply)
 
     def _openapi(self, fn: Callable[[Any], None]) -> None:
-        try:
-            import kzgit.openapi as oa
-            fn(oa)
-        except (ImportError, AttributeError):
-            raise UnsupportedError("field 'openapi' is not supported yet by kzgit") from None
+        fn(oa)
 
 
 # yaml.v3 resolve.go: plain scalars that do not read as strings
@@ -761,7 +739,6 @@ def _stringify_annotations(r: Resource) -> None:
 def _root_loader(path: str, options: BuildOptions) -> Loader:
     """api/internal/loader/loader.go NewLoader: a target that parses as a git repository URL is
     cloned (kustomize tries that before looking for a local directory); else a local root."""
-    from kzgit.remote import open_remote_repo, parse_repo_spec
     if parse_repo_spec(path) is not None:
         return open_remote_repo(None, path, options)
     return new_root_loader(path, options.fs, options.load_restrictor)
@@ -769,9 +746,6 @@ def _root_loader(path: str, options: BuildOptions) -> Loader:
 
 def run(path: str, options: BuildOptions) -> BuildResult:
     """Kustomizer.Run."""
-    from kzgit.builtins.hashing import add_hashes
-    from kzgit.builtins.nameref import fix_back_references
-    from kzgit.builtins.sorting import apply_sort
 
     ctx = BuildContext(options)
     loader = _root_loader(path, options)
@@ -806,6 +780,5 @@ def run(path: str, options: BuildOptions) -> BuildResult:
     for r in resources:
         _stringify_annotations(r)
         _check_annotation_keys(r)
-    from kzgit.build.origin import annotate_origins
     annotate_origins(resources, "originAnnotations" in build_md, "transformerAnnotations" in build_md)
     return BuildResult(resources=resources, warnings=ctx.warnings)

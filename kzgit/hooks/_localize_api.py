@@ -1,8 +1,7 @@
-"""The parts of :mod:`kzgit.localize` the hooks use, looked up lazily.
+"""The parts of :mod:`kzgit.localize` the hooks use.
 
-``kzgit localize`` is developed alongside the hooks; until it exposes
-``LOCK_FILE_NAME``, ``read_lock`` and ``check_copy`` the hooks say plainly
-that they cannot check, instead of passing silently.
+Each function imports :mod:`kzgit.localize` when called: the package loads the whole
+localizer, which a hook run on a repository without localized copies never needs.
 """
 from __future__ import annotations
 
@@ -10,34 +9,24 @@ import posixpath
 from typing import Any, Callable, List, Optional
 
 
-def _attr(name: str) -> Any:
-    try:
-        import kzgit.localize as loc
-    except ImportError:  # pragma: no cover
-        return None
-    return getattr(loc, name, None)
-
-
 def lock_file_name() -> Optional[str]:
-    """The lock file name at the top of a localized copy, if kzgit.localize defines it."""
-    name = _attr("LOCK_FILE_NAME")
-    return name if isinstance(name, str) and name else None
+    """The lock file name at the top of a localized copy."""
+    from kzgit.localize import LOCK_FILE_NAME   # start-up: see the module docstring
+    return LOCK_FILE_NAME
 
 
 def check_copy() -> Optional[Callable[[str], List[str]]]:
-    """``kzgit.localize.check_copy(copy_dir) -> list[str]`` (problems), if present."""
-    fn = _attr("check_copy")
-    return fn if callable(fn) else None
+    """``kzgit.localize.check_copy(copy_dir) -> list[str]`` (problems)."""
+    from kzgit.localize import check_copy as check   # start-up: see the module docstring
+    return check
 
 
 def _lock(lock_path: str) -> Any:
-    read_lock = _attr("read_lock")
-    if not callable(read_lock):
-        return None
+    from kzgit.localize import LocalizeError, read_lock   # start-up: see the module docstring
     try:
         return read_lock(posixpath.dirname(lock_path) or ".")   # read_lock takes the copy dir
-    except Exception:  # noqa: BLE001 - a broken lock is the sync hook's finding, not ours
-        return None
+    except LocalizeError:
+        return None   # a missing or broken lock is the sync hook's finding, not ours
 
 
 def downloaded_files(lock_path: str) -> List[str]:

@@ -16,30 +16,15 @@ import os
 import posixpath
 import shutil
 import tempfile
-from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from kzgit.engine import BuiltinEngine, Engine
 from kzgit.errors import KzgitError
 from kzgit.loader import ROOT_ONLY, Loader, is_within, new_root_loader
 from kzgit.localize import _paths, lock as _lock
 from kzgit.localize._core import Run, _Localizer
 from kzgit.localize._fetch import Cloner, parse_repo_spec
 from kzgit.localize.errors import LocalizeError, PinMovedError, VerificationError
-
-
-class Engine(Protocol):
-    """What verification needs of a build engine (``kzgit.engine.Engine``)."""
-
-    name: str
-
-    def render(self, path: str, options: Any) -> str: ...
-
-
-class _Builtin:
-    name = "builtin"
-
-    def render(self, path: str, options: Any) -> str:
-        from kzgit import build
-        return build(path, options).to_yaml()
 
 
 @dataclasses.dataclass
@@ -274,7 +259,7 @@ def localize(target: str, new_dir: Optional[str] = None, *, scope: Optional[str]
             if run.needs_flags:
                 result.messages.extend(_next_steps(run, target, shown_new))
             else:
-                _verify(engine or _Builtin(), t, dst, target, shown_new,
+                _verify(engine or BuiltinEngine(), t, dst, target, shown_new,
                         os.path.join(work, "cache") if lock["remotes"] else None)
                 result.verified = True
                 result.messages.append(f"SUCCESS: {target}, {shown_new} produce same kustomize build output")

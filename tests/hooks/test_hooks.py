@@ -185,16 +185,6 @@ def test_exec_bits_check_only_and_staged(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 # -- localized sync ---------------------------------------------------------------------------------
-def test_localized_sync_says_when_it_cannot_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.delattr(kzgit.localize, "LOCK_FILE_NAME", raising=False)
-    monkeypatch.delattr(kzgit.localize, "check_copy", raising=False)
-    repo = make_repo(tmp_path / "r", {"copy/kustomization.yaml": "resources:\n- localized-files/a.yaml\n",
-                                      "copy/localized-files/a.yaml": "kind: A\n"})
-    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "localized-sync", "copy/localized-files/a.yaml")
-    assert rc == 1 and out.startswith("copy: cannot check this localized copy")
-
-
 def test_localized_sync_uses_check_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                         capsys: pytest.CaptureFixture[str]) -> None:
     seen: List[str] = []
