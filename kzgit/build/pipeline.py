@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import re
 from typing import Any, Callable, Dict, Generator, Iterable, List, Optional, Tuple, Union
 
 import kzgit.openapi as oa
@@ -37,7 +36,7 @@ from kzgit.remote import looks_remote, open_remote, open_remote_repo, parse_repo
 from kzgit.resource.fieldspec import FieldSpec, merge_specs
 from kzgit.resource.selector import metadata_texts
 from kzgit.builtins.config import TransformerConfig, default_config, parse_config_file
-from kzgit.yamlio import dump, load_documents
+from kzgit.yamlio import dump, load_documents, plain_scalar_is_string
 from kzgit.yamlio.tree import spelled
 
 
@@ -655,33 +654,6 @@ class BuildContext:
         fn(oa)
 
 
-# yaml.v3 resolve.go: plain scalars that do not read as strings
-_YAML12_NON_STRINGS = frozenset((
-    "", "~", "null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE",
-    ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF",
-    ".nan", ".NaN", ".NAN"))
-_YAML12_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
-_YAML12_TIMESTAMP = re.compile(
-    r"^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}"
-    r"([Tt ][0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(\.[0-9]*)?(Z|[-+][0-9]{1,2}(:[0-9]{2})?)?)?$")
-
-
-def _reads_as_non_string(key: str) -> bool:
-    """Whether yaml.v3 would resolve ``key``, written plain, to null, bool, int, float or timestamp."""
-    if key in _YAML12_NON_STRINGS:
-        return True
-    if key[0] not in "+-.0123456789":
-        return False
-    plain = key.replace("_", "")
-    try:
-        v = int(plain, 0)  # Go strconv.ParseInt/ParseUint with base 0
-        if -(1 << 63) <= v < (1 << 64):
-            return True
-    except ValueError:
-        pass
-    return bool(_YAML12_FLOAT.match(plain) or _YAML12_TIMESTAMP.match(key))
-
-
 def _check_annotation_keys(r: Resource) -> None:
     """kustomize fails on an annotation key that reads as a non-string YAML scalar.
 
@@ -695,7 +667,7 @@ def _check_annotation_keys(r: Resource) -> None:
     if not isinstance(ann, dict):
         return
     for k in ann:
-        if _reads_as_non_string(str(k)):
+        if not plain_scalar_is_string(str(k)):
             raise BuildError(
                 f"{r.cur_id()}: annotation key {json.dumps(str(k))} reads as a non-string YAML "
                 "value; kustomize cannot serialise it (json: unsupported type: "

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from kzgit.yamlio.emit import dump, dump_documents, key_less, sorted_keys
 from kzgit.yamlio.gojson import go_json_dumps
-from kzgit.yamlio.load import MAX_ALIAS_EXPANSION, MAX_DEPTH, load_documents, load_yaml11
+from kzgit.yamlio.load import (MAX_ALIAS_EXPANSION, MAX_DEPTH, load_documents, load_yaml11,
+                               plain_scalar_is_string)
 
 __all__ = [
     "MAX_ALIAS_EXPANSION",
@@ -23,5 +24,6 @@ __all__ = [
     "key_less",
     "load_documents",
     "load_yaml11",
+    "plain_scalar_is_string",
     "sorted_keys",
 ]

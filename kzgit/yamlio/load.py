@@ -122,6 +122,19 @@ def _resolve_plain(value: str, words: Dict[str, Any], timestamps: bool) -> Any:
     return value
 
 
+def plain_scalar_is_string(text: str) -> bool:
+    """Whether go-yaml v3 reads ``text``, written as a plain scalar, as a string (resolve.go:
+    not null, a bool, an int, a float or a timestamp)."""
+    if text in _V3_WORDS:
+        return False
+    c = text[:1]
+    if c in _NUMERIC_START:
+        if len(text) >= 8 and text[4] == "-" and parse_timestamp(text) is not None:
+            return False
+        return resolve_number(text) is None
+    return not (c == "." and DOT_FLOAT.match(text))
+
+
 _FOLD_RUN = re.compile(r"(?<=[^\n])\n+(?=[ \t])")
 
 
