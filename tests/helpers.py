@@ -119,6 +119,13 @@ def deployment(name: str, containers: str) -> str:
             + "\nspec:\n  template:\n    spec:\n      containers:\n" + body)
 
 
+def krm_exec_function(items: str, prelude: str = "") -> str:
+    """A shell script that acts as an exec KRM function: it runs ``prelude`` and prints a
+    ResourceList whose items are ``items`` (the YAML of the list, written from column 0)."""
+    return ("#!/bin/sh\n" + prelude + "cat <<'EOF'\napiVersion: config.kubernetes.io/v1\n"
+            "kind: ResourceList\nitems:\n" + items + "EOF\n")
+
+
 def run(cmd: List[str], cwd: StrPath, env: Dict[str, str], timeout: float = 180.0) -> Tuple[int, str]:
     """Run ``cmd`` with no stdin; return its exit code and its stdout and stderr merged."""
     p = subprocess.run(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

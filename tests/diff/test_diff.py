@@ -9,6 +9,7 @@ from typing import Any, Dict, Iterator, Tuple
 
 import pytest
 from gitserver import GitRepo, git, isolate
+from helpers import krm_exec_function
 
 from kzgit.cli.main import main
 
@@ -289,20 +290,11 @@ def test_stale_localized_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 
 
 # -- security: the head does not enable plugins --------------------------------------------------
-FN = """#!/bin/sh
-touch "{marker}"
-cat <<'EOF'
-apiVersion: config.kubernetes.io/v1
-kind: ResourceList
-items:
-- apiVersion: v1
-  kind: ConfigMap
-  metadata:
-    name: from-fn
-  data:
-    k: {value}
-EOF
-"""
+def _fn(marker: Path, value: str) -> str:
+    """An exec function that leaves ``marker`` when it runs and generates ConfigMap from-fn."""
+    return krm_exec_function("- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: from-fn\n"
+                             f"  data:\n    k: {value}\n", prelude=f'touch "{marker}"\n')
+
 FN_CONFIG = ("apiVersion: example.com/v1\nkind: Gen\nmetadata:\n  name: gen\n  annotations:\n"
              "    config.kubernetes.io/function: |\n      exec:\n        path: ./fn.sh\n")
 
@@ -311,7 +303,7 @@ def _plugin_repo(tmp_path: Path, marker: Path) -> GitRepo:
     repo = GitRepo.create(str(tmp_path / "p"), BASE)
     repo.tag("p0")
     repo.write({".kzgit.toml": "enable-alpha-plugins = true\nenable-exec = true\n",
-                "overlays/prod/fn.sh": FN.format(marker=marker, value="committed"),
+                "overlays/prod/fn.sh": _fn(marker, "committed"),
                 "overlays/prod/gen.yaml": FN_CONFIG,
                 "overlays/prod/kustomization.yaml": BASE["overlays/prod/kustomization.yaml"]
                 + "generators:\n- gen.yaml\n"})
@@ -340,7 +332,7 @@ def test_plugins_enabled_on_the_command_line_run_the_revisions_files(
     marker = tmp_path / "plugin-ran"
     repo = _plugin_repo(tmp_path, marker)
     # the work tree's copy of the function differs: the diff must run the committed one
-    repo.write({"overlays/prod/fn.sh": FN.format(marker=marker, value="worktree")})
+    repo.write({"overlays/prod/fn.sh": _fn(marker, "worktree")})
     rc, out, err = kz(Path(repo.path), monkeypatch, capsys, "--base", "p0", "--head", "p1",
                       "--enable-alpha-plugins", "--enable-exec")
     assert rc == 0, err
