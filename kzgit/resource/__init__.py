@@ -99,10 +99,21 @@ def _meta_text(obj: Dict[str, Any], key: str) -> str:
             return v
     elif not isinstance(md, dict):
         return ""
-    v = md.get(key)
-    if v is None:
+    return scalar_text(md, key)
+
+
+def scalar_text(d: Dict[str, Any], key: str) -> str:
+    """A field as kyaml reads a scalar node's ``Value``: its text as written.
+
+    ``apiVersion: 017`` loads as 15 and prints as 15, but kyaml's GetApiVersion, GetKind and
+    GetName read the node text (kyaml/yaml/rnode.go getMapFieldValue → YNode().Value), so
+    ids and the legacy sort see "017"; a mapping or sequence has no Value: "" (so a
+    ``name: [a]`` is a missing name, as in kustomize).
+    """
+    v = d.get(key)
+    if v is None or isinstance(v, (dict, list)):
         return ""
-    text = spelled(md, key)
+    text = spelled(d, key)
     if text is not None:
         return text
     return v if isinstance(v, str) else canonical_text(v)
@@ -131,12 +142,12 @@ class Resource:
     @property
     def api_version(self) -> str:
         v = self.obj.get("apiVersion")
-        return v if isinstance(v, str) else ""
+        return v if v.__class__ is str else scalar_text(self.obj, "apiVersion")
 
     @property
     def kind(self) -> str:
         v = self.obj.get("kind")
-        return v if isinstance(v, str) else ""
+        return v if v.__class__ is str else scalar_text(self.obj, "kind")
 
     @property
     def metadata(self) -> Dict[str, Any]:

@@ -5,11 +5,15 @@ from typing import Any, Dict, List
 
 from kzgit.errors import BuildError
 from kzgit.openapi import note_resource_type
-from kzgit.resource import Resource
+from kzgit.resource import Resource, scalar_text
 from kzgit.yamlio import load_documents
 
 
 def _flatten(doc: Any, source: str, out: List[Dict[str, Any]]) -> None:
+    if not doc and isinstance(doc, (dict, list)):
+        # api/resource/factory.go dropBadNodes skips IsNilOrEmpty nodes: an empty map or
+        # sequence document (a file holding `[]`) is no resource, not an error.
+        return
     if not isinstance(doc, dict):
         raise BuildError(f"{source}: expected a YAML mapping for a resource, got {type(doc).__name__}")
     kind = doc.get("kind")
@@ -44,10 +48,14 @@ def resources_from_bytes(data: bytes, source: str) -> List[Resource]:
 
 
 def validate_object(obj: Dict[str, Any], source: str) -> None:
-    """kyaml GetValidatedMetadata: kind and metadata.name are required."""
-    kind = obj.get("kind")
+    """kyaml GetValidatedMetadata: kind and metadata.name are required.
+
+    Both are read as kyaml reads them (the scalar's text), so a mapping or a sequence there
+    counts as missing (kyaml/yaml/rnode.go GetValidatedMetadata).
+    """
+    kind = scalar_text(obj, "kind")
     md = obj.get("metadata")
     if not kind:
         raise BuildError(f"missing Resource metadata: kind is required (in {source})")
-    if not isinstance(md, dict) or not md.get("name"):
+    if not isinstance(md, dict) or not scalar_text(md, "name"):
         raise BuildError(f"missing metadata.name in object {{{obj.get('apiVersion', '')} {kind}}} (in {source})")
