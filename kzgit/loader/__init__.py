@@ -10,11 +10,12 @@ relative and must not contain a root already on the loader chain (a cycle).
 from __future__ import annotations
 
 import contextvars
+import errno
 import os
 import stat
 from typing import Any, List, Optional, Protocol, Tuple
 
-from kzgit.errors import BuildError, LoadRestrictionError
+from kzgit.errors import BuildError, KzgitError, LoadRestrictionError
 
 ROOT_ONLY = "LoadRestrictionsRootOnly"
 NO_RESTRICTIONS = "LoadRestrictionsNone"
@@ -45,17 +46,38 @@ RECORDER: "contextvars.ContextVar[Optional[Any]]" = contextvars.ContextVar("kzgi
                                                                           default=None)
 
 
+def go_errno_text(e: OSError) -> str:
+    """An OS error as Go's syscall.Errno prints it ("file name too long", "invalid argument")."""
+    text = e.strerror or str(e)
+    return text[:1].lower() + text[1:]
+
+
+def _nul_checked(path: str) -> str:
+    """Go passes a path to the kernel as a C string, which refuses a NUL byte with EINVAL
+    (syscall.ByteSliceFromString); Python raises ValueError instead.  Make it the OS error
+    kustomize reports, so a user's path never ends in a crash."""
+    if "\0" in path:
+        raise OSError(errno.EINVAL, "invalid argument", path)
+    return path
+
+
 class DiskFS:
     """The local disk."""
 
     def read_bytes(self, path: str) -> bytes:
-        st = os.stat(path)
+        try:
+            st = os.stat(_nul_checked(path))
+        except OSError as e:
+            raise BuildError(f"open {path}: {go_errno_text(e)}") from None
         if not stat.S_ISREG(st.st_mode):
             raise BuildError(f"'{path}' is not a regular file")
         if st.st_size > MAX_FILE_BYTES:
             raise BuildError(f"'{path}' is larger than {MAX_FILE_BYTES} bytes")
-        with open(path, "rb") as f:
-            return f.read()
+        try:
+            with open(path, "rb") as f:
+                return f.read()
+        except OSError as e:
+            raise BuildError(f"read {path}: {go_errno_text(e)}") from None
 
     def is_dir(self, path: str) -> bool:
         return os.path.isdir(path)
@@ -68,7 +90,7 @@ class DiskFS:
 
     def realpath(self, path: str) -> str:
         try:
-            return os.path.realpath(path, strict=True)
+            return os.path.realpath(_nul_checked(path), strict=True)
         except OSError as e:
             if "loop" in str(e).lower() or getattr(e, "errno", 0) == 40:
                 raise BuildError(f"evalsymlink failure on '{path}' : too many links") from None
@@ -119,7 +141,8 @@ class Loader:
         except FileNotFoundError:
             raise BuildError(f"evalsymlink failure on '{p}' : lstat {p}: no such file or directory") from None
         except OSError as e:
-            raise BuildError(f"evalsymlink failure on '{p}' : {e.strerror or e}") from None
+            # filepath.EvalSymlinks fails in its lstat (ENAMETOOLONG, EINVAL for a NUL...)
+            raise BuildError(f"evalsymlink failure on '{p}' : lstat {p}: {go_errno_text(e)}") from None
         if self.restrictor == ROOT_ONLY:
             if self.fs.is_dir(real):
                 raise BuildError(f"'{p}' must resolve to a file")
@@ -159,6 +182,8 @@ class Loader:
             real = self.fs.realpath(p)
         except FileNotFoundError:
             raise BuildError(f"must build at directory: not a valid directory: evalsymlink failure on '{p}' : lstat {p}: no such file or directory") from None
+        except OSError as e:
+            raise BuildError(f"must build at directory: not a valid directory: evalsymlink failure on '{p}' : lstat {p}: {go_errno_text(e)}") from None
         if not self.fs.is_dir(real):
             raise BuildError(f"must build at directory: '{real}': file is not directory")
         # containment in the clone before the cycle check, as fileloader.go New does
@@ -174,9 +199,28 @@ class Loader:
         return Loader(real, self.fs, self.restrictor, parent=self, repo_root=self.repo_root,
                       remote_label=self.remote_label)
 
+    def _loadable(self, name: str) -> bool:
+        path = os.path.join(self.root, name)
+        if not self.fs.exists(path):
+            return False
+        try:
+            real = self.resolve(name)
+        except KzgitError:
+            return False
+        return self.fs.is_file(real) and self._readable(real)
+
+    def _readable(self, real: str) -> bool:
+        return not isinstance(self.fs, DiskFS) or os.access(real, os.R_OK)
+
     def find_kustomization_file(self) -> Tuple[str, str]:
-        """Return (path, file name) of the root's kustomization file; exactly one allowed."""
-        found = [n for n in KUSTOMIZATION_FILE_NAMES if self.fs.is_file(os.path.join(self.root, n))]
+        """Return (path, file name) of the root's kustomization file; exactly one allowed.
+
+        A name counts only when the loader could load it (api/internal/target/kusttarget.go
+        loadKustFile tries ``ldr.Load`` on each name and ignores its errors): a
+        kustomization.yaml that is a symlink leading out of the root, a dangling link, a
+        directory or an unreadable file is "not found", as in kustomize.
+        """
+        found = [n for n in KUSTOMIZATION_FILE_NAMES if self._loadable(n)]
         if len(found) > 1:
             raise BuildError(f"Found multiple kustomization files under: {self.root}")
         if not found:
