@@ -66,19 +66,26 @@ def _apply_sm_to(m: ResMap, targets: List[Resource], patch: Dict[str, Any], allo
     m.replace_items([r for r in m.resources() if r.obj])
 
 
-def _sm_docs(text: str, source: str) -> Optional[List[Dict[str, Any]]]:
+def _sm_docs(data: bytes, source: str) -> Optional[List[Dict[str, Any]]]:
     try:
-        docs = objects_from_bytes(text.encode("utf-8"), source)
+        docs = objects_from_bytes(data, source)
     except KzgitError:
         return None
     return docs or None
 
 
-def _json_ops(text: str, source: str) -> Optional[List[Any]]:
-    if not text:
+def _json_ops(data: bytes, source: str) -> Optional[List[Any]]:
+    """jsonPatchFromBytes (api/internal/builtins/PatchTransformer.go): text starting with
+    ``[`` is JSON; anything else goes through yaml.YAMLToJSON, which reads the first YAML
+    document only (a second ``---`` document is ignored, as kustomize ignores it)."""
+    if not data:
         return None
     try:
-        ops = json.loads(text) if text[0] == "[" else load_yaml11(text.encode("utf-8"), source)
+        if data[:1] == b"[":
+            # encoding/json replaces invalid UTF-8 in strings with U+FFFD
+            ops = json.loads(data.decode("utf-8", "replace"))
+        else:
+            ops = load_yaml11(data, source, first_only=True)
     except (ValueError, KzgitError):
         return None
     return ops if isinstance(ops, list) else None
@@ -93,10 +100,11 @@ def patch(m: ResMap, entry: Dict[str, Any], loader: Loader, kfile: str) -> None:
     if text and path:
         raise BuildError(f"{kfile}: patch and path can't be set at the same time in patches entry {entry}")
     source = path or f"inline patch in {kfile}"
-    if path:
-        text = loader.load(path).decode("utf-8")
-    sm = _sm_docs(text, source)
-    ops = _json_ops(text, source)
+    # the file's bytes as they are (Go keeps them in a string without decoding): the YAML
+    # readers then decode UTF-8 or, after a byte-order mark, UTF-16
+    data = loader.load(path) if path else text.encode("utf-8")
+    sm = _sm_docs(data, source)
+    ops = _json_ops(data, source)
     if sm is not None and ops is not None:
         raise BuildError(f"{source}: illegally qualifies as both an SM and JSON patch")
     if sm is None and ops is None:
@@ -198,7 +206,7 @@ def patch_strategic_merge(m: ResMap, entries: List[str], loader: Loader, kfile: 
     """The deprecated ``patchesStrategicMerge`` field: file paths or inline YAML strings."""
     patches: List[Dict[str, Any]] = []
     for e in entries:
-        docs = _sm_docs(e, f"inline patch in {kfile}")
+        docs = _sm_docs(e.encode("utf-8", "surrogateescape"), f"inline patch in {kfile}")
         if docs is None:
             docs = objects_from_bytes(loader.load(e), e)
         patches.extend(docs)
@@ -217,9 +225,8 @@ def patch_json6902(m: ResMap, entry: Dict[str, Any], loader: Loader, kfile: str)
     if target is None:
         raise BuildError(f"{kfile}: must specify a target for patch {text or path}")
     source = path or f"inline patch in {kfile}"
-    if path:
-        text = loader.load(path).decode("utf-8")
-    ops = _json_ops(text.strip(), source)
+    data = loader.load(path) if path else text.encode("utf-8")
+    ops = _json_ops(data.strip(), source)
     if ops is None:
         raise BuildError(f"{source}: unable to parse JSON patch operations")
     _json6902(m, Selector(target, kfile), ops, source)

@@ -454,13 +454,39 @@ def _compose_first(text: str, source: str, deep: bool) -> Optional[Node]:
         raise _yaml_error(source, e) from None
 
 
+_UTF16_BOMS = {b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be"}
+
+
+def is_utf16(data: Union[bytes, str]) -> bool:
+    """Whether ``data`` starts with a UTF-16 byte-order mark (go-yaml then reads UTF-16)."""
+    return isinstance(data, bytes) and data[:2] in _UTF16_BOMS
+
+
+def decode_text(data: bytes, source: str) -> str:
+    """File bytes as go-yaml's reader decodes them.
+
+    go-yaml (v2 and v3, readerc.go yaml_parser_determine_encoding) looks for a byte-order
+    mark: UTF-16LE or UTF-16BE text is decoded, a UTF-8 BOM is skipped by the scanner, and
+    anything else must be valid UTF-8.
+    """
+    codec = _UTF16_BOMS.get(data[:2])
+    if codec is not None:
+        body = data[2:]
+        if len(body) % 2:
+            raise YamlError(f"{source}: yaml: incomplete UTF-16 character sequence")
+        try:
+            return body.decode(codec)
+        except UnicodeDecodeError:
+            raise YamlError(f"{source}: yaml: invalid UTF-16 surrogate pair") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise YamlError(f"{source}: yaml: invalid UTF-8 at byte {e.start}") from None
+
+
 def _to_text(data: Union[bytes, str], source: str) -> str:
     if isinstance(data, bytes):
-        try:
-            # Go reads bytes as UTF-8; a leading BOM is skipped by the scanner.
-            return data.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise YamlError(f"{source}: yaml: invalid UTF-8 at byte {e.start}") from None
+        return decode_text(data, source)
     return data
 
 
@@ -615,17 +641,27 @@ def load_documents(data: Union[bytes, str], source: str = "") -> List[Any]:
     separators, duplicate keys, ``.inf``/``.nan``, alias bombs and nesting
     deeper than go-yaml's 10000 levels.
     """
-    text = _to_text(data, source).replace("\r\n", "\n")
-    parts = split_documents(text, source)
+    if is_utf16(data):
+        # kio splits the raw bytes on "\n---" lines, which UTF-16 text never holds, and
+        # decodes one document per part (kyaml/kio/byteio_reader.go Read → decode): of a
+        # UTF-16 file only the first document is read.
+        text = _to_text(data, source)
+        parts = [(text, 1)]
+        utf16 = True
+    else:
+        text = _to_text(data, source).replace("\r\n", "\n")
+        parts = split_documents(text, source)
+        utf16 = False
     deep = _nesting_bound(text) > MAX_DEPTH
     anchors = "&" in text
     with no_gc():
-        return _load_parts(text, parts, source, deep, anchors)
+        return _load_parts(text, parts, source, deep, anchors, stream=not utf16)
 
 
-def _load_parts(text: str, parts: List[Tuple[str, int]], source: str, deep: bool, anchors: bool) -> List[Any]:
+def _load_parts(text: str, parts: List[Tuple[str, int]], source: str, deep: bool, anchors: bool,
+                stream: bool = True) -> List[Any]:
     out: List[Any] = []
-    if not deep and _STREAM_UNSAFE.search(text) is None:
+    if stream and not deep and _STREAM_UNSAFE.search(text) is None:
         # Fast path: one libyaml pass.  kio splits on the same "---" lines
         # libyaml treats as document starts, so the documents are the same;
         # on any error the part-by-part path below words it as kustomize does.
@@ -648,11 +684,13 @@ def _load_parts(text: str, parts: List[Tuple[str, int]], source: str, deep: bool
     return out
 
 
-def load_yaml11(data: Union[bytes, str], source: str = "") -> Any:
+def load_yaml11(data: Union[bytes, str], source: str = "", first_only: bool = False) -> Any:
     """Parses a kustomization file as sigs.k8s.io/yaml does (go-yaml v2, YAML 1.1).
 
     ``yes``/``on``/``y`` are booleans, timestamps stay strings (v2 decodes them
     into ``interface{}`` as their text), duplicate keys: the last one wins.
+    Only the first document is read, as ``yaml.Unmarshal`` and ``yaml.YAMLToJSON`` do
+    (``first_only`` says so at the call sites that rely on it).
     """
     text = _to_text(data, source)
     deep = _nesting_bound(text) > MAX_DEPTH
