@@ -15,6 +15,7 @@ from kzgit.resource.fieldspec import SCALAR, FieldSpec, apply_fieldspec
 from kzgit.builtins.common import fieldspecs_from_config
 
 _META_NS = FieldSpec("", "", "", "metadata/namespace", True)
+_WRONG_KIND = "wrong node kind: expected ScalarNode but got "
 
 
 def transform(resmap: ResMap, config: Dict[str, Any], where: str = "NamespaceTransformer") -> None:
@@ -30,6 +31,11 @@ def transform(resmap: ResMap, config: Dict[str, Any], where: str = "NamespaceTra
     unset_only = bool(config.get("unsetOnly"))
 
     def setter(old: Any) -> Any:
+        if isinstance(old, (dict, list)):
+            # filtersutil.SetEntry sets through yaml.FieldSetter, whose ErrorIfInvalid
+            # refuses a mapping or sequence, empty or not (kyaml/yaml/fns.go); with
+            # unsetOnly too, as hasExistingValue finds no scalar value there
+            raise BuildError(_WRONG_KIND + ("MappingNode" if isinstance(old, dict) else "SequenceNode"))
         if unset_only and old not in (None, ""):
             return old
         return ns
@@ -57,7 +63,14 @@ def transform(resmap: ResMap, config: Dict[str, Any], where: str = "NamespaceTra
                             (mode == "allServiceAccounts" and s.get("kind") == "ServiceAccount"):
                         s["namespace"] = setter(s.get("namespace"))
         for fs in fss:
-            apply_fieldspec(obj, fs, setter, SCALAR, desc)
+            try:
+                apply_fieldspec(obj, fs, setter, SCALAR, desc)
+            except BuildError as e:
+                # api/filters/namespace/namespace.go run: an InvalidNodeKindError from the
+                # field specs is wrapped so
+                if _WRONG_KIND in e.message:
+                    raise e.prefixed("namespace field specs must target scalar nodes: ") from None
+                raise e.prefixed("namespace transformation failed: ") from None
     resmap.invalidate()
     seen: Dict[tuple, Any] = {}
     for r in resmap.resources():

@@ -228,8 +228,10 @@ def _metadata_map(res: Resource, field: str) -> Mapping[str, Any]:
 
 
 def _matches_anno_and_label(res: Resource, sel: Mapping[str, Any]) -> bool:
-    return (label_selector_matches(str(sel.get("annotationSelector") or ""), _metadata_map(res, "annotations"))
-            and label_selector_matches(str(sel.get("labelSelector") or ""), _metadata_map(res, "labels")))
+    # matchesAnnoAndLabelSelector parses (and may fail on) both before combining them
+    anno = label_selector_matches(str(sel.get("annotationSelector") or ""), _metadata_map(res, "annotations"))
+    label = label_selector_matches(str(sel.get("labelSelector") or ""), _metadata_map(res, "labels"))
+    return anno and label
 
 
 def _contains_reject_id(reject_ids: List[ResId], ids: List[ResId]) -> bool:

@@ -1,98 +1,16 @@
-"""Patch/replacement target selection (api/types/selector.go, api/resmap/reswrangler.go Select)
-and Kubernetes label selectors (k8s.io/apimachinery/pkg/labels, the string syntax)."""
+"""Patch/replacement target selection (api/types/selector.go, api/resmap/reswrangler.go Select);
+label selector strings are parsed by :mod:`kzgit.resource.labels`."""
 from __future__ import annotations
 
-import functools
 import re
-from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 from kzgit.errors import BuildError
 from kzgit.resource import ResMap, Resource
+from kzgit.resource.labels import Predicate, parse_label_selector
 from kzgit.yamlio.tree import canonical_text, spelled
 
-Predicate = Callable[[Dict[str, str]], bool]
-_TOKEN = re.compile(r"\s*(!=|==|=|!|\(|\)|,|[^\s!=(),]+)")
-
-
-
-# One requirement of a selector, bound to its key (and values) with functools.partial.
-def _has(key: str, labels: Mapping[str, Any]) -> bool:
-    return key in labels
-
-
-def _lacks(key: str, labels: Mapping[str, Any]) -> bool:
-    return key not in labels
-
-
-def _equals(key: str, value: str, labels: Mapping[str, Any]) -> bool:
-    return labels.get(key) == value
-
-
-def _differs(key: str, value: str, labels: Mapping[str, Any]) -> bool:
-    return labels.get(key) != value
-
-
-def _in(key: str, values: FrozenSet[str], labels: Mapping[str, Any]) -> bool:
-    return labels.get(key) in values
-
-
-def _not_in(key: str, values: FrozenSet[str], labels: Mapping[str, Any]) -> bool:
-    return labels.get(key) not in values
-
-
-def parse_label_selector(text: str) -> Predicate:
-    """The label selector string syntax: ``a=b``, ``a==b``, ``a!=b``, ``a in (x,y)``,
-    ``a notin (x)``, ``a``, ``!a``, joined by commas."""
-    toks = [m.group(1) for m in _TOKEN.finditer(text or "")]
-    preds: List[Predicate] = []
-    i = 0
-
-    def bad(msg: str) -> BuildError:
-        return BuildError(f"unable to parse requirement: {msg} in selector '{text}'")
-
-    while i < len(toks):
-        t = toks[i]
-        if t == ",":
-            i += 1
-            continue
-        if t == "!":
-            key = toks[i + 1] if i + 1 < len(toks) else ""
-            if not key or key in "(),=!":
-                raise bad("missing key after '!'")
-            preds.append(functools.partial(_lacks, key))
-            i += 2
-            continue
-        key = t
-        op = toks[i + 1] if i + 1 < len(toks) else None
-        if op in ("=", "=="):
-            val = toks[i + 2] if i + 2 < len(toks) and toks[i + 2] != "," else ""
-            preds.append(functools.partial(_equals, key, val))
-            i += 3 if val else 2
-        elif op == "!=":
-            val = toks[i + 2] if i + 2 < len(toks) and toks[i + 2] != "," else ""
-            preds.append(functools.partial(_differs, key, val))
-            i += 3 if val else 2
-        elif op in ("in", "notin"):
-            if i + 2 >= len(toks) or toks[i + 2] != "(":
-                raise bad(f"expected '(' after '{op}'")
-            j, vals = i + 3, set()
-            while j < len(toks) and toks[j] != ")":
-                if toks[j] != ",":
-                    vals.add(toks[j])
-                j += 1
-            if j >= len(toks):
-                raise bad("expected ')'")
-            if op == "in":
-                preds.append(functools.partial(_in, key, frozenset(vals)))
-            else:
-                preds.append(functools.partial(_not_in, key, frozenset(vals)))
-            i = j + 1
-        elif op is None or op == ",":
-            preds.append(functools.partial(_has, key))
-            i += 1
-        else:
-            raise bad(f"unexpected '{op}'")
-    return lambda labels: all(p(labels) for p in preds)
+__all__ = ["Selector", "metadata_texts", "parse_label_selector"]
 
 
 def _anchor(pattern: Optional[str], field: str) -> Optional["re.Pattern[str]"]:
@@ -133,8 +51,13 @@ class Selector:
         self.kind = _anchor(spec.get("kind"), "kind")
         self.name = _anchor(spec.get("name"), "name")
         self.namespace = _anchor(spec.get("namespace"), "namespace")
-        self.labels = parse_label_selector(spec["labelSelector"]) if spec.get("labelSelector") else None
-        self.annotations = parse_label_selector(spec["annotationSelector"]) if spec.get("annotationSelector") else None
+        # resWrangler.Select parses the label and annotation selectors for each resource that
+        # got past namespace, name and gvk (Resource.MatchesLabelSelector): a selector that
+        # does not parse fails only when some resource reaches it.
+        self._label_text = spec.get("labelSelector") or ""
+        self._annotation_text = spec.get("annotationSelector") or ""
+        self._labels: Optional[Predicate] = None
+        self._annotations: Optional[Predicate] = None
 
     def __str__(self) -> str:
         return ", ".join(f"{k}={v}" for k, v in self.spec.items() if v)
@@ -153,10 +76,16 @@ class Selector:
             return False
         if self.kind and not self.kind.match(g.kind):
             return False
-        if self.labels and not self.labels(metadata_texts(r.labels())):
-            return False
-        if self.annotations and not self.annotations(metadata_texts(r.annotations())):
-            return False
+        if self._label_text:
+            if self._labels is None:
+                self._labels = parse_label_selector(self._label_text)
+            if not self._labels(metadata_texts(r.labels())):
+                return False
+        if self._annotation_text:
+            if self._annotations is None:
+                self._annotations = parse_label_selector(self._annotation_text)
+            if not self._annotations(metadata_texts(r.annotations())):
+                return False
         return True
 
     def select(self, resmap: ResMap) -> List[Resource]:
