@@ -314,5 +314,6 @@ def parse_label_selector(text: str) -> Predicate:
     try:
         reqs = _Parser(text).parse()
     except _ParseError as e:
-        raise BuildError(str(e)) from None
+        # kustomize's words, plus the selector they are about
+        raise BuildError(f"{e} in selector '{text}'") from None
     return lambda labels: all(r(labels) for r in reqs)
