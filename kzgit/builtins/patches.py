@@ -9,7 +9,7 @@ whose id (current or any previous) equals the patch's id.
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from kzgit.errors import BuildError, KzgitError
 from kzgit.loader import Loader
@@ -67,19 +67,24 @@ def _apply_sm_to(m: ResMap, targets: List[Resource], patch: Dict[str, Any], allo
 
 
 def _sm_docs(data: bytes, source: str) -> Optional[List[Dict[str, Any]]]:
+    """RF().SliceFromBytes: the patch's documents (empty ones dropped), None when they do not
+    parse as resources."""
     try:
-        docs = objects_from_bytes(data, source)
+        return objects_from_bytes(data, source)
     except KzgitError:
         return None
-    return docs or None
 
 
-def _json_ops(data: bytes, source: str) -> Optional[List[Any]]:
-    """jsonPatchFromBytes (api/internal/builtins/PatchTransformer.go): text starting with
-    ``[`` is JSON; anything else goes through yaml.YAMLToJSON, which reads the first YAML
-    document only (a second ``---`` document is ignored, as kustomize ignores it)."""
+def _json_ops(data: bytes, source: str) -> Tuple[bool, List[Any]]:
+    """jsonPatchFromBytes (api/internal/builtins/PatchTransformer.go): (parsed, operations).
+
+    Text starting with ``[`` is JSON; anything else goes through yaml.YAMLToJSON, which reads
+    the first YAML document only (a second ``---`` document is ignored, as kustomize ignores
+    it).  jsonpatch.DecodePatch then wants a JSON array of objects, or ``null`` (a comment, an
+    empty document: no operations).
+    """
     if not data:
-        return None
+        return False, []  # "empty json patch operations"
     try:
         if data[:1] == b"[":
             # encoding/json replaces invalid UTF-8 in strings with U+FFFD
@@ -87,8 +92,12 @@ def _json_ops(data: bytes, source: str) -> Optional[List[Any]]:
         else:
             ops = load_yaml11(data, source, first_only=True)
     except (ValueError, KzgitError):
-        return None
-    return ops if isinstance(ops, list) else None
+        return False, []
+    if ops is None:
+        return True, []
+    if not isinstance(ops, list) or not all(op is None or isinstance(op, dict) for op in ops):
+        return False, []
+    return True, ops
 
 
 def patch(m: ResMap, entry: Dict[str, Any], loader: Loader, kfile: str) -> None:
@@ -103,15 +112,17 @@ def patch(m: ResMap, entry: Dict[str, Any], loader: Loader, kfile: str) -> None:
     # the file's bytes as they are (Go keeps them in a string without decoding): the YAML
     # readers then decode UTF-8 or, after a byte-order mark, UTF-16
     data = loader.load(path) if path else text.encode("utf-8")
+    # PatchTransformer.Config: the text must parse as exactly one of the two kinds, checked
+    # when the entry is configured, whatever its target selects
     sm = _sm_docs(data, source)
-    ops = _json_ops(data, source)
-    if sm is not None and ops is not None:
+    json_ok, ops = _json_ops(data, source)
+    if sm is not None and json_ok:
         raise BuildError(f"{source}: illegally qualifies as both an SM and JSON patch")
-    if sm is None and ops is None:
+    if sm is None and not json_ok:
         raise BuildError(f"{kfile}: unable to parse SM or JSON patch from {source}")
     options = entry.get("options") or {}
     target = entry.get("target")
-    if sm is not None:
+    if sm:
         allow_name, allow_kind = bool(options.get("allowNameChange")), bool(options.get("allowKindChange"))
         if target is not None:
             if len(sm) > 1:
@@ -128,10 +139,15 @@ def patch(m: ResMap, entry: Dict[str, Any], loader: Loader, kfile: str) -> None:
             _apply_sm(res, p, allow_name, allow_kind)
         m.replace_items([r for r in m.resources() if r.obj])
         return
+    # Transform: no strategic-merge documents (an empty one counts as none) → JSON 6902
     if target is None:
         raise BuildError(f"must specify a target for JSON patch {source}")
-    assert ops is not None  # not a strategic-merge patch, so it parsed as JSON 6902
-    _json6902(m, Selector(target, kfile), ops, source)
+    sel = Selector(target, kfile)
+    if not json_ok and data and sel.select(m):
+        # patchjson6902.Filter decodes the patch text again for each selected resource
+        # (without jsonPatchFromBytes's emptiness check: an empty text is no operation)
+        raise BuildError(f"{source}: json: cannot unmarshal the patch into a list of JSON 6902 operations")
+    _json6902(m, sel, ops, source)
 
 
 def _json6902(m: ResMap, sel: Selector, ops: List[Any], source: str) -> None:
@@ -226,7 +242,10 @@ def patch_json6902(m: ResMap, entry: Dict[str, Any], loader: Loader, kfile: str)
         raise BuildError(f"{kfile}: must specify a target for patch {text or path}")
     source = path or f"inline patch in {kfile}"
     data = loader.load(path) if path else text.encode("utf-8")
-    ops = _json_ops(data.strip(), source)
-    if ops is None:
+    json_ok, ops = _json_ops(data.strip(), source)
+    if not json_ok:
         raise BuildError(f"{source}: unable to parse JSON patch operations")
+    if not ops:
+        # PatchJson6902Transformer.Config: "patch appears to be empty"
+        raise BuildError(f"{source}: patch appears to be empty")
     _json6902(m, Selector(target, kfile), ops, source)

@@ -277,7 +277,8 @@ def _value(op: Dict[str, Any]) -> Any:
 
 def _apply_op(doc: Any, op: Dict[str, Any]) -> Any:
     """Apply one operation to ``doc`` (mutated); returns the new root."""
-    kind = op.get("op")
+    # a null operation decodes to a nil map, whose Kind() is "unknown" (evanphx/json-patch)
+    kind = op.get("op") if isinstance(op, dict) else None
     if not isinstance(kind, str):
         kind = "unknown"
     if kind == "add":
