@@ -17,6 +17,7 @@ from kzgit.resource import ResId, ResMap, Resource, split_api_version
 from kzgit.resource.factory import objects_from_bytes
 from kzgit.resource.selector import Selector
 from kzgit.yamlio import load_yaml11
+from kzgit.yamlio.tree import DupKeys
 
 
 def _patch_id(p: Dict[str, Any]) -> ResId:
@@ -59,6 +60,7 @@ def _apply_sm(res: Resource, patch: Dict[str, Any], allow_name: bool, allow_kind
 
 def _apply_sm_to(m: ResMap, targets: List[Resource], patch: Dict[str, Any], allow_name: bool, allow_kind: bool) -> None:
     """resWrangler.ApplySmPatch: the patch takes each target's apiVersion, keeps its own kind."""
+    patch = _labels_last_wins(patch)
     for res in targets:
         p = dict(patch)
         p["apiVersion"] = res.api_version
@@ -66,11 +68,25 @@ def _apply_sm_to(m: ResMap, targets: List[Resource], patch: Dict[str, Any], allo
     m.replace_items([r for r in m.resources() if r.obj])
 
 
+def _labels_last_wins(patch: Dict[str, Any]) -> Dict[str, Any]:
+    """resWrangler.ApplySmPatch copies the patch with CopyMergeMetaDataFieldsFrom, which
+    re-sets its labels and annotations from GetLabels/GetAnnotations, maps decoded from the
+    node: of a key written twice there, the last value wins (elsewhere the first does)."""
+    md = patch.get("metadata")
+    if not isinstance(md, dict):
+        return patch
+    fixed = {f: v.last_wins() for f in ("labels", "annotations")
+             if (v := md.get(f)).__class__ is DupKeys}
+    if not fixed:
+        return patch
+    return {**patch, "metadata": {**md, **fixed}}
+
+
 def _sm_docs(data: bytes, source: str) -> Optional[List[Dict[str, Any]]]:
     """RF().SliceFromBytes: the patch's documents (empty ones dropped), None when they do not
     parse as resources."""
     try:
-        return objects_from_bytes(data, source)
+        return objects_from_bytes(data, source, first_wins=True)
     except KzgitError:
         return None
 
@@ -224,7 +240,7 @@ def patch_strategic_merge(m: ResMap, entries: List[str], loader: Loader, kfile: 
     for e in entries:
         docs = _sm_docs(e.encode("utf-8", "surrogateescape"), f"inline patch in {kfile}")
         if docs is None:
-            docs = objects_from_bytes(loader.load(e), e)
+            docs = objects_from_bytes(loader.load(e), e, first_wins=True)
         patches.extend(docs)
     if not patches:
         raise BuildError(f"{kfile}: patch appears to be empty; files={entries}")

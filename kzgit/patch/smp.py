@@ -33,7 +33,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from kzgit.errors import BuildError
 from kzgit.openapi import Schema, schema_for
-from kzgit.yamlio.tree import SharedStr, SpelledDict, copy_tree, share_update, spelled
+from kzgit.yamlio.tree import SharedStr, SpelledDict, copy_tree, find_duplicates, share_update, spelled
 
 __all__ = ["merge"]
 
@@ -636,6 +636,13 @@ def merge(target: Dict[str, Any], patch: Dict[str, Any],
     origin = copy_tree(patch)
     del _SHARED_UPDATES[:]
     out = _Walker([dest, origin], schema, []).walk()
+    if find_duplicates(origin) is not None:
+        # a mapping the patch holds with a key twice: merged into an existing mapping the
+        # first value wins (kyaml RNode.Field), added whole it keeps both keys and kustomize
+        # fails when it decodes the resource (yaml.v3 "mapping key already defined")
+        dup = find_duplicates(out)
+        if dup is not None:
+            raise BuildError(dup)
     for old, new in _SHARED_UPDATES:
         share_update(out, old, new)
     del _SHARED_UPDATES[:]

@@ -29,9 +29,11 @@ def _flatten(doc: Any, source: str, out: List[Dict[str, Any]]) -> None:
     out.append(doc)
 
 
-def objects_from_bytes(data: bytes, source: str) -> List[Dict[str, Any]]:
+def objects_from_bytes(data: bytes, source: str, first_wins: bool = False) -> List[Dict[str, Any]]:
+    """The objects of a file (``List`` kinds inlined); ``first_wins``: a strategic-merge
+    patch, where a duplicate key is no error (see :func:`kzgit.yamlio.load_documents`)."""
     docs: List[Dict[str, Any]] = []
-    for d in load_documents(data, source):
+    for d in load_documents(data, source, first_wins=first_wins):
         _flatten(d, source, docs)
     return docs
 

@@ -35,7 +35,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from kzgit.errors import YamlError
 from kzgit.yamlio._gonum import DOT_FLOAT, parse_timestamp, resolve_number
-from kzgit.yamlio.tree import SpelledDict, canonical_text, copy_tree
+from kzgit.yamlio.tree import DupKeys, SpelledDict, canonical_text, copy_tree
 
 # go-yaml v3's parser refuses deeper nesting ("exceeded max depth of 10000",
 # goyaml.v3 parserc.go / scannerc.go max_flow_level and max_indents).
@@ -173,9 +173,10 @@ def go_folded_round_trip(value: str) -> str:
 class _Builder:
     """Turns one composed node graph into plain Python values."""
 
-    def __init__(self, source: str, v3: bool) -> None:
+    def __init__(self, source: str, v3: bool, first_wins: bool = False) -> None:
         self.source = source
         self.v3 = v3
+        self.first_wins = first_wins
         self.words = _V3_WORDS if v3 else _V2_WORDS
         self.count = 0
         self.extra = 0  # nodes added by alias expansion
@@ -264,6 +265,8 @@ class _Builder:
         spelling: Optional[Dict[Any, Tuple[str, Any]]] = None
         merges: List[Any] = []
         seen: Optional[Dict[str, ScalarNode]] = {} if self.v3 else None
+        dups: Optional[List[str]] = None
+        last: Dict[str, Any] = {}
         for knode, vnode in node.value:
             if knode.__class__ is ScalarNode and knode.value == "<<":
                 # kyaml RNode.DeAnchor → removeMergeTags: a plain "<<" is a
@@ -283,10 +286,16 @@ class _Builder:
                 # duplicate, whatever the resolved type.
                 first = seen.get(knode.value)
                 if first is not None:
-                    raise YamlError(
-                        f"{self.source}: yaml: unmarshal errors:\n  line {knode.start_mark.line + 1}: "
-                        f"mapping key {json.dumps(knode.value, ensure_ascii=False)} already defined at "
-                        f"line {first.start_mark.line + 1}")
+                    msg = (f"{self.source}: yaml: unmarshal errors:\n  line {knode.start_mark.line + 1}: "
+                           f"mapping key {json.dumps(knode.value, ensure_ascii=False)} already defined at "
+                           f"line {first.start_mark.line + 1}")
+                    if not self.first_wins:
+                        raise YamlError(msg)
+                    # kept as a node, kyaml's lookups (RNode.Field) find the first one; the
+                    # last is kept aside for the readers that decode a map (GetLabels)
+                    dups = (dups or []) + [msg]
+                    last[knode.value] = self.build(vnode, depth + 1)
+                    continue
                 seen[knode.value] = knode
             if knode.__class__ is not ScalarNode:
                 # go-yaml v3 decoding into map[string]interface{}: "invalid map key".
@@ -314,6 +323,12 @@ class _Builder:
             if len(merges) > 1:
                 raise self.fail(node, "duplicate merge key")
             out = self.merge(merges[0], out, depth)
+        if dups:
+            dd = DupKeys(out)
+            dd.spelling = dict(getattr(out, "spelling", {}))
+            dd.duplicates = dups
+            dd.last = last
+            out = dd
         return out
 
     def merge(self, vnode: Node, own: Dict[Any, Any], depth: int) -> Dict[Any, Any]:
@@ -560,7 +575,7 @@ def _fast_build(root: Node, v3: bool) -> Any:
     return build(root)
 
 
-def _build_value(node: Node, source: str, v3: bool, anchors: bool) -> Any:
+def _build_value(node: Node, source: str, v3: bool, anchors: bool, first_wins: bool = False) -> Any:
     """Python value of one document's node graph; ``anchors`` says the text may hold aliases."""
     old = sys.getrecursionlimit()
     if old < 4 * MAX_DEPTH:
@@ -573,7 +588,7 @@ def _build_value(node: Node, source: str, v3: bool, anchors: bool) -> Any:
                 return _fast_build(node, v3)
             except _NeedSlowPath:
                 pass
-        b = _Builder(source, v3)
+        b = _Builder(source, v3, first_wins)
         value = b.build(node, 0)
         if b.aliased:
             # Shared objects would let an edit through one alias show up at the
@@ -634,12 +649,18 @@ def no_gc() -> Iterator[None]:
 _STREAM_UNSAFE = re.compile(r"(?:^|\n)(?:\.\.\.|%)")
 
 
-def load_documents(data: Union[bytes, str], source: str = "") -> List[Any]:
+def load_documents(data: Union[bytes, str], source: str = "", first_wins: bool = False) -> List[Any]:
     """Parses a resource file into its non-empty documents (kio.FromBytes + DeAnchor).
 
     Raises :class:`YamlError` naming ``source`` for malformed YAML, bad
     separators, duplicate keys, ``.inf``/``.nan``, alias bombs and nesting
     deeper than go-yaml's 10000 levels.
+
+    ``first_wins`` (strategic-merge patches): a duplicate key is no error; the mapping keeps
+    the first value, as kyaml's lookups on the node find it, and becomes a
+    :class:`~kzgit.yamlio.tree.DupKeys` that remembers the error kustomize raises once such a
+    mapping is copied whole into a resource (kyaml keeps both keys; decoding the resource then
+    fails).
     """
     if is_utf16(data):
         # kio splits the raw bytes on "\n---" lines, which UTF-16 text never holds, and
@@ -655,11 +676,11 @@ def load_documents(data: Union[bytes, str], source: str = "") -> List[Any]:
     deep = _nesting_bound(text) > MAX_DEPTH
     anchors = "&" in text
     with no_gc():
-        return _load_parts(text, parts, source, deep, anchors, stream=not utf16)
+        return _load_parts(text, parts, source, deep, anchors, stream=not utf16, first_wins=first_wins)
 
 
 def _load_parts(text: str, parts: List[Tuple[str, int]], source: str, deep: bool, anchors: bool,
-                stream: bool = True) -> List[Any]:
+                stream: bool = True, first_wins: bool = False) -> List[Any]:
     out: List[Any] = []
     if stream and not deep and _STREAM_UNSAFE.search(text) is None:
         # Fast path: one libyaml pass.  kio splits on the same "---" lines
@@ -667,7 +688,7 @@ def _load_parts(text: str, parts: List[Tuple[str, int]], source: str, deep: bool
         # on any error the part-by-part path below words it as kustomize does.
         try:
             for node in _compose_stream(text):
-                value = _build_value(node, source, True, anchors)
+                value = _build_value(node, source, True, anchors, first_wins)
                 if value is not None:
                     out.append(value)
             return out
@@ -677,7 +698,7 @@ def _load_parts(text: str, parts: List[Tuple[str, int]], source: str, deep: bool
         first = _compose_first(part, source, deep)
         if first is None:
             continue
-        value = _build_value(first, source, True, anchors)
+        value = _build_value(first, source, True, anchors, first_wins)
         if value is None:
             continue
         out.append(value)

@@ -9,7 +9,7 @@ in-place edit of one of them needs (kyaml expands aliases before editing).
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 
 def copy_tree(value: Any) -> Any:
@@ -20,6 +20,12 @@ def copy_tree(value: Any) -> Any:
             sd = SpelledDict(out)
             sd.spelling = dict(value.spelling)
             return sd
+        if value.__class__ is DupKeys:
+            dk = DupKeys(out)
+            dk.spelling = dict(value.spelling)
+            dk.duplicates = list(value.duplicates)
+            dk.last = dict(value.last)
+            return dk
         return out
     if isinstance(value, list):
         return [copy_tree(v) if isinstance(v, _CONTAINERS) else v for v in value]
@@ -57,6 +63,41 @@ class SpelledDict(dict):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.spelling: Dict[Any, Tuple[str, Any]] = {}
+
+
+class DupKeys(SpelledDict):
+    """A strategic-merge patch's mapping that held a key twice (the first value kept).
+
+    kyaml keeps the patch as a node: lookups find the first key, so a merge into an existing
+    mapping takes the first value, but a mapping the patch adds whole keeps both keys, and
+    kustomize fails when it later decodes the resource.  ``duplicates`` holds that error.
+    (Its spelling is not read: ``spelled`` only trusts a plain :class:`SpelledDict`.)
+    """
+
+    __slots__ = ("duplicates", "last")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.duplicates: List[str] = []
+        self.last: Dict[str, Any] = {}  # a duplicated key's last value
+
+    def last_wins(self) -> Dict[Any, Any]:
+        """The mapping as a decoder into a Go map reads it: the last value of each key."""
+        return {**self, **self.last}
+
+
+def find_duplicates(value: Any) -> Optional[str]:
+    """The first :class:`DupKeys` error anywhere in ``value``, or None."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            if v.__class__ is DupKeys and v.duplicates:
+                return v.duplicates[0]
+            stack.extend(x for x in v.values() if isinstance(x, (dict, list)))
+        elif isinstance(v, list):
+            stack.extend(x for x in v if isinstance(x, (dict, list)))
+    return None
 
 
 def canonical_text(v: Any) -> str:
