@@ -9,7 +9,7 @@ whose id (current or any previous) equals the patch's id.
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from kzgit.errors import BuildError, KzgitError
 from kzgit.loader import Loader
@@ -43,7 +43,12 @@ def _apply_sm(res: Resource, patch: Dict[str, Any], allow_name: bool, allow_kind
     if allow_name or allow_kind:
         res.store_prev_id()
     schema = openapi.schema_for(res.api_version, res.kind)
-    out = merge(res.obj, patch, schema)
+    if res.origin is not None or res.transformations:
+        # the patch sees (and may delete, with its metadata or annotations) the build
+        # annotations kustomize holds during the build, as a JSON 6902 patch does
+        out = _with_build_annotations(res, lambda obj: merge(obj, patch, schema))
+    else:
+        out = merge(res.obj, patch, schema)
     if not out:
         res.obj = {}
         return
@@ -172,7 +177,8 @@ def _json6902(m: ResMap, sel: Selector, ops: List[Any], source: str) -> None:
     for res in sel.select(m):
         res.store_prev_id()
         if touches and (res.origin is not None or res.transformations):
-            res.obj = _apply_with_build_annotations(res, ops, source)
+            from kzgit.patch.json6902 import apply as apply_ops
+            res.obj = _with_build_annotations(res, lambda obj: apply_ops(obj, ops, source))
         else:
             res.obj = apply(res.obj, ops, source)
     m.invalidate()
@@ -190,8 +196,9 @@ def _touches_annotations(ops: List[Any]) -> bool:
     return False
 
 
-def _apply_with_build_annotations(res: Resource, ops: List[Any], source: str) -> Dict[str, Any]:
-    """JSON 6902 on a resource whose build metadata kustomize would hold as annotations.
+def _with_build_annotations(res: Resource, fn: Callable[[Dict[str, Any]], Optional[Dict[str, Any]]]
+                            ) -> Optional[Dict[str, Any]]:
+    """A patch on a resource whose build metadata kustomize would hold as annotations.
 
     With ``buildMetadata`` set, kustomize keeps the origin and transformations as real
     annotations during the build (api/resource/resource.go SetOrigin, AddTransformation), so
@@ -201,7 +208,6 @@ def _apply_with_build_annotations(res: Resource, ops: List[Any], source: str) ->
     take them out after.
     """
     from kzgit.build.origin import ORIGIN, TRANSFORMATIONS, origin_text, transformations_text
-    from kzgit.patch.json6902 import apply
     injected: Dict[str, str] = {}
     if res.origin is not None:
         injected[ORIGIN] = origin_text(res.origin)
@@ -215,7 +221,9 @@ def _apply_with_build_annotations(res: Resource, ops: List[Any], source: str) ->
     ann.update(injected)
     md["annotations"] = ann
     obj["metadata"] = md
-    out = apply(obj, ops, source)
+    out = fn(obj)
+    if not out:
+        return out
     out_md = out.get("metadata")
     out_ann = out_md.get("annotations") if isinstance(out_md, dict) else None
     kept = set()
