@@ -177,8 +177,7 @@ def _json6902(m: ResMap, sel: Selector, ops: List[Any], source: str) -> None:
     for res in sel.select(m):
         res.store_prev_id()
         if touches and (res.origin is not None or res.transformations):
-            from kzgit.patch.json6902 import apply as apply_ops
-            res.obj = _with_build_annotations(res, lambda obj: apply_ops(obj, ops, source))
+            res.obj = _with_build_annotations(res, lambda obj: apply(obj, ops, source)) or {}
         else:
             res.obj = apply(res.obj, ops, source)
     m.invalidate()
