@@ -36,7 +36,7 @@ from kzgit.remote import looks_remote, open_remote, open_remote_repo, parse_repo
 from kzgit.resource.fieldspec import FieldSpec, merge_specs
 from kzgit.resource.selector import metadata_texts
 from kzgit.builtins.config import TransformerConfig, default_config, parse_config_file
-from kzgit.yamlio import dump, load_documents, plain_scalar_is_string
+from kzgit.yamlio import dump, load_documents, load_yaml11, plain_scalar_is_string
 from kzgit.yamlio.tree import spelled
 
 
@@ -644,8 +644,7 @@ class BuildContext:
                 return
             doc = None
             if data is not None:
-                docs = load_documents(data, spec["path"])
-                doc = docs[0] if docs else {}
+                doc = _openapi_document(data, spec["path"])
             oa.set_schema(spec, doc, str(t.kfile), reset=True)
 
         self._openapi(apply)
@@ -754,3 +753,14 @@ def run(path: str, options: BuildOptions) -> BuildResult:
         _check_annotation_keys(r)
     annotate_origins(resources, "originAnnotations" in build_md, "transformerAnnotations" in build_md)
     return BuildResult(resources=resources, warnings=ctx.warnings)
+
+
+def _openapi_document(data: bytes, path: str) -> Any:
+    """A custom schema file as kyaml openapi.go parse reads it: JSON when it starts with
+    ``{`` (a duplicate key there fails), anything else through yaml.YAMLToJSON (its first
+    document, YAML 1.1, and of a key written twice the last wins)."""
+    if data[:1] == b"{":
+        docs = load_documents(data, path)
+        return docs[0] if docs else {}
+    doc = load_yaml11(data, path, first_only=True)
+    return doc if doc is not None else {}
