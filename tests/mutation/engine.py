@@ -416,7 +416,7 @@ def generate(seed: int, count: int, start: int = 0, root: Path = FIXTURES,
 class Outcome:
     returncode: int
     stdout: str
-    stderr: str
+    stderr: str = ""
     seconds: float = 0.0
 
     @property
