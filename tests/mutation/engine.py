@@ -393,8 +393,8 @@ def make_mutant(seed: int, index: int, cases: List[Tuple[str, Dict[str, Any], Tr
                 operator = rng.choice(sorted(FILE_OPERATORS))
                 tree[path], detail = FILE_OPERATORS[operator](rng, tree[path])
                 detail = f"{path}: {detail}"
-        except _Skip:
-            continue
+        except (_Skip, TypeError, ValueError, KeyError, IndexError, yaml.YAMLError):
+            continue  # the operator does not apply to this file (or cannot print it back)
         return Mutant(seed, index, cid, str(case.get("target", ".")), [str(a) for a in case.get("args", [])],
                       operator, detail, tree)
     raise RuntimeError(f"no applicable mutation for {seed}:{index}")
