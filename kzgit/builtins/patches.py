@@ -176,8 +176,12 @@ def _json6902(m: ResMap, sel: Selector, ops: List[Any], source: str) -> None:
     touches = _touches_annotations(ops)
     for res in sel.select(m):
         res.store_prev_id()
-        if touches and (res.origin is not None or res.transformations):
-            res.obj = _with_build_annotations(res, lambda obj: apply(obj, ops, source)) or {}
+        if touches:
+            # StorePreviousId writes the previous-id annotations before the patch runs
+            # (api/resource/resource.go), so the patch always finds an annotations map;
+            # transformJson6902 puts internal annotations back after it
+            res.obj = _with_build_annotations(res, lambda obj: apply(obj, ops, source),
+                                              _previous_id_annotations(res)) or {}
         else:
             res.obj = apply(res.obj, ops, source)
     m.invalidate()
@@ -195,8 +199,18 @@ def _touches_annotations(ops: List[Any]) -> bool:
     return False
 
 
-def _with_build_annotations(res: Resource, fn: Callable[[Dict[str, Any]], Optional[Dict[str, Any]]]
-                            ) -> Optional[Dict[str, Any]]:
+def _previous_id_annotations(res: Resource) -> Dict[str, str]:
+    """The internal annotations kustomize's StorePreviousId leaves (resource.go)."""
+    ids = res.prev_ids
+    return {
+        "internal.config.kubernetes.io/previousNames": ",".join(i.name for i in ids),
+        "internal.config.kubernetes.io/previousKinds": ",".join(i.kind for i in ids),
+        "internal.config.kubernetes.io/previousNamespaces": ",".join(i.namespace or "default" for i in ids),
+    }
+
+
+def _with_build_annotations(res: Resource, fn: Callable[[Dict[str, Any]], Optional[Dict[str, Any]]],
+                            internal: Optional[Dict[str, str]] = None) -> Optional[Dict[str, Any]]:
     """A patch on a resource whose build metadata kustomize would hold as annotations.
 
     With ``buildMetadata`` set, kustomize keeps the origin and transformations as real
@@ -218,6 +232,7 @@ def _with_build_annotations(res: Resource, fn: Callable[[Dict[str, Any]], Option
     ann = md.get("annotations")
     ann = dict(ann) if isinstance(ann, dict) else {}
     ann.update(injected)
+    ann.update(internal or {})
     md["annotations"] = ann
     obj["metadata"] = md
     out = fn(obj)
@@ -230,6 +245,9 @@ def _with_build_annotations(res: Resource, fn: Callable[[Dict[str, Any]], Option
         for key in injected:
             if key in out_ann:
                 out_ann.pop(key)
+                kept.add(key)
+        for key in internal or {}:
+            if out_ann.pop(key, None) is not None:
                 kept.add(key)
         if not out_ann and kept and isinstance(out_md, dict):
             # kyaml ClearAnnotation drops the emptied map

@@ -83,7 +83,7 @@ def _options_string(o: Optional[Mapping[str, Any]]) -> str:
     """api/types/replacement.go FieldOptions.String."""
     if not o or (not o.get("delimiter") and not o.get("create")):
         return ""
-    return f"{o.get('delimiter') or ''}({int(o.get('index') or 0)}), create={'true' if o.get('create') else 'false'}"
+    return f"{o.get('delimiter') or ''}({_index(o)}), create={'true' if o.get('create') else 'false'}"
 
 
 def _source_string(src: Mapping[str, Any]) -> str:
@@ -179,7 +179,7 @@ def _refine(options: Mapping[str, Any], v: _Value) -> _Value:
     if v.scalar is None:
         raise BuildError("delimiter option can only be used with scalar nodes")
     parts = v.scalar.text.split(str(delim))
-    idx = int(options.get("index") or 0)
+    idx = _index(options)
     if idx >= len(parts) or idx < 0:
         raise BuildError(f"options.index {idx} is out of bounds for value {v.scalar.text}")
     out = _Value(v.value)
@@ -277,7 +277,7 @@ def _set_field_value(options: Mapping[str, Any], slot: Slot, value: _Value, root
         own = spelled(container, key) if isinstance(container, dict) else None
         tv = (scalar_of(target).text if own is None else own).split(delim)
         v = value.text()
-        idx = int(options.get("index") or 0)
+        idx = _index(options)
         if idx < 0:
             tv = [v, *tv]
         elif idx >= len(tv):
@@ -308,6 +308,17 @@ def _set_field_value(options: Mapping[str, Any], slot: Slot, value: _Value, root
             container[key] = decode(Scalar(new_text, value.scalar.tag))
         else:
             container[key] = value.materialize()
+
+
+def _index(options: Mapping[str, Any]) -> int:
+    """``options.index`` as encoding/json decodes it into FieldOptions.Index (an int)."""
+    v = options.get("index")
+    if v is None:
+        return 0
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not v.is_integer()):
+        what = {bool: "bool", str: "string", list: "array", dict: "object"}.get(type(v), "number")
+        raise BuildError(f"json: cannot unmarshal {what} into Go struct field FieldOptions.index of type int")
+    return int(v)
 
 
 # --------------------------------------------------------------------------- selectors

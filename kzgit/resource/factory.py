@@ -59,5 +59,7 @@ def validate_object(obj: Dict[str, Any], source: str) -> None:
     md = obj.get("metadata")
     if not kind:
         raise BuildError(f"missing Resource metadata: kind is required (in {source})")
+    if kind.endswith("List"):
+        return  # "A list doesn't require a name." (GetValidatedMetadata)
     if not isinstance(md, dict) or not scalar_text(md, "name"):
         raise BuildError(f"missing metadata.name in object {{{obj.get('apiVersion', '')} {kind}}} (in {source})")
