@@ -10,7 +10,6 @@ from __future__ import annotations
 import errno
 import os
 import stat
-import tempfile
 
 from kzgit.errors import KzgitError
 
@@ -74,6 +73,8 @@ def write_atomic(path: str, data: str) -> None:
 
     Raises :class:`OutputError` naming ``path`` when it cannot be written.
     """
+    import tempfile  # here, not at the top: `kzgit build` to stdout need not import it
+
     if os.path.isdir(path):
         raise OutputError(path, "it is a directory")
     d = os.path.dirname(os.path.abspath(path)) or "."

@@ -12,8 +12,6 @@ import importlib
 import os
 import signal
 import sys
-import tempfile
-import traceback
 from typing import Any, Dict, List, NoReturn, Optional
 
 from kzgit.errors import KzgitError, UsageError, full_message
@@ -66,6 +64,9 @@ def _version() -> str:
 
 
 def _crash_log(exc: BaseException) -> str:
+    import tempfile  # only after a crash: not worth its import on every run
+    import traceback
+
     fd, path = tempfile.mkstemp(prefix="kzgit-crash-", suffix=".log")
     with os.fdopen(fd, "w") as f:
         f.write(f"{_version()}\nargv: {sys.argv!r}\n\n")

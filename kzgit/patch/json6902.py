@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import math
-from decimal import Decimal
 from typing import Any, Dict, List, Tuple, Union
 
 import yaml
@@ -113,6 +112,7 @@ def _from_float64(v: Any) -> Any:
     if not isinstance(v, float) or math.isnan(v) or math.isinf(v):
         return v
     if v == int(v) and abs(v) < 1e21:
+        from decimal import Decimal  # only floats need it: not imported at start-up
         n = int(Decimal(repr(v)))
         if -(2 ** 63) <= n < 2 ** 64:
             return n
@@ -123,6 +123,7 @@ def _go_json_text(v: Any) -> str:
     """Compact JSON text of a scalar as Go prints it (for ``test`` equality)."""
     if isinstance(v, float):
         if v == int(v) and abs(v) < 1e21:
+            from decimal import Decimal  # only floats need it: not imported at start-up
             return str(int(Decimal(repr(v))))
         return repr(v)
     return json.dumps(v, ensure_ascii=False, separators=(",", ":"))

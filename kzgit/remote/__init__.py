@@ -25,18 +25,34 @@ from __future__ import annotations
 import os
 import re
 import weakref
-from typing import TYPE_CHECKING, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from kzgit.errors import RemoteError
 from kzgit.loader import ROOT_ONLY, DiskFS, Loader, is_within
-from kzgit.remote import _gitcli
-from kzgit.remote._cache import RepoCache, cache_root, checkout, validate_spec
-from kzgit.remote._gitcli import no_git_env
 from kzgit.remote._redact import redact
 from kzgit.remote._repospec import RepoSpec, RepoSpecError, parse_repo_spec
 
 if TYPE_CHECKING:  # pragma: no cover
     from kzgit.build import BuildOptions
+    from kzgit.remote._cache import cache_root, validate_spec
+    from kzgit.remote._gitcli import no_git_env
+
+# Every local build asks parse_repo_spec about its root; the cache and the git runner
+# (subprocess, shutil, tempfile, hashlib, json) are imported only once a repository is
+# touched, so a small local build does not pay for them at start-up.
+_LAZY = {"cache_root": "kzgit.remote._cache", "validate_spec": "kzgit.remote._cache",
+         "no_git_env": "kzgit.remote._gitcli"}
+
+
+def __getattr__(name: str) -> Any:
+    """The names re-exported from the cache and git modules, imported on first use."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 __all__ = ["RepoSpec", "RepoSpecError", "looks_remote", "is_http_url", "parse_repo_spec",
            "open_remote", "open_remote_repo", "redact", "cache_root", "validate_spec",
@@ -74,6 +90,7 @@ def looks_remote(ref: str) -> bool:
 def cached_ref_kind(spec: RepoSpec, ref: Optional[str] = None) -> Optional[str]:
     """``"tag"`` or ``"branch"`` when kzgit's cache has resolved ``ref`` (default: ``spec.ref``)
     of this repository before, else ``None``.  Reads the cache only: no network, no process."""
+    from kzgit.remote._cache import RepoCache
     ref = spec.ref if ref is None else ref
     try:
         refs = RepoCache(spec).refs()
@@ -98,6 +115,8 @@ def fresh_checkout(spec: RepoSpec, dest: str) -> str:
     git would read as options are refused before ``dest`` is created.  Raises
     :class:`kzgit.errors.RemoteError`; messages never contain credentials.
     """
+    from kzgit.remote import _gitcli
+    from kzgit.remote._cache import validate_spec
     validate_spec(spec)   # refs that git would read as options (security.md §3.1)
     label = spec.redacted()
     os.makedirs(dest)
@@ -166,6 +185,7 @@ def open_remote_repo(parent: Optional[Loader], ref: str, options: "BuildOptions"
     except RepoSpecError as e:
         raise RemoteError(f"'{redact(ref)}' is not a git repository URL: {e}") from None
     _check_repo_cycle(parent, spec)
+    from kzgit.remote._cache import checkout, validate_spec
     validate_spec(spec)
     tree = os.path.realpath(checkout(spec, offline=bool(getattr(options, "offline", False))))
     want = os.path.normpath(os.path.join(tree, spec.path))

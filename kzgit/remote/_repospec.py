@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import posixpath
 import re
-import urllib.parse
 from typing import Dict, List, Optional, Tuple
 
 from kzgit.errors import RemoteError
@@ -183,6 +182,7 @@ def _go_parse_query(query: str) -> Tuple[Dict[str, List[str]], bool]:
 def _go_query_unescape(s: str) -> str:
     if re.search(r"%(?![0-9A-Fa-f]{2})", s):
         raise ValueError(s)
+    import urllib.parse  # ipaddress and more: only for a URL with a query
     return urllib.parse.unquote_plus(s, errors="surrogateescape")
 
 

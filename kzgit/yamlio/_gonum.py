@@ -7,7 +7,6 @@ YAML 1.2 (go-yaml v3) and YAML 1.1 (go-yaml v2) resolvers share them.
 from __future__ import annotations
 
 import re
-from decimal import Decimal
 from typing import Optional, Tuple, Union
 
 INT64_MIN = -(1 << 63)
@@ -144,6 +143,8 @@ def _digits(f: float) -> Tuple[str, int, bool]:
     Python's repr and Go's precision -1 both give the shortest digits that
     round-trip, so they agree digit for digit.
     """
+    from decimal import Decimal  # only floats need it: not imported at start-up
+
     sign, dig, exp = Decimal(repr(f)).as_tuple()
     ds = "".join(map(str, dig))
     stripped = ds.lstrip("0")

@@ -17,8 +17,8 @@ Width 80, indent 2, unicode allowed: the settings of v2's emitter.
 from __future__ import annotations
 
 import functools
+import os
 import re
-import secrets
 import sys
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -306,7 +306,8 @@ class _Writer:
         return text
 
 
-_TOKEN = secrets.token_hex(6)
+# os.urandom as secrets.token_hex does, without importing secrets (hmac, random) at start-up
+_TOKEN = os.urandom(6).hex()
 _MISS: Any = object()  # a sentinel, typed Any so that a cache lookup stays Optional[str]
 _TRAILING_BREAK_INDENT = re.compile("([\u2028\u2029]) +'")
 _NEL_RUN = re.compile("[ \t]*\x85(?:[ \t]*\x85)*[ \t]*")
