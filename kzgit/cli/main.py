@@ -20,7 +20,40 @@ from kzgit.errors import KzgitError, UsageError, full_message
 COMMANDS = ["build", "transform", "localize", "rebuild", "diff", "validate", "hook", "install_hooks", "cache"]
 
 
+def _columns() -> int:
+    """shutil.get_terminal_size's width rule: $COLUMNS, else the terminal's, else 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        stdout = sys.__stdout__
+        try:
+            columns = os.get_terminal_size(stdout.fileno()).columns if stdout else 0
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter at argparse's width, without importing shutil for it.
+
+    argparse builds a formatter for every ``add_argument`` (to check its metavar) and sizes
+    it with ``shutil.get_terminal_size()``: importing shutil (with bz2 and lzma) on every
+    run would cost about as much as the rest of parsing a command line.
+    """
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: Optional[int] = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position,
+                         _columns() - 2 if width is None else width)
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> NoReturn:  # usage errors exit 2, as argparse does
         self.print_usage(sys.stderr)
         self.exit(2, f"{self.prog}: error: {message}\n")

@@ -98,6 +98,11 @@ def _to_float64(v: Any) -> Any:
         return math.copysign(math.inf, v)
 
 
+# Below 2**53 every integer is a float64 and its shortest digits are its own, so int(v) is
+# what encoding/json prints; above, the shortest digits are padded with zeros (Decimal).
+_EXACT = float(2 ** 53)
+
+
 def _from_float64(v: Any) -> Any:
     """float64 -> encoding/json text -> YAML value, as kyaml reads it back.
 
@@ -112,7 +117,9 @@ def _from_float64(v: Any) -> Any:
     if not isinstance(v, float) or math.isnan(v) or math.isinf(v):
         return v
     if v == int(v) and abs(v) < 1e21:
-        from decimal import Decimal  # only floats need it: not imported at start-up
+        if abs(v) < _EXACT:
+            return int(v)
+        from decimal import Decimal  # only large numbers need it: not imported at start-up
         n = int(Decimal(repr(v)))
         if -(2 ** 63) <= n < 2 ** 64:
             return n
@@ -123,7 +130,9 @@ def _go_json_text(v: Any) -> str:
     """Compact JSON text of a scalar as Go prints it (for ``test`` equality)."""
     if isinstance(v, float):
         if v == int(v) and abs(v) < 1e21:
-            from decimal import Decimal  # only floats need it: not imported at start-up
+            if abs(v) < _EXACT:
+                return str(int(v))
+            from decimal import Decimal  # only large numbers need it: not imported at start-up
             return str(int(Decimal(repr(v))))
         return repr(v)
     return json.dumps(v, ensure_ascii=False, separators=(",", ":"))

@@ -8,10 +8,12 @@ start-up, e.g. an editable install's finder, may import some of them first).
 """
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 
-from helpers import PROJECT
+import pytest
+from helpers import FIXTURES, PROJECT
 
 PROBE = """
 import contextlib, io, sys
@@ -32,7 +34,9 @@ NOT_FOR_A_SMALL_BUILD = [
     "subprocess", "urllib.parse",
     # a crash log (cli/main.py) and -o output files (atomic.py)
     "tempfile", "traceback",
-    # floats (yamlio/_gonum.py, patch/json6902.py)
+    # argparse sizes its help with shutil.get_terminal_size (and shutil imports bz2, lzma)
+    "shutil",
+    # floats (yamlio/_gonum.py) and integers beyond 2**53 in a JSON 6902 patch
     "decimal",
     # a random token is os.urandom (yamlio/emit.py), not secrets (hmac, random)
     "secrets", "random",
@@ -46,9 +50,14 @@ def _imported_by_build(target: str, modules: list) -> str:
     return out.stdout.strip()
 
 
-def test_build_does_not_import_what_it_does_not_need() -> None:
-    target = str(PROJECT / "examples" / "overlays" / "production")
-    assert _imported_by_build(target, NOT_FOR_A_SMALL_BUILD) == "0 []"
+# an overlay with generators, images and a strategic-merge patch; a JSON 6902 patch (whose
+# numbers pass through float64 as in kustomize)
+SMALL_ROOTS = [PROJECT / "examples" / "overlays" / "production", FIXTURES / "patches" / "json6902-inline"]
+
+
+@pytest.mark.parametrize("target", SMALL_ROOTS, ids=lambda p: p.name)
+def test_build_does_not_import_what_it_does_not_need(target: object) -> None:
+    assert _imported_by_build(str(target), NOT_FOR_A_SMALL_BUILD) == "0 []"
 
 
 def test_probe_sees_modules_a_build_imports() -> None:
@@ -56,6 +65,18 @@ def test_probe_sees_modules_a_build_imports() -> None:
     target = str(PROJECT / "examples" / "overlays" / "production")
     assert _imported_by_build(target, ["kzgit.build.pipeline", "yaml"]) == \
         "0 ['kzgit.build.pipeline', 'yaml']"
+
+
+@pytest.mark.parametrize("columns", ["40", "100", "junk"])
+def test_help_is_formatted_as_argparse_formats_it(columns: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # kzgit's formatter skips shutil but keeps argparse's width: $COLUMNS, else the terminal, else 80
+    from kzgit.cli.main import make_parser
+    monkeypatch.setenv("COLUMNS", columns)
+    parser = make_parser("build")
+    build = parser._subparsers._group_actions[0].choices["build"]  # type: ignore[union-attr]
+    ours = [parser.format_help(), build.format_help()]
+    parser.formatter_class = build.formatter_class = argparse.HelpFormatter
+    assert ours == [parser.format_help(), build.format_help()]
 
 
 def test_help_still_lists_every_command() -> None:
