@@ -4,7 +4,9 @@ Hooks, scripts and CI loops run ``kzgit build`` once per root, so the import cos
 every call: a small build must not import other commands, the remote cache or the git runner,
 nor standard modules it only needs on rarer paths (a crash log, ``-o`` output files, floats,
 URLs with a query).  The probe lists only modules kzgit itself brought in (the interpreter's
-start-up, e.g. an editable install's finder, may import some of them first).
+start-up, e.g. an editable install's finder, may import some of them first).  It builds with
+``--no-cache``: the persistent render cache, on by default, stores each cold build's output
+(temporary files, its directory under the cache root) and is measured on its own.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ import contextlib, io, sys
 before = set(sys.modules)
 from kzgit.cli.main import main
 with contextlib.redirect_stdout(io.StringIO()):
-    rc = main(["build", sys.argv[1]])
+    rc = main(["build", "--no-cache", sys.argv[1]])
 print(rc, sorted(m for m in sys.argv[2].split(",") if m in sys.modules and m not in before))
 """
 
