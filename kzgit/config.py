@@ -34,6 +34,12 @@ Keys (all optional)::
     schema-locations = ["schemas/{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json"]
     crds = ["crds/"]                # CRD files or directories (besides the CRDs roots render)
     skip-kinds = ["SealedSecret"]   # kinds (or apiVersion/kind) not validated
+
+    [tool.kzgit.sandbox]            # `[sandbox]` in .kzgit.toml; read by `kzgit build` too
+    mode = "auto"                   # "require" (fail where plugins cannot be confined) / "off"
+    allow-read = ["~/.config/sops/age"]   # more paths plugins may read (~ expanded)
+    allow-write = []                # more paths plugins may write
+    network = false                 # TCP for confined plugins (as --network)
 """
 from __future__ import annotations
 
@@ -89,6 +95,28 @@ class ValidatePolicy:
     schema_locations: Tuple[str, ...] = ()
     crds: Tuple[str, ...] = ()
     skip_kinds: Tuple[str, ...] = ()
+SANDBOX_MODES = ("auto", "require", "off")
+
+
+@dataclasses.dataclass
+class SandboxSettings:
+    """How plugins are confined (:mod:`kzgit.sandbox`): ``[sandbox]``, then the flags."""
+
+    #: "auto": confine where the kernel can, run unconfined elsewhere; "require": fail where it
+    #: cannot; "off": never confine
+    mode: str = "auto"
+    #: extra paths plugins may read (and execute), ``~`` expanded when used
+    allow_read: Tuple[str, ...] = ()
+    #: extra paths plugins may write, ``~`` expanded when used
+    allow_write: Tuple[str, ...] = ()
+    #: TCP for every confined process of the build
+    network: bool = False
+    #: the file the settings came from ("" for defaults)
+    source: str = ""
+
+    def with_flags(self, mode: Optional[str] = None, network: bool = False) -> "SandboxSettings":
+        """These settings with the command line's ``--sandbox`` / ``--network`` winning."""
+        return dataclasses.replace(self, mode=mode or self.mode, network=self.network or network)
 
 
 @dataclasses.dataclass
@@ -111,6 +139,7 @@ class Config:
     cache_size_mb: int = 512
     refs: RefPolicy = dataclasses.field(default_factory=RefPolicy)
     validate: ValidatePolicy = dataclasses.field(default_factory=ValidatePolicy)
+    sandbox: SandboxSettings = dataclasses.field(default_factory=SandboxSettings)
     source: Optional[str] = None     # the file it came from, for messages
 
 
@@ -199,6 +228,14 @@ _VALIDATE_KEYS: Dict[str, Tuple[str, Any, str]] = {
 }
 
 
+_SANDBOX_KEYS: Dict[str, Tuple[str, Any, str]] = {
+    "mode": ("mode", _one_of(SANDBOX_MODES), "one of " + ", ".join(repr(m) for m in SANDBOX_MODES)),
+    "allow-read": ("allow_read", _str_list, "a list of paths"),
+    "allow-write": ("allow_write", _str_list, "a list of paths"),
+    "network": ("network", _bool, "true or false"),
+}
+
+
 def _apply(target: Any, table: Dict[str, Any], keys: Dict[str, Tuple[str, Any, str]],
            prefix: str, source: str, tables: Tuple[str, ...] = ()) -> None:
     for key, value in table.items():
@@ -222,7 +259,8 @@ def parse_config(table: Dict[str, Any], source: str, prefix: str = "") -> Config
     table = dict(table)
     refs = table.pop("refs", None)
     validate = table.pop("validate", None)
-    _apply(cfg, table, _KEYS, prefix, source, tables=("refs", "validate"))
+    sandbox = table.pop("sandbox", None)
+    _apply(cfg, table, _KEYS, prefix, source, tables=("refs", "validate", "sandbox"))
     if refs is not None:
         if not isinstance(refs, dict):
             raise UsageError(f"{source}: bad value for '{prefix}refs': expected a table")
@@ -231,6 +269,11 @@ def parse_config(table: Dict[str, Any], source: str, prefix: str = "") -> Config
         if not isinstance(validate, dict):
             raise UsageError(f"{source}: bad value for '{prefix}validate': expected a table")
         _apply(cfg.validate, validate, _VALIDATE_KEYS, f"{prefix}validate.", source)
+    if sandbox is not None:
+        if not isinstance(sandbox, dict):
+            raise UsageError(f"{source}: bad value for '{prefix}sandbox': expected a table")
+        cfg.sandbox.source = source
+        _apply(cfg.sandbox, sandbox, _SANDBOX_KEYS, f"{prefix}sandbox.", source)
     return cfg
 
 

@@ -67,6 +67,8 @@ class Result:
     timed_out: bool = False
     #: stdout passed ``max_output``; the program was killed
     overflowed: bool = False
+    #: for a failure: what the caller should add to its message (the sandbox's allowances)
+    hint: Optional[str] = None
 
 
 #: The name the plugin layer has always used.
@@ -218,11 +220,14 @@ def run_process(argv: Sequence[str], *, label: str, input: Optional[bytes] = Non
                 check: bool = True, sandbox: Optional[Callable[[], None]] = None,
                 error: Type[KzgitError] = PluginError,
                 timeout_tip: Optional[str] = "raise the limit with --plugin-timeout SECONDS if "
-                                             "the plugin is just slow") -> Result:
+                                             "the plugin is just slow",
+                hint: Optional[str] = None) -> Result:
     """:func:`run`, with every way of failing raised as ``error`` (a :class:`PluginError`).
 
     ``label`` names the program in every message (for plugins: ``plugin /path/to/Kind``).
     With ``check`` a non-zero exit raises with the exit status and the last lines of stderr.
+    ``hint`` is the tip of a failure the program's confinement may explain (a non-zero exit, a
+    refused start); it is also :attr:`Result.hint` of a failed result.
     """
     argv = [str(a) for a in argv]
     try:
@@ -232,7 +237,7 @@ def run_process(argv: Sequence[str], *, label: str, input: Optional[bytes] = Non
         raise error(f"{label}: cannot run '{argv[0]}': no such file") from None
     except PermissionError:
         raise error(f"{label}: cannot run '{argv[0]}': permission denied "
-                    f"(is it executable?)") from None
+                    f"(is it executable?)", tip=hint) from None
     except OSError as e:
         raise error(f"{label}: cannot run '{argv[0]}': {e.strerror or e}") from None
     if res.timed_out:
@@ -241,8 +246,10 @@ def run_process(argv: Sequence[str], *, label: str, input: Optional[bytes] = Non
                     + (f"; last lines of its stderr:\n{tail}" if tail else ""), tip=timeout_tip)
     if res.overflowed:
         raise error(f"{label} wrote more than {max_output} bytes to stdout and was killed")
-    if check and res.returncode != 0:
-        raise error(failure_message(label, res))
+    if res.returncode != 0:
+        res.hint = hint
+        if check:
+            raise error(failure_message(label, res), tip=hint)
     return res
 
 

@@ -277,6 +277,8 @@ def hanging_plugin_roots(top: Path, roots: int, piddir: Path) -> "dict[str, str]
         d.mkdir(parents=True, exist_ok=True)
         (d / "kustomization.yaml").write_text("generators:\n- hang.yaml\n")
         (d / "hang.yaml").write_text("apiVersion: someteam.example.com/v1\nkind: Hang\nmetadata:\n  name: h\n")
+    # the plugin runs in kzgit's sandbox: the repository's configuration allows the pid files
+    (top / ".kzgit.toml").write_text(f'[sandbox]\nallow-write = ["{piddir}"]\n')
     env = dict(os.environ, HOME=str(home), KUSTOMIZE_PLUGIN_HOME=str(home / "plugin"))
     env["PYTHONPATH"] = os.pathsep.join([str(PROJECT), env.get("PYTHONPATH", "")])
     return env

@@ -9,6 +9,7 @@ from kzgit.resource import Resource
 
 if TYPE_CHECKING:  # pragma: no cover
     from kzgit.build.cache import BuildCache
+    from kzgit.config import SandboxSettings
 
 
 @dataclasses.dataclass
@@ -37,6 +38,8 @@ class BuildOptions:
     fs: Optional[FileSystem] = None          # default: the disk
     # shared by the builds of one run to reuse bases (kzgit.build.cache); None: no reuse
     cache: Optional["BuildCache"] = None
+    # how exec plugins, KRM exec functions and helm are confined (kzgit.sandbox); None: defaults
+    sandbox: Optional["SandboxSettings"] = None
 
 
 @dataclasses.dataclass

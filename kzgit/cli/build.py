@@ -4,10 +4,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING, Optional
 
 from kzgit.build import BuildOptions, build
 from kzgit.atomic import OutputError, write_atomic
 from kzgit.loader import RESTRICTORS, ROOT_ONLY
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kzgit.config import SandboxSettings
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -62,6 +66,10 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                    help="storage mount for container functions (repeatable)")
     p.add_argument("--no-cache", action="store_true",
                    help="build even if the render cache holds this root's output for its inputs")
+    p.add_argument("--sandbox", choices=["auto", "require", "off"], default=None,
+                   help="confine exec plugins, KRM exec functions and helm (Landlock): where the "
+                        "kernel can (auto), or fail where it cannot (require), or never (off); "
+                        "wins over [sandbox] mode of the repository's .kzgit.toml")
     p.set_defaults(func=run)
 
 
@@ -74,7 +82,17 @@ def options_from_args(args: argparse.Namespace) -> BuildOptions:
         helm_kube_version=args.helm_kube_version, helm_debug=args.helm_debug,
         as_current_user=args.as_current_user,
         enable_managedby_label=args.enable_managedby_label, plugin_timeout=args.plugin_timeout,
-        network=args.network, env=args.env, mounts=args.mount, offline=args.offline)
+        network=args.network, env=args.env, mounts=args.mount, offline=args.offline,
+        sandbox=_sandbox_settings(args))
+
+
+def _sandbox_settings(args: argparse.Namespace) -> "Optional[SandboxSettings]":
+    """``[sandbox]`` of the repository holding the kustomization, the flags winning."""
+    if not (args.enable_alpha_plugins or args.enable_exec or args.enable_helm):
+        return None   # no plugin runs: the configuration is not read
+    # here, not at the top: a build without plugins does not pay for TOML and the sandbox
+    from kzgit.sandbox import settings_for
+    return settings_for(args.dir).with_flags(args.sandbox, args.network)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -90,6 +108,11 @@ def run(args: argparse.Namespace) -> int:
         text, warnings = cached_yaml(args.dir, options)
     for w in warnings:
         print(w, file=sys.stderr)
+    if args.enable_alpha_plugins or args.enable_exec or args.enable_helm:
+        from kzgit.sandbox import unconfined_reason
+        why = unconfined_reason()
+        if why:
+            print(f"kzgit: info: plugins ran unconfined: {why}", file=sys.stderr)
     if result is not None:
         text = "" if to_dir else result.to_yaml()
     if args.output:

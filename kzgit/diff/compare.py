@@ -86,6 +86,7 @@ def diff(cwd: str, options: DiffOptions) -> DiffReport:
             enable_exec=options.enable_exec or config.enable_exec,
             enable_helm=options.enable_helm or config.enable_helm,
             helm_command=config.helm_command,   # the base revision's: the head's is not trusted
+            sandbox=config.sandbox,             # the base revision's too
             offline=options.offline,
             # roots of one revision share bases: accumulate each once (kzgit.build.cache)
             cache=BuildCache())

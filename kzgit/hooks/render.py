@@ -45,7 +45,7 @@ def options_for(ws: Workspace, offline: bool = False) -> BuildOptions:
     return BuildOptions(load_restrictor=c.load_restrictor, enable_alpha_plugins=c.enable_alpha_plugins,
                         enable_exec=c.enable_exec, enable_helm=c.enable_helm,
                         helm_command=c.helm_command, offline=offline,
-                        cache=BuildCache())
+                        cache=BuildCache(), sandbox=c.sandbox)
 
 
 def _render_one(engine: Engine, path: str, options: BuildOptions,

@@ -12,12 +12,12 @@ import shlex
 import tempfile
 from typing import Any, Dict, List, Optional, Tuple
 
+from kzgit import sandbox
 from kzgit.build import BuildOptions
 from kzgit.errors import PluginError
 from kzgit.konfig.general import PLUGIN_HOME_ENV
 from kzgit.loader import Loader
 from kzgit.plugins.common import describe, plugin_timeout
-from kzgit.proc import run_process
 from kzgit.resource import split_api_version
 from kzgit.yamlio import dump_documents
 
@@ -125,8 +125,9 @@ def run_legacy(config: Dict[str, Any], source: str, loader: Loader, options: Bui
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(cfg)
         cwd = loader.root if os.path.isdir(loader.root) else None
-        res = run_process([path, cfg_path, *args], label=label, input=stdin, cwd=cwd, env=env,
-                          timeout=plugin_timeout(options))
+        res = sandbox.run([path, cfg_path, *args], options=options, label=label,
+                          root=loader.root, input=stdin, cwd=cwd, env=env,
+                          timeout=plugin_timeout(options), read=[cfg_path])
     finally:
         try:
             os.unlink(cfg_path)

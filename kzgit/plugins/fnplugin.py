@@ -13,6 +13,7 @@ import os
 import shutil
 from typing import Any, Dict, List, Optional, Tuple
 
+from kzgit import sandbox
 from kzgit.build import BuildOptions
 from kzgit.errors import PluginError, YamlError
 from kzgit.konfig.general import CONTAINER_ANNOTATION, FUNCTION_ANNOTATIONS, LOCAL_CONFIG_ANNOTATION
@@ -186,6 +187,8 @@ def _function_argv(config: Dict[str, Any], source: str, spec: Dict[str, Any], lo
             src = str(m.get("src") or "")
             if not os.path.isabs(src):
                 src = os.path.join(loader.root, src)
+            sandbox.check_mount(src, loader.root, options.sandbox, bool(m.get("rw")),
+                                lambda: f"container function '{image}' ({describe(config, source)})")
             mode = "" if m.get("rw") else ",readonly"
             args += ["--mount", f"type={m.get('type', '')},source={src},target={m.get('dst', '')}{mode}"]
         args += _container_env_flags(container.get("envs") or [], options.env)
@@ -261,8 +264,12 @@ def run_function(config: Dict[str, Any], source: str, spec: Dict[str, Any], load
     rl = {"apiVersion": RESOURCE_LIST_API_VERSION, "kind": "ResourceList",
           "items": inputs, "functionConfig": fn_config}
     stdin = dump_documents([rl]).encode()
-    res = run_process(argv, label=label, input=stdin, cwd=loader.root,
-                      timeout=plugin_timeout(options), check=False)
+    if spec["container"].get("image"):   # docker isolates the container itself
+        res = run_process(argv, label=label, input=stdin, cwd=loader.root,
+                          timeout=plugin_timeout(options), check=False)
+    else:
+        res = sandbox.run(argv, options=options, label=label, root=loader.root, input=stdin,
+                          cwd=loader.root, timeout=plugin_timeout(options), check=False)
     objs, results = resources_from_output(res.stdout, label) if res.returncode == 0 else ([], [])
     if res.returncode != 0:
         try:
@@ -270,7 +277,7 @@ def run_function(config: Dict[str, Any], source: str, spec: Dict[str, Any], load
         except PluginError:
             results = []
         _check_results(results, label)
-        raise PluginError(failure_message(label, res))
+        raise PluginError(failure_message(label, res), tip=res.hint)
     _check_results(results, label)
     for obj in objs:
         _strip_kio_annotations(obj)

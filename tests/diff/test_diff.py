@@ -300,7 +300,10 @@ FN_CONFIG = ("apiVersion: example.com/v1\nkind: Gen\nmetadata:\n  name: gen\n  a
 
 
 def _plugin_repo(tmp_path: Path, marker: Path) -> GitRepo:
-    repo = GitRepo.create(str(tmp_path / "p"), BASE)
+    # the base revision (whose configuration kzgit diff uses) lets the sandboxed function touch
+    # the marker
+    repo = GitRepo.create(str(tmp_path / "p"), {
+        **BASE, ".kzgit.toml": f'[sandbox]\nallow-write = ["{marker.parent}"]\n'})
     repo.tag("p0")
     repo.write({".kzgit.toml": "enable-alpha-plugins = true\nenable-exec = true\n",
                 "overlays/prod/fn.sh": _fn(marker, "committed"),

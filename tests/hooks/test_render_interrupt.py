@@ -19,7 +19,8 @@ ROOTS = 24
 def setup(tmp_path: Path) -> "tuple[Path, dict[str, str]]":
     repo = tmp_path / "repo"
     env = hanging_plugin_roots(repo, ROOTS, tmp_path / "pids")
-    (repo / ".kzgit.toml").write_text("enable-alpha-plugins = true\n")
+    config = repo / ".kzgit.toml"   # holds the [sandbox] table; top-level keys go first
+    config.write_text("enable-alpha-plugins = true\n" + config.read_text())
     env["KZGIT_CACHE_DIR"] = str(tmp_path / "cache")
     return repo, env
 

@@ -25,6 +25,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import pytest
 
 from kzgit.build import BuildOptions
+from kzgit.config import SandboxSettings
 from kzgit.errors import KzgitError
 from kzgit.loader import DiskFS, Loader
 from kzgit.plugins import helm
@@ -119,6 +120,16 @@ def fake_helm(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(p)
 
 
+def _log_dir(base: Path) -> Path:
+    """Where the fake helm logs its calls: ``base`` becomes a repository whose configuration
+    lets the (sandboxed) fake helm write there, as a user would allow a plugin."""
+    log = base / "log"
+    log.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(base)], check=True)
+    (base / ".kzgit.toml").write_text(f'[sandbox]\nallow-write = ["{log}"]\n')
+    return log
+
+
 def _write(root: Path, files: Dict[str, str]) -> None:
     for rel, text in files.items():
         p = root / rel
@@ -142,7 +153,7 @@ def _run(tool: str, tmp: Path, files: Dict[str, str], fake: str, flags: List[str
     _write(root, files)
     tdir = tmp / "tmpdir"   # the same TMPDIR for both tools: temp paths differ only by the suffix
     tdir.mkdir(exist_ok=True)
-    log = base / "helm.log"
+    log = _log_dir(base) / "helm.log"
     e = {**os.environ, "FAKE_HELM_LOG": str(log), "TMPDIR": str(tdir), **(env or {})}
     target = root / sub
     if tool == "kubectl":
@@ -408,10 +419,9 @@ releaseName: g
     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\nx: [1, null]\n",
 ], ids=["list", "local-config", "empty-docs", "nothing", "chatter", "duplicate", "bad-separator", "null-item"])
 def test_template_output_parsing(tmp_path: Path, fake_helm: str, output: str) -> None:
-    out = tmp_path / "out.yaml"
-    out.write_text(output)
-    compare(tmp_path, fake_helm, {**CHART, K: "helmCharts:\n- name: mychart\n"},
-            env={"FAKE_HELM_OUT": str(out)})
+    # in the kustomization (readable by the sandboxed fake helm), relative to the tools' cwd
+    compare(tmp_path, fake_helm, {**CHART, "out.yaml": output, K: "helmCharts:\n- name: mychart\n"},
+            env={"FAKE_HELM_OUT": "tree/out.yaml"})
 
 
 @needs_kubectl
@@ -494,7 +504,7 @@ def test_chart_home_outside_root_replace_skips_values_file(tmp_path: Path, fake_
 # --------------------------------------------------------------------------- kzgit only
 
 def _kzgit(root: Path, fake: str, *flags: str, env: Optional[Dict[str, str]] = None) -> "subprocess.CompletedProcess[str]":
-    e = {**os.environ, "FAKE_HELM_LOG": str(root.parent / "helm.log"), **(env or {})}
+    e = {**os.environ, "FAKE_HELM_LOG": str(_log_dir(root.parent) / "helm.log"), **(env or {})}
     return subprocess.run([PY, "-m", "kzgit", "build", "--enable-helm", f"--helm-command={fake}",
                            *flags, str(root)], capture_output=True, text=True, env=e, timeout=60)
 
@@ -507,7 +517,7 @@ def test_timeout_kills_helm(tmp_path: Path, fake_helm: str) -> None:
     assert time.monotonic() - start < 20
     assert res.returncode == 1 and "timed out" in res.stderr and "mychart" in res.stderr
     assert "kustomization.yaml" in res.stderr and "Traceback" not in res.stderr
-    pid = int((tmp_path / "helm.log.pid").read_text())
+    pid = int((tmp_path / "log" / "helm.log.pid").read_text())
     end = time.monotonic() + 5
     while time.monotonic() < end:
         try:
@@ -544,7 +554,7 @@ def test_chart_name_with_slash_refused(tmp_path: Path, fake_helm: str) -> None:
     _write(root, {**CHART, K: "helmCharts:\n- name: ../../etc\n  repo: https://x.example.com\n"})
     res = _kzgit(root, fake_helm)
     assert res.returncode == 1 and "must not contain '/'" in res.stderr
-    assert not (tmp_path / "helm.log").exists()   # helm never ran
+    assert not (tmp_path / "log" / "helm.log").exists()   # helm never ran
 
 
 def test_remote_root_pulls_into_temp_not_the_clone(tmp_path: Path, fake_helm: str,
@@ -557,7 +567,9 @@ def test_remote_root_pulls_into_temp_not_the_clone(tmp_path: Path, fake_helm: st
     loader = Loader(str(clone), DiskFS(), repo_root=str(clone))
     chart = helm.HelmChart(name="remote", repo="https://x.example.com", version="1.0.0",
                            release_name="r", where="kustomization.yaml: helmCharts entry 0")
-    opts = BuildOptions(enable_helm=True, helm_command=fake_helm)
+    opts = BuildOptions(enable_helm=True, helm_command=fake_helm,
+                        sandbox=SandboxSettings(allow_write=(str(tmp_path / "helm.log"),)))
+    (tmp_path / "helm.log").touch()   # the sandbox allows writing an existing file
     inf = helm.Inflation(chart, loader, opts, [])
     inf.configure()
     resources = inf.generate()

@@ -10,11 +10,12 @@ import stat
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import pytest
 
 from kzgit.build import BuildOptions
+from kzgit.config import SandboxSettings
 from kzgit.errors import PluginError
 from kzgit.loader import Loader
 from kzgit.plugins import external
@@ -56,7 +57,10 @@ def plugin_path(home: Path, api_version: str, kind: str) -> Path:
     return home / ".config" / "kustomize" / "plugin" / api_version / kind.lower() / kind
 
 
-def opts(**kw: Any) -> BuildOptions:
+def opts(writes: Optional[Path] = None, **kw: Any) -> BuildOptions:
+    """Plugin options; ``writes``: a directory the (sandboxed) test plugins record into."""
+    if writes is not None:
+        kw["sandbox"] = SandboxSettings(allow_write=(str(writes),))
     kw.setdefault("enable_alpha_plugins", True)
     kw.setdefault("plugin_timeout", 20)
     return BuildOptions(**kw)
@@ -101,7 +105,7 @@ EOF
 
 def test_legacy_generator_invocation_and_annotations(home: Path, root: Path) -> None:
     write_exe(plugin_path(home, "someteam.example.com/v1", "ChartInflator"), LEGACY_GENERATOR)
-    out = external.generate(GEN_CONFIG, "gen.yaml", Loader(str(root)), opts())
+    out = external.generate(GEN_CONFIG, "gen.yaml", Loader(str(root)), opts(root))
     assert [r.name for r in out] == ["generated", "plain"]
     gen, plain = out
     assert gen.needs_hash and gen.behavior == "merge"
@@ -160,7 +164,7 @@ def test_legacy_transformer_updates_resmap(home: Path, root: Path) -> None:
     keep.prev_ids.append(keep.cur_id()._replace(name="older"))
     rm = ResMap([keep, Resource(cm("drop"))])
     cfg = {"apiVersion": "x.example.com/v1", "kind": "Toucher", "metadata": {"name": "t"}}
-    external.transform(cfg, "t.yaml", Loader(str(root)), rm, opts())
+    external.transform(cfg, "t.yaml", Loader(str(root)), rm, opts(root))
     assert [(r.kind, r.name) for r in rm] == [("ConfigMap", "keep"), ("Service", "new")]
     kept = rm.resources()[0]
     assert kept is keep and kept.prev_ids, "updated in place: build state is kept"
@@ -309,7 +313,7 @@ def test_krm_exec_transformer(root: Path) -> None:
     write_exe(root / "fn.py", KRM_FN)
     rm = ResMap([Resource(cm("a")), Resource(cm("b"))])
     cfg = fn_config(results=[{"message": "just saying", "severity": "warning"}])
-    external.transform(cfg, "kustomization.yaml", Loader(str(root)), rm, opts())
+    external.transform(cfg, "kustomization.yaml", Loader(str(root)), rm, opts(root))
     assert [r.obj["metadata"] for r in rm] == [
         {"name": "a", "annotations": {"fn": "myfn"}}, {"name": "b", "annotations": {"fn": "myfn"}}]
     seen = load_documents((root / "fn-input.yaml").read_bytes())[0]
@@ -323,7 +327,7 @@ def test_krm_exec_transformer(root: Path) -> None:
 
 def test_krm_exec_generator(root: Path) -> None:
     write_exe(root / "fn.py", KRM_FN)
-    out = external.generate(fn_config(generate=True), "k", Loader(str(root)), opts())
+    out = external.generate(fn_config(generate=True), "k", Loader(str(root)), opts(root))
     # As fnplugin: the function config itself is the input item, echoed back by this function.
     assert [(r.kind, r.name) for r in out] == [("MyPlugin", "myfn"), ("ConfigMap", "from-fn")]
     assert out[1].needs_hash and out[1].obj["metadata"] == {"name": "from-fn"}
@@ -335,11 +339,11 @@ def test_krm_error_results_fail(root: Path) -> None:
                               "resourceRef": {"kind": "ConfigMap", "name": "a"},
                               "field": {"path": "data.x"}}])
     with pytest.raises(PluginError) as e:
-        external.transform(cfg, "k", Loader(str(root)), ResMap([Resource(cm("a"))]), opts())
+        external.transform(cfg, "k", Loader(str(root)), ResMap([Resource(cm("a"))]), opts(root))
     assert "replicas too low" in str(e.value) and "ConfigMap/a field data.x" in str(e.value)
     cfg = fn_config(exit=1, results=[{"message": "boom", "severity": "error"}])
     with pytest.raises(PluginError, match="boom"):
-        external.transform(cfg, "k", Loader(str(root)), ResMap([Resource(cm("a"))]), opts())
+        external.transform(cfg, "k", Loader(str(root)), ResMap([Resource(cm("a"))]), opts(root))
 
 
 def test_krm_exec_missing(root: Path) -> None:

@@ -50,6 +50,10 @@ def setup_tree(tmp_path: Path) -> Dict[str, str]:
                                  "metadata:\n  name: h\n")
     tmp = tmp_path / "tmp"   # kzgit's temporary files (the plugin's config file) go here
     tmp.mkdir()
+    # the plugin writes its pid file next to the tree: the repository's configuration lets
+    # the sandbox allow it, as a user would
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / ".kzgit.toml").write_text(f'[sandbox]\nallow-write = ["{tmp_path}"]\n')
     env = dict(os.environ, HOME=str(home), KUSTOMIZE_PLUGIN_HOME=str(home / "plugin"),
                TMPDIR=str(tmp))
     env["PYTHONPATH"] = os.pathsep.join([str(PROJECT),

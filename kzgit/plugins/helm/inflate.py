@@ -15,7 +15,8 @@ from kzgit.plugins.helm.argv import go_join, helm_argv, pull_argv
 from kzgit.plugins.helm.chart import HELM_DEFAULT_HOME, MERGE_OPTIONS, HelmChart
 from kzgit.plugins.helm.output import parse_output
 from kzgit.plugins.helm.values import values_bytes
-from kzgit.proc import ProcessResult, run_process, stderr_tail
+from kzgit import sandbox
+from kzgit.proc import ProcessResult, stderr_tail
 from kzgit.remote import fetch_file, is_http_url
 from kzgit.resource import Resource
 
@@ -132,9 +133,15 @@ class Inflation:
                     "HELM_DATA_HOME": f"{home}/.data"})
         label = f"{c.label()}: helm ('{self.helm} {args[0]}')"
         timeout = self.options.plugin_timeout
+        assert self.tmp is not None
         try:
-            res = run_process([self.helm, *args], label=label, env=env,
-                              timeout=timeout if timeout and timeout > 0 else None, check=False)
+            # helm reads the chart (wherever chartHome puts it, as in kustomize) and works in
+            # its temp dir; only a pull needs the network
+            res = sandbox.run([self.helm, *args], options=self.options, label=label,
+                              root=self.loader.root, env=env, check=False,
+                              timeout=timeout if timeout and timeout > 0 else None,
+                              read=[go_join(self.chart_home_in_use(), c.name)],
+                              write=[self.tmp], network=True if args[0] == "pull" else None)
         except PluginError as e:
             if "cannot run" in str(e) and e.tip is None:
                 raise PluginError(str(e), tip=f"is '{self.helm}' (helm v3) installed? "
@@ -150,7 +157,7 @@ class Inflation:
             if "--debug" in args and res.stdout.strip():
                 # runHelmCommand: with --debug the error also shows what helm rendered
                 msg += "\nHelm template:\n" + stderr_tail(res.stdout, 40)
-            raise PluginError(msg)
+            raise PluginError(msg, tip=res.hint)
         return res
 
     def _check_version(self) -> None:

@@ -1,0 +1,372 @@
+"""kzgit.sandbox: exec plugins, KRM exec functions and helm run confined (Landlock).
+
+Each confined program tries what a hostile plugin merged in a pull request would: read a key in
+the home directory, write outside its temporary directory or into the source tree, connect to a
+listener on 127.0.0.1, or start a child that tries the same.  All of it is refused, the build
+fails with the sandbox's hint and nothing outside changes; the same program succeeds once the
+configuration allows what it needs.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+from typing import Any, Dict, Iterator, List
+
+import pytest
+
+from kzgit import sandbox
+from kzgit.build import BuildOptions, build
+from kzgit.config import SandboxSettings, load_config
+from kzgit.errors import KzgitError, PluginError, UsageError
+
+PY = sys.executable
+LANDLOCK, WHY = sandbox.available()
+needs_landlock = pytest.mark.skipif(not LANDLOCK, reason=f"no Landlock here: {WHY}")
+
+# What every confined program runs first: the attack named by KZGIT_ATTACK ("child-X" runs X in
+# a child process); a refusal exits 1 with the error on stderr.
+ATTACK_FN = '''
+import json, os, socket, subprocess, sys
+T = json.loads(os.environ["KZGIT_TARGETS"])
+
+def attack(name):
+    if name.startswith("child-"):
+        code = SRC + "\\nprint(attack(%r))" % name[len("child-"):]
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        sys.stderr.write(r.stderr)
+        if r.returncode:
+            sys.exit(r.returncode)
+        return r.stdout.strip()
+    try:
+        if name == "read":
+            return open(T["secret"]).read().strip()
+        if name == "write-outside":
+            open(T["outside"], "w").write("pwned")
+        elif name == "write-source":
+            open(T["source"], "w").write("pwned")
+        elif name == "connect":
+            socket.create_connection(("127.0.0.1", T["port"]), timeout=5).close()
+        elif name == "tmp":   # its own temporary directory is writable
+            p = os.path.join(os.environ.get("TMPDIR", "/tmp"), "scratch-%d" % os.getpid())
+            open(p, "w").write("ok")
+            return open(p).read()
+        return "done"
+    except OSError as e:
+        sys.stderr.write("attack %s refused: %s\\n" % (name, e))
+        sys.exit(1)
+'''
+ATTACK = (f"SRC = {ATTACK_FN!r}\nexec(SRC)\n"
+          "GOT = attack(os.environ.get('KZGIT_ATTACK', 'tmp'))\n")
+
+CM = ('{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "got"}, '
+      '"data": {"got": %s}}')
+
+LEGACY = f"#!{PY}\n{ATTACK}\nprint(CM % json.dumps(GOT))\n".replace("CM", repr(CM))
+KRM = (f"#!{PY}\n{ATTACK}\nsys.stdin.read()\n"
+       "print(json.dumps({'apiVersion': 'config.kubernetes.io/v1', 'kind': 'ResourceList', "
+       "'items': [json.loads(CM % json.dumps(GOT))]}))\n").replace("CM", repr(CM))
+HELM = (f"#!{PY}\n{ATTACK}\n"
+        "if sys.argv[1] == 'version':\n    print('v3.16.2')\n"
+        "else:\n    print(CM % json.dumps(GOT))\n").replace("CM", repr(CM))
+
+
+class Listener:
+    """A TCP listener on 127.0.0.1 counting the connections it accepts."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.accepted = 0
+        self._stop = False
+        self._t = threading.Thread(target=self._run, daemon=True)
+        self._t.start()
+
+    def _run(self) -> None:
+        while not self._stop:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.accepted += 1
+            c.close()
+
+    def close(self) -> None:
+        self._stop = True
+        self._t.join(2)
+        self.sock.close()
+
+
+class Scene:
+    """A home with an SSH key, a kustomization using one kind of plugin, a listener."""
+
+    def __init__(self, tmp: Path, kind: str, monkeypatch: pytest.MonkeyPatch, listener: Listener) -> None:
+        self.tmp = Path(os.path.realpath(tmp))
+        self.kind = kind
+        self.home = self.tmp / "home"
+        (self.home / ".ssh").mkdir(parents=True)
+        self.secret = self.home / ".ssh" / "id_ed25519"
+        self.secret.write_text("-----BEGIN OPENSSH PRIVATE KEY----- secret\n")
+        monkeypatch.setenv("HOME", str(self.home))
+        self.root = self.tmp / "repo" / "app"
+        self.root.mkdir(parents=True)
+        self.outside = self.tmp / "outside"
+        self.outside.mkdir()
+        self.listener = listener
+        monkeypatch.setenv("KZGIT_TARGETS", json.dumps({
+            "secret": str(self.secret), "outside": str(self.outside / "pwned"),
+            "source": str(self.root / "pwned"), "port": listener.port}))
+        bindir = self.tmp / "plugins"
+        bindir.mkdir()
+        if kind == "exec plugin":
+            plugin = self.home / ".config" / "kustomize" / "plugin" / "example.com" / "v1" / "attacker" / "Attacker"
+            self._exe(plugin, LEGACY)
+            monkeypatch.setenv("XDG_CONFIG_HOME", str(self.home / ".config"))
+            (self.root / "gen.yaml").write_text(
+                "apiVersion: example.com/v1\nkind: Attacker\nmetadata:\n  name: a\n")
+            self._kustomization("generators:\n- gen.yaml\n")
+        elif kind == "KRM function":
+            self._exe(self.root / "fn" / "attacker", KRM)
+            (self.root / "gen.yaml").write_text(textwrap.dedent("""\
+                apiVersion: example.com/v1
+                kind: Attacker
+                metadata:
+                  name: a
+                  annotations:
+                    config.kubernetes.io/function: |
+                      exec:
+                        path: ./fn/attacker
+                """))
+            self._kustomization("generators:\n- gen.yaml\n")
+        else:
+            self.helm = str(self._exe(bindir / "helm", HELM))
+            (self.root / "charts" / "c").mkdir(parents=True)
+            (self.root / "charts" / "c" / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 1.0.0\n")
+            (self.root / "charts" / "c" / "values.yaml").write_text("a: 1\n")
+            self._kustomization("helmCharts:\n- name: c\n  releaseName: r\n")
+
+    @staticmethod
+    def _exe(path: Path, text: str) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        path.chmod(0o755)
+        return path
+
+    def _kustomization(self, body: str) -> None:
+        (self.root / "kustomization.yaml").write_text(body)
+
+    def options(self, **settings: Any) -> BuildOptions:
+        return BuildOptions(enable_alpha_plugins=True, enable_exec=True, enable_helm=True,
+                            helm_command=getattr(self, "helm", "helm"), plugin_timeout=30,
+                            sandbox=SandboxSettings(**settings))
+
+    def untouched(self) -> bool:
+        return (not (self.outside / "pwned").exists() and not (self.root / "pwned").exists()
+                and self.listener.accepted == 0)
+
+
+@pytest.fixture
+def listener() -> Iterator[Listener]:
+    lst = Listener()
+    yield lst
+    lst.close()
+
+
+KINDS = ["exec plugin", "KRM function", "helm"]
+ATTACKS = ["read", "write-outside", "write-source", "connect"]
+
+
+@needs_landlock
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("attack", ATTACKS + [f"child-{a}" for a in ATTACKS])
+def test_hostile_plugin_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                   listener: Listener, kind: str, attack: str) -> None:
+    scene = Scene(tmp_path, kind, monkeypatch, listener)
+    monkeypatch.setenv("KZGIT_ATTACK", attack)
+    with pytest.raises(PluginError) as e:
+        build(str(scene.root), scene.options())
+    msg = str(e.value)
+    assert f"attack {attack.replace('child-', '')} refused" in msg and "Permission denied" in msg
+    assert "kzgit's plugin sandbox" in msg and "allow-read" in msg and "network = true" in msg
+    assert str(scene.root) in msg          # what it could read is listed
+    assert scene.untouched(), "a confined plugin changed something outside its temp dir"
+    assert "secret" not in msg
+
+
+@needs_landlock
+@pytest.mark.parametrize("kind", KINDS)
+def test_plugin_with_nothing_to_hide_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          listener: Listener, kind: str) -> None:
+    """Its own temporary directory (TMPDIR) is writable, and removed afterwards."""
+    scene = Scene(tmp_path, kind, monkeypatch, listener)
+    monkeypatch.setenv("KZGIT_ATTACK", "tmp")
+    before = set(os.listdir(os.environ.get("TMPDIR", "/tmp")))
+    out = build(str(scene.root), scene.options()).to_yaml()
+    assert "got: ok" in out
+    left = {n for n in set(os.listdir(os.environ.get("TMPDIR", "/tmp"))) - before
+            if n.startswith("kzgit-sandbox-")}
+    assert not left
+
+
+@needs_landlock
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("attack,settings", [
+    ("read", {"allow_read": ("~/.ssh",)}),
+    ("child-read", {"allow_read": ("~/.ssh/id_ed25519",)}),
+    ("write-outside", {"allow_write": ("~/../outside",)}),
+    ("connect", {"network": True}),
+    ("child-connect", {"network": True}),
+])
+def test_allowed_access_succeeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                 listener: Listener, kind: str, attack: str,
+                                 settings: Dict[str, Any]) -> None:
+    scene = Scene(tmp_path, kind, monkeypatch, listener)
+    monkeypatch.setenv("KZGIT_ATTACK", attack)
+    out = build(str(scene.root), scene.options(**settings)).to_yaml()
+    if attack.endswith("read"):
+        assert "got: '-----BEGIN OPENSSH PRIVATE KEY----- secret'" in out
+    elif attack == "write-outside":
+        assert (scene.outside / "pwned").read_text() == "pwned"
+    else:   # helm runs twice (version, template), each connects
+        assert listener.accepted == (2 if kind == "helm" else 1)
+
+
+@needs_landlock
+def test_network_option_opens_tcp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                  listener: Listener) -> None:
+    """--network (BuildOptions.network) opens TCP to confined plugins as network = true does."""
+    scene = Scene(tmp_path, "KRM function", monkeypatch, listener)
+    monkeypatch.setenv("KZGIT_ATTACK", "connect")
+    opts = scene.options()
+    opts.network = True
+    build(str(scene.root), opts)
+    assert listener.accepted == 1
+
+
+@needs_landlock
+def test_mode_off_runs_unconfined(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                  listener: Listener) -> None:
+    scene = Scene(tmp_path, "exec plugin", monkeypatch, listener)
+    monkeypatch.setenv("KZGIT_ATTACK", "read")
+    assert "secret" in build(str(scene.root), scene.options(mode="off")).to_yaml()
+
+
+def test_without_landlock_auto_runs_unconfined_and_require_fails(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listener: Listener) -> None:
+    scene = Scene(tmp_path, "KRM function", monkeypatch, listener)
+    monkeypatch.setenv("KZGIT_ATTACK", "tmp")
+    monkeypatch.setattr(sandbox, "available", lambda: (False, "this test's kernel has none"))
+    monkeypatch.setattr(sandbox, "_unconfined", [])
+    assert "got: ok" in build(str(scene.root), scene.options()).to_yaml()
+    assert sandbox.unconfined_reason() == "this test's kernel has none"
+    with pytest.raises(PluginError) as e:
+        build(str(scene.root), scene.options(mode="require", source="/r/.kzgit.toml"))
+    assert "sandbox is required (/r/.kzgit.toml) but this test's kernel has none" in str(e.value)
+    assert 'mode = "auto"' in str(e.value)
+
+
+def test_docker_mount_outside_the_root_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "app"
+    root.mkdir()
+    (root / "fn.yaml").write_text(textwrap.dedent("""\
+        apiVersion: example.com/v1
+        kind: Fn
+        metadata:
+          name: f
+          annotations:
+            config.kubernetes.io/function: |
+              container:
+                image: example.com/fn:v1
+        """))
+    (root / "kustomization.yaml").write_text("generators:\n- fn.yaml\n")
+    opts = BuildOptions(enable_alpha_plugins=True, mounts=[f"type=bind,src={tmp_path / 'secret'},dst=/s"])
+    (tmp_path / "secret").mkdir()
+    with pytest.raises(PluginError, match="mount source .*secret' is outside the kustomization root"):
+        build(str(root), opts)
+    opts.sandbox = SandboxSettings(allow_read=(str(tmp_path / "secret"),))
+    with pytest.raises(KzgitError) as e:   # allowed: docker itself runs (and fails here)
+        build(str(root), opts)
+    assert "outside the kustomization root" not in str(e.value)
+    opts.mounts = [f"type=bind,src={tmp_path / 'secret'},dst=/s,rw=true"]
+    with pytest.raises(PluginError, match="allow-write"):   # writable needs allow-write
+        build(str(root), opts)
+
+
+def test_config_table(tmp_path: Path) -> None:
+    (tmp_path / ".kzgit.toml").write_text(
+        '[sandbox]\nmode = "require"\nallow-read = ["~/.config/sops/age"]\nnetwork = true\n')
+    s = load_config(str(tmp_path)).sandbox
+    assert (s.mode, s.allow_read, s.allow_write, s.network) == (
+        "require", ("~/.config/sops/age",), (), True)
+    assert s.with_flags("off").mode == "off" and s.with_flags(None).mode == "require"
+    (tmp_path / ".kzgit.toml").write_text('[sandbox]\nmode = "maybe"\n')
+    with pytest.raises(UsageError, match="bad value for 'sandbox.mode'"):
+        load_config(str(tmp_path))
+    (tmp_path / ".kzgit.toml").write_text('[sandbox]\nallow-reads = []\n')
+    with pytest.raises(UsageError, match="unknown key 'sandbox.allow-reads'"):
+        load_config(str(tmp_path))
+    os.remove(tmp_path / ".kzgit.toml")
+    (tmp_path / "pyproject.toml").write_text('[tool.kzgit.sandbox]\nallow-write = ["/w"]\n')
+    assert load_config(str(tmp_path)).sandbox.allow_write == ("/w",)
+
+
+@needs_landlock
+def test_cli_reads_the_repository_configuration_and_flags_win(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listener: Listener) -> None:
+    scene = Scene(tmp_path, "KRM function", monkeypatch, listener)
+    repo = scene.root.parent
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+
+    def kzgit(attack: str, *flags: str) -> "subprocess.CompletedProcess[str]":
+        return subprocess.run([PY, "-m", "kzgit", "build", "--enable-alpha-plugins", *flags,
+                               str(scene.root)], capture_output=True, text=True, timeout=120,
+                              env=dict(os.environ, KZGIT_ATTACK=attack))
+
+    r = kzgit("connect")
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "attack connect refused" in r.stderr and "TIP: it ran in kzgit's plugin sandbox" in r.stderr
+    assert listener.accepted == 0
+    assert kzgit("connect", "--network").returncode == 0 and listener.accepted == 1
+    (repo / ".kzgit.toml").write_text("[sandbox]\nnetwork = true\n")
+    assert kzgit("connect").returncode == 0 and listener.accepted == 2
+    (repo / ".kzgit.toml").write_text('[sandbox]\nmode = "off"\n')
+    r = kzgit("read")
+    assert r.returncode == 0 and "secret" in r.stdout
+    r = kzgit("read", "--sandbox", "auto")      # the flag wins over the file
+    assert r.returncode == 1 and "attack read refused" in r.stderr and "secret" not in r.stdout
+    os.remove(repo / ".kzgit.toml")
+    (repo / "pyproject.toml").write_text('[tool.kzgit.sandbox]\nallow-read = ["~/.ssh"]\n')
+    r = kzgit("read")
+    assert r.returncode == 0 and "secret" in r.stdout
+    (repo / "pyproject.toml").write_text('[tool.kzgit.sandbox]\nmode = "sometimes"\n')
+    r = kzgit("tmp")
+    assert r.returncode == 2 and "sandbox.mode" in r.stderr
+
+
+@needs_landlock
+def test_confinement_costs_under_5ms(tmp_path: Path) -> None:
+    """The rules are built in the parent (about 30 paths), the child then makes two system
+    calls.  The per-run temporary directory is a file system cost on top (tens of microseconds on
+    tmpfs, milliseconds on a busy disk); benchmarks/bench_sandbox.py measures whole runs."""
+    from kzgit.sandbox import _landlock
+    program = tmp_path / "p.sh"
+    program.write_text("#!/bin/sh\ntrue\n")
+    program.chmod(0o755)
+    costs: List[float] = []
+    for _ in range(30):
+        t0 = time.perf_counter()
+        reads = [*sandbox.SYSTEM_READ, str(tmp_path), *sandbox._interpreter_roots(str(program), None)]
+        rs, _ = _landlock.build(_landlock.abi_version(), [(p, _landlock.READ) for p in reads], False)
+        rs.close()
+        costs.append(time.perf_counter() - t0)
+    costs.sort()
+    assert costs[len(costs) // 2] < 0.005, f"median set-up {costs[len(costs) // 2] * 1000:.2f} ms"
