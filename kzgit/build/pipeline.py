@@ -9,79 +9,33 @@ from __future__ import annotations
 import functools
 import json
 import os
-from typing import Any, Callable, Dict, Generator, Iterable, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Generator, List, Optional, Tuple
 
 import kzgit.openapi as oa
 from kzgit.build import leads
 from kzgit.build import BuildOptions, BuildResult
-from kzgit.build.cache import UNCACHEABLE_FIELDS, Recording, cache_key
-from kzgit.build.origin import annotate_origins
+from kzgit.build.accumulator import Accumulator
+from kzgit.build.context import BuildContext
+from kzgit.build.cache import cache_key
+from kzgit.build.finish import finish
 from kzgit.builtins import images, metadata, namespace, prefix_suffix, replicas
 from kzgit.builtins import patches as patch_tf
 from kzgit.builtins.hashing import add_hashes
 from kzgit.builtins.nameref import fix_back_references
-from kzgit.builtins.replacements import apply_replacements
-from kzgit.builtins.sorting import apply_sort
-from kzgit.builtins.vars import VarSet, resolve_vars
 from kzgit.generators import make_configmap, make_secret
 from kzgit.errors import BuildError, KzgitError, YamlError
-from kzgit.konfig.general import LOCAL_CONFIG_ANNOTATION as LOCAL_CONFIG
-from kzgit.konfig.general import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from kzgit.kustomization import Kustomization, parse_kustomization
 from kzgit.loader import Loader, new_root_loader
-from kzgit.resource import ResId, ResMap, Resource
+from kzgit.resource import ResMap
 from kzgit.resource.factory import resources_from_bytes
-from kzgit.openapi import crd_fieldspecs
-from kzgit.remote import looks_remote, open_remote, open_remote_repo, parse_repo_spec
+from kzgit.plugins.builtin import Configs, apply_replacement_entries
+from kzgit.plugins.common import config_meta
+from kzgit.plugins.helpers import PluginHelpers
+from kzgit.remote import open_remote_repo, parse_repo_spec
 from kzgit.resource.fieldspec import FieldSpec, merge_specs
-from kzgit.resource.selector import metadata_texts
-from kzgit.builtins.config import TransformerConfig, default_config, parse_config_file
-from kzgit.yamlio import dump, load_documents, load_yaml11, plain_scalar_is_string
-from kzgit.yamlio.tree import spelled
+from kzgit.builtins.config import TransformerConfig, parse_config_file
+from kzgit.yamlio import dump, load_documents
 
-
-
-class Accumulator:
-    """ResAccumulator: resources, the transformer config and the vars of a level."""
-
-    def __init__(self) -> None:
-        self.resmap = ResMap()
-        self.config: TransformerConfig = default_config()
-        self.vars: List[Dict[str, Any]] = []
-        self.varset: Any = None
-
-    def merge_config(self, other: TransformerConfig) -> None:
-        self.config.merge(other)
-
-    def absorb(self, res: Resource, where: str) -> None:
-        """resWrangler.appendReplaceOrMerge for generated resources."""
-        rid = res.cur_id()
-        matches = self.resmap.lookup_any_id(rid)   # indexed: linear in generators + resources
-        if not matches:
-            if res.behavior in ("merge", "replace"):
-                raise BuildError(f"merging from generator {where}: id {_go_id(rid)} does not exist; cannot merge or replace")
-            self.resmap.append(res)
-            return
-        if len(matches) > 1:
-            raise BuildError(f"merging from generator {where}: found multiple objects {[str(m.cur_id()) for m in matches]} that could accept merge of {rid}")
-        old = matches[0]
-        if res.behavior not in ("merge", "replace"):
-            raise BuildError(f"merging from generator {where}: id {_go_id(rid)} exists; behavior must be merge or replace")
-        _copy_merge_metadata(res, old)
-        if res.behavior == "merge":
-            for field in ("data", "binaryData"):
-                # resource.go mergeDataMapFrom: GetDataMap reads each value's text, and
-                # SetDataMap writes them all back as strings (1.50 stays "1.50", true "true").
-                base = old.obj.get(field)
-                merged = metadata_texts(base) if isinstance(base, dict) else {}
-                merged.update(res.obj.get(field) or {})
-                if merged:
-                    res.obj[field] = merged
-            if old.origin is not None:
-                res.origin = old.origin
-        items = self.resmap.resources()
-        items[items.index(old)] = res
-        self.resmap.replace_items(items)
 
 
 def _check_json6902_target(config: Dict[str, Any]) -> None:
@@ -94,45 +48,6 @@ def _check_json6902_target(config: Dict[str, Any]) -> None:
 def _go_quote(text: str) -> str:
     """Go's ``%q`` of a string (strconv.Quote) for the characters error messages hold."""
     return json.dumps(text, ensure_ascii=False)
-
-
-def _go_id(rid: ResId) -> str:
-    return str(rid)
-
-
-def _copy_merge_metadata(res: Resource, old: Resource) -> None:
-    """Resource.CopyMergeMetaDataFieldsFrom: labels/annotations merged (new wins), old name/namespace,
-    and the old resource's build state (previous ids, affixes); the hash only if both want it."""
-    labels = dict(old.labels())
-    labels.update(res.labels())
-    ann = dict(old.annotations())
-    ann.update(res.annotations())
-    md = res.metadata
-    if labels:
-        md["labels"] = labels
-    else:
-        md.pop("labels", None)
-    if ann:
-        md["annotations"] = ann
-    else:
-        md.pop("annotations", None)
-    md["name"] = old.name
-    if old.namespace:
-        md["namespace"] = old.namespace
-    else:
-        md.pop("namespace", None)
-    res.needs_hash = res.needs_hash and old.needs_hash
-    res.prev_ids = list(old.prev_ids)
-    res.prefixes = list(old.prefixes)
-    res.suffixes = list(old.suffixes)
-    res.refby = list(old.refby)
-    # kustomize keeps build metadata as annotations, merged like the others (new wins): a
-    # generated resource carries no transformations yet, so the old one's survive a merge or
-    # replace (api/resource/resource.go CopyMergeMetaDataFieldsFrom)
-    if not res.transformations:
-        res.transformations = list(old.transformations)
-    if res.origin is None:
-        res.origin = old.origin
 
 
 class _Steps(list):
@@ -192,7 +107,7 @@ def _drive(walk: _Walk) -> Any:
 class Target:
     """One kustomization (or component) root."""
 
-    def __init__(self, loader: Loader, options: BuildOptions, ctx: "BuildContext",
+    def __init__(self, loader: Loader, options: BuildOptions, ctx: BuildContext,
                  origin: Optional[str] = None) -> None:
         self.loader = loader
         self.options = options
@@ -204,6 +119,7 @@ class Target:
         # the top kustomization asks for no buildMetadata (no tracking at all)
         self.origin = origin
         self.k: Kustomization = parse_kustomization(loader.fs.read_bytes(path), path)
+        self.helpers = PluginHelpers(loader, options, path, ctx.shared)
         ctx.warnings.extend(self.k.warnings)
         ctx.record_target(self)
 
@@ -397,7 +313,7 @@ class Target:
         if k.get("helmCharts") or k.get("helmChartInflationGenerator"):
             self.ctx.helm(self, ra)
         if k.get("generators"):
-            self.ctx.plugins.generate_all(self, k.get("generators"), ra)
+            self.ctx.plugins.generate_all(self.plugin_configs(k.get("generators")), self.helpers, ra)
 
     def builtin_transformers(self, cfg: TransformerConfig) -> List[Tuple[str, Callable[[ResMap], None]]]:
         """configureBuiltinTransformers, in kustomize's order: (plugin kind, step)."""
@@ -456,7 +372,8 @@ class Target:
             out.append(lambda m, img=img: images.transform(m, {"imageTag": img or {}, "fieldSpecs": t["images"]}))
         out.kind = "ReplacementTransformer"
         if k.get("replacements"):
-            out.append(lambda m: self.ctx.replacements(self, m, k.get("replacements")))
+            out.append(lambda m: apply_replacement_entries(m, k.get("replacements"), self.loader,
+                                                           self.kfile))
         return out
 
     def _leading(self, field: str, index: int, entry: Any, step: Callable[[], None]) -> None:
@@ -492,7 +409,8 @@ class Target:
             step(ra.resmap)
             self.after_transformer(ra.resmap, self.builtin_origin(kind))
         if self.k.get("transformers"):
-            self.ctx.plugins.transform_all(self, self.k.get("transformers"), ra.resmap)
+            self.ctx.plugins.transform_all(self.plugin_configs(self.k.get("transformers")),
+                                           self.helpers, ra.resmap, self.after_transformer)
 
     def after_transformer(self, m: ResMap, origin: Optional[Dict[str, Any]]) -> None:
         """multitransformer.go: record the transformer on every resource, drop emptied ones."""
@@ -505,206 +423,41 @@ class Target:
                 else:
                     r.transformations.append(origin)
 
+    def plugin_configs(self, entries: List[str]) -> Configs:
+        """The plugin configs of ``entries`` with their origin (kusttarget.go configureExternal*,
+        OriginFromCustomPlugin)."""
+        out: Configs = []
+        ra = Accumulator()
+        paths: List[str] = []
+        for e in entries:
+            # an entry that reads as resources (NewResMapFromBytes) is inline, even with none at
+            # all (``null``, ``""``, ``---``); anything else is a path
+            try:
+                inline = resources_from_bytes(e.encode("utf-8"), f"inline config in {self.kfile}")
+            except KzgitError:
+                paths.append(e)
+                continue
+            for r in inline:
+                r.source = self.kfile
+                if self.origin is not None:
+                    r.origin = {"path": self.origin_of(self.kfile_name)}
+                ra.resmap.append(r)
+        self.accumulate_resources(ra, paths)
+        for r in ra.resmap.resources():
+            origin = None
+            if r.origin is not None:
+                md = config_meta(r.obj)
+                origin = {"repo": r.origin.get("repo"), "ref": r.origin.get("ref"),
+                          "configuredIn": r.origin.get("path"),
+                          "configuredBy": {"apiVersion": r.api_version, "kind": r.kind,
+                                           "name": md.get("name"), "namespace": md.get("namespace")}}
+            out.append((r.obj, origin))
+        return out
+
     def run_validators(self, ra: Accumulator) -> None:
         if self.k.get("validators"):
-            self.ctx.plugins.validate_all(self, self.k.get("validators"), ra.resmap)
-
-
-class BuildContext:
-    """State shared by every level of one build: warnings, plugin runner, remote access."""
-
-    def __init__(self, options: BuildOptions) -> None:
-        self.options = options
-        self.warnings: List[str] = []
-        from kzgit.plugins.builtin import PluginRunner   # plugins import this module's types
-        self.plugins = PluginRunner(options)
-        self._recordings: List[Any] = []   # kzgit.build.cache.Recording, innermost last
-        self._helm_api_versions: Optional[List[str]] = None  # kzgit.plugins.helm's one shared copy
-
-    # reuse of bases (kzgit.build.cache) -----------------------------------------------------
-    def start_recording(self) -> Any:
-        rec = Recording()
-        self._recordings.append(rec)
-        return rec
-
-    def stop_recording(self, rec: Any) -> None:
-        self._recordings.remove(rec)
-
-    def record_target(self, t: "Target") -> None:
-        """Note a kustomization directory entered, and whether its result can be reused."""
-        if not self._recordings:
-            return
-        cacheable = not any(t.k.get(f) for f in UNCACHEABLE_FIELDS)
-        for rec in self._recordings:
-            rec.roots.add(t.loader.root)
-            rec.cacheable = rec.cacheable and cacheable
-
-    def record_roots(self, roots: Iterable[str]) -> None:
-        """Note the directories of a reused base (part of any base being recorded)."""
-        for rec in self._recordings:
-            rec.roots.update(roots)
-
-    def mark_uncacheable(self) -> None:
-        for rec in self._recordings:
-            rec.cacheable = False
-
-    def schema_state(self) -> Optional[Tuple[str, str, str]]:
-        """The OpenAPI schema in force, as a cache key part; None with a custom schema."""
-        version = oa.schema_version()
-        if version.startswith("using custom"):
-            return None
-        # an explicit version differs from none chosen yet: under it a base's custom path is ignored
-        return ("openapi", version, "set" if oa.schema_is_set() else "unset")
-
-    # remote references ---------------------------------------------------------------------
-    def looks_remote(self, path: str) -> bool:
-        return looks_remote(path)
-
-    def open_remote(self, parent: Loader, path: str, options: BuildOptions) -> Union[Loader, bytes]:
-        got = open_remote(parent, path, options)
-        self.note_repo_warnings(path)
-        return got
-
-    def note_repo_warnings(self, path: str) -> None:
-        """What kustomize logs while parsing a repository URL (repospec.go), once per URL."""
-        spec = parse_repo_spec(path)
-        for w in spec.warnings() if spec is not None else ():
-            if w not in self.warnings:
-                self.warnings.append(w)
-
-    # optional features ----------------------------------------------------------------------
-    def helm(self, t: Target, ra: Accumulator) -> None:
-        """helmCharts (kzgit.plugins.helm); origin as for the other builtin generators."""
-        from kzgit.plugins.helm import generate as helm_generate   # only builds with charts pay
-        for res in helm_generate(t, self.options):
-            res.origin = t.builtin_origin("HelmChartInflationGenerator")
-            ra.absorb(res, f"HelmChartInflationGenerator in {t.kfile}")
-
-    def replacements(self, t: Target, m: ResMap, entries: List[Any]) -> None:
-        resolved: List[Dict[str, Any]] = []
-        for e in entries:
-            if isinstance(e, dict) and "path" in e and len(e) == 1:
-                docs = load_documents(t.loader.load(e["path"]), e["path"])
-                for d in docs:
-                    resolved.extend(d if isinstance(d, list) else [d])
-            else:
-                resolved.append(e)
-        apply_replacements(m, resolved, t.kfile)
-
-    def merge_vars(self, ra: Accumulator, t: Target, vars_: List[Any]) -> None:
-        if not vars_:
-            return
-        if ra.varset is None:
-            ra.varset = VarSet()
-        ra.varset.merge(vars_, ra.resmap, t.kfile)
-
-    def merge_sub_vars(self, ra: Accumulator, sub: Accumulator) -> None:
-        if sub.varset is None:
-            return
-        if ra.varset is None:
-            ra.varset = sub.varset
-        else:
-            ra.varset.absorb(sub.varset)
-
-    def resolve_vars(self, ra: Accumulator) -> None:
-        if ra.varset is None:
-            return
-        rows = [[fs.group, fs.version, fs.kind, fs.path, fs.create] for fs in ra.config.tables["varReference"]]
-        self.warnings.extend(resolve_vars(ra.resmap, ra.varset, rows))
-
-    def merge_crds(self, ra: Accumulator, loader: Loader, path: str) -> None:
-        docs = load_documents(loader.load(path), path)
-        cfg = TransformerConfig()
-        for d in docs:
-            if isinstance(d, dict):
-                cfg.add_rows(crd_fieldspecs(d))
-        ra.merge_config(cfg)
-
-    def set_openapi(self, t: Target, reset: bool) -> None:
-        """The kustomization's ``openapi`` field, as kustomize hands it to kyaml ``SetSchema``.
-
-        ``api/krusty/kustomizer.go`` (top, ``reset``) and ``api/internal/target/kusttarget.go``
-        ``accumulateDirectory`` (each base and component): the first kustomization that names
-        a ``path`` or a ``version`` decides, so an overlay's ``version: v1.21.2`` hides a
-        base's custom schema.  The ``path`` file is loaded (load errors surface) even when
-        an earlier choice wins, but only parsed when it is used.
-        """
-        spec = t.k.get("openapi") or {}
-        if reset:
-            # kubectl starts each build with no schema; kzgit may build many in one process
-            self._openapi(lambda oa: oa.reset_schema())
-        data: Optional[bytes] = None
-        if "path" in spec:
-            data = t.loader.load(spec["path"])
-        if not spec:
-            return
-
-        def apply(oa: Any) -> None:
-            if not reset and oa.schema_is_set():
-                return
-            doc = None
-            if data is not None:
-                doc = _openapi_document(data, spec["path"])
-            oa.set_schema(spec, doc, str(t.kfile), reset=True)
-
-        self._openapi(apply)
-
-    def _openapi(self, fn: Callable[[Any], None]) -> None:
-        fn(oa)
-
-
-def _check_annotation_keys(r: Resource) -> None:
-    """kustomize fails on an annotation key that reads as a non-string YAML scalar.
-
-    kyaml rebuilds every resource's annotations with plain keys, and the final conversion
-    to a Go map then meets a ``true``, ``1`` or ``null`` key: ``json: unsupported type:
-    map[interface {}]interface {}`` (reproduced with kubectl kustomize v5.5.0, quoted keys
-    in the source included).  Label keys fail the same way only where a label transformer
-    rewrote the map; kzgit does not reproduce that half.
-    """
-    ann = r.metadata.get("annotations")
-    if not isinstance(ann, dict):
-        return
-    for k in ann:
-        if not plain_scalar_is_string(str(k)):
-            raise BuildError(
-                f"{r.cur_id()}: annotation key {json.dumps(str(k))} reads as a non-string YAML "
-                "value; kustomize cannot serialise it (json: unsupported type: "
-                "map[interface {}]interface {}); quoting does not help")
-
-
-def _scalar_text(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if v is None:
-        return "null"  # a null without source text came from JSON (a JSON 6902 patch)
-    if isinstance(v, float):
-        return repr(v) if not v.is_integer() else str(int(v))
-    return str(v)
-
-
-def _stringify_annotations(r: Resource) -> None:
-    """Resource.RemoveBuildAnnotations re-sets a non-empty annotation map through
-    SetAnnotations(map[string]string): every value comes out as a string."""
-    md = r.obj.get("metadata")
-    if not isinstance(md, dict) or "annotations" not in md:
-        return
-    ann = md["annotations"]
-    if ann is None or ann == {}:
-        # kustomize stores build annotations during the build and re-sets the map
-        # afterwards; an empty map is removed then [verified with kubectl v1.32]
-        del md["annotations"]
-        return
-    if not isinstance(ann, dict):
-        return
-    for k, v in ann.items():
-        text = spelled(ann, k)  # rnode.go getMapFromMeta reads each value's text
-        if text is not None:
-            ann[k] = text
-        elif isinstance(v, (dict, list)):
-            ann[k] = ""  # a mapping or sequence node's Value
-        elif not isinstance(v, str):
-            ann[k] = _scalar_text(v)
+            self.ctx.plugins.validate_all(self.plugin_configs(self.k.get("validators")),
+                                          self.helpers, ra.resmap)
 
 
 def _root_loader(path: str, options: BuildOptions) -> Loader:
@@ -730,37 +483,6 @@ def run(path: str, options: BuildOptions) -> BuildResult:
     add_hashes(ra.resmap)
     fix_back_references(ra.resmap, ra.config.name_reference)
     ctx.resolve_vars(ra)
-    kept = []
-    for r in ra.resmap.resources():
-        ann = r.annotations()
-        if LOCAL_CONFIG in ann:
-            # factory.go DropLocalNodes decodes the annotations into strings: a null is "",
-            # a scalar its text (a bare false is "false"); only "false" keeps the resource.
-            v = ann[LOCAL_CONFIG]
-            if v is None or metadata_texts(ann)[LOCAL_CONFIG] != "false":
-                continue
-        kept.append(r)
-    resources = apply_sort(kept, top.k.get("sortOptions"), options.reorder)
-    build_md = top.k.get("buildMetadata", [])
-    if options.enable_managedby_label or "managedByLabel" in build_md:
-        for r in resources:
-            labels = r.metadata.get("labels")
-            if not isinstance(labels, dict):
-                labels = r.metadata["labels"] = {}
-            labels[MANAGED_BY_LABEL] = MANAGED_BY_VALUE
-    for r in resources:
-        _stringify_annotations(r)
-        _check_annotation_keys(r)
-    annotate_origins(resources, "originAnnotations" in build_md, "transformerAnnotations" in build_md)
+    resources = finish(ra.resmap.resources(), top.k.get("sortOptions"),
+                       top.k.get("buildMetadata", []), options)
     return BuildResult(resources=resources, warnings=ctx.warnings)
-
-
-def _openapi_document(data: bytes, path: str) -> Any:
-    """A custom schema file as kyaml openapi.go parse reads it: JSON when it starts with
-    ``{`` (a duplicate key there fails), anything else through yaml.YAMLToJSON (its first
-    document, YAML 1.1, and of a key written twice the last wins)."""
-    if data[:1] == b"{":
-        docs = load_documents(data, path)
-        return docs[0] if docs else {}
-    doc = load_yaml11(data, path, first_only=True)
-    return doc if doc is not None else {}

@@ -1,29 +1,35 @@
 """``generators:`` / ``transformers:`` / ``validators:`` entries (api/internal/target/kusttarget.go
 configureExternal*, api/internal/plugins/loader/loader.go).
 
-An entry is inline YAML (one or more configs) or a path resolved like a
-``resources`` entry (a file, or a kustomization directory whose output is the
-list of configs).  Configs with ``apiVersion: builtin`` run in-process with no
-default field specs; others go to :mod:`kzgit.plugins.external`, which refuses
-them without ``--enable-alpha-plugins``.
+The build reads the configs (kzgit.build.pipeline ``Target.plugin_configs``); configs with
+``apiVersion: builtin`` are decoded into their Go struct (:data:`CONFIG_STRUCTS`) and made by
+the registry (:data:`GENERATORS`, :data:`TRANSFORMERS`, as kustomize's builtinhelpers), with no
+default field specs; others go to :mod:`kzgit.plugins.external`, which refuses them without
+``--enable-alpha-plugins``.  Plugins get a :class:`~kzgit.plugins.helpers.PluginHelpers`,
+never the build itself.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar
 
 from kzgit.build import BuildOptions
-from kzgit.errors import BuildError, KzgitError, PluginError
+from kzgit.build.accumulator import Accumulator
+from kzgit.builtins import images, metadata, namespace, patches, prefix_suffix, replicas
+from kzgit.builtins.hashing import add_hashes
+from kzgit.builtins.replacements import apply_replacements
+from kzgit.builtins.valueadd import transform as valueadd
+from kzgit.generators import make_configmap, make_secret
+from kzgit.loader import Loader
+from kzgit.plugins.helpers import PluginHelpers
+from kzgit.errors import BuildError, PluginError
 from kzgit.resource import ResMap, Resource
 from kzgit.plugins.common import config_meta, is_builtin
 from kzgit.kustomization import (FIELDSPEC, GENERATOR_OPTIONS, IMAGE, LIST_STR, MAP_STR, METADATA,
                                  REPLICA, SELECTOR)
-from kzgit.resource.factory import resources_from_bytes
 from kzgit.yamlio import load_documents
 from kzgit.yamlio.gostruct import (ANY, BOOL, STR, GoDecodeError, ListOf, MapOf, Named, Struct,
                                    decode_json, decode_yaml)
 
-if TYPE_CHECKING:
-    from kzgit.build.pipeline import Accumulator, Target
 
 
 def _generator_args(config: Dict[str, Any]) -> Dict[str, Any]:
@@ -131,89 +137,83 @@ def decode_config(cfg: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
+#: (config, origin): a plugin config and the origin it gives what it generates or transforms
+Configs = List[Tuple[Dict[str, Any], Optional[Dict[str, Any]]]]
+Step = Callable[[ResMap], None]
+
+
 class PluginRunner:
-    """Runs plugin configs for one build."""
+    """Runs the plugin configs of ``generators:``, ``transformers:`` and ``validators:``
+    (kustomize api/internal/plugins/loader/loader.go: builtins from the registry below, the
+    rest by :mod:`kzgit.plugins.external`)."""
 
     def __init__(self, options: BuildOptions) -> None:
         self.options = options
 
-    # -- loading configs -------------------------------------------------------------------
-    def configs(self, t: "Target", entries: List[str]) -> List[Tuple[Dict[str, Any], Optional[Dict[str, Any]]]]:
-        """The plugin configs of ``entries`` with their origin (OriginFromCustomPlugin)."""
-        from kzgit.build.pipeline import Accumulator
-        out: List[Tuple[Dict[str, Any], Optional[Dict[str, Any]]]] = []
-        ra = Accumulator()
-        paths: List[str] = []
-        for e in entries:
-            # kusttarget.go configureExternal*: an entry that reads as resources (NewResMapFromBytes)
-            # is inline, even with none at all (``null``, ``""``, ``---``); anything else is a path
-            try:
-                inline = resources_from_bytes(e.encode("utf-8"), f"inline config in {t.kfile}")
-            except KzgitError:
-                paths.append(e)
-                continue
-            for r in inline:
-                r.source = t.kfile
-                if t.origin is not None:
-                    r.origin = {"path": t.origin_of(t.kfile_name)}
-                ra.resmap.append(r)
-        t.accumulate_resources(ra, paths)
-        for r in ra.resmap.resources():
-            origin = None
-            if r.origin is not None:
-                md = config_meta(r.obj)
-                origin = {"repo": r.origin.get("repo"), "ref": r.origin.get("ref"),
-                          "configuredIn": r.origin.get("path"),
-                          "configuredBy": {"apiVersion": r.api_version, "kind": r.kind,
-                                           "name": md.get("name"), "namespace": md.get("namespace")}}
-            out.append((r.obj, origin))
-        return out
-
-    # -- the three lists ---------------------------------------------------------------------
-    def generate_all(self, t: "Target", entries: List[str], ra: "Accumulator") -> None:
-        for cfg, origin in self.configs(t, entries):
-            where = f"{cfg.get('kind')} {config_meta(cfg).get('name', '')} in {t.kfile}"
+    def generate_all(self, configs: Configs, h: PluginHelpers, ra: Accumulator) -> None:
+        for cfg, origin in configs:
+            where = _where(cfg, h)
             if is_builtin(cfg):
-                gens = _builtin_generator(decode_config(cfg), t, where)
+                gens = _builtin(GENERATORS, "generator", decode_config(cfg), where)(h, where)
             else:
-                from kzgit.plugins import external
-                gens = external.generate(cfg, t.kfile, t.loader, self.options)
+                from kzgit.plugins import external   # start-up: only builds with exec plugins pay
+                gens = external.generate(cfg, h.kfile, h.loader, self.options)
             for res in gens:
                 if res.origin is None:
                     res.origin = origin
                 ra.absorb(res, where)
 
-    def transform_all(self, t: "Target", entries: List[str], m: ResMap) -> None:
-        for cfg, origin in self.configs(t, entries):
-            where = f"{cfg.get('kind')} {config_meta(cfg).get('name', '')} in {t.kfile}"
+    def transform_all(self, configs: Configs, h: PluginHelpers, m: ResMap,
+                      after: Callable[[ResMap, Optional[Dict[str, Any]]], None]) -> None:
+        """Configure and run each transformer in turn; ``after`` records it on the resources
+        (multitransformer.go)."""
+        for cfg, origin in configs:
+            where = _where(cfg, h)
             if is_builtin(cfg):
-                _builtin_transformer(decode_config(cfg), t, where, self.options)(m)
+                _builtin(TRANSFORMERS, "transformer", decode_config(cfg), where)(h, where)(m)
             else:
-                from kzgit.plugins import external
-                external.transform(cfg, t.kfile, t.loader, m, self.options)
-            t.after_transformer(m, origin)
+                from kzgit.plugins import external   # start-up: only builds with exec plugins pay
+                external.transform(cfg, h.kfile, h.loader, m, self.options)
+            after(m, origin)
 
-    def validate_all(self, t: "Target", entries: List[str], m: ResMap) -> None:
-        for cfg, _origin in self.configs(t, entries):
+    def validate_all(self, configs: Configs, h: PluginHelpers, m: ResMap) -> None:
+        for cfg, _origin in configs:
             if is_builtin(cfg):
-                raise PluginError(f"{t.kfile}: builtin {cfg.get('kind')} cannot be used as a validator")
-            from kzgit.plugins import external
-            external.validate(cfg, t.kfile, t.loader, m, self.options)
+                raise PluginError(f"{h.kfile}: builtin {cfg.get('kind')} cannot be used as a validator")
+            from kzgit.plugins import external   # start-up: only builds with exec plugins pay
+            external.validate(cfg, h.kfile, h.loader, m, self.options)
 
 
-def _builtin_generator(cfg: Dict[str, Any], t: "Target", where: str) -> List[Resource]:
-    from kzgit.generators import make_configmap, make_secret
+def _where(cfg: Dict[str, Any], h: PluginHelpers) -> str:
+    return f"{cfg.get('kind')} {config_meta(cfg).get('name', '')} in {h.kfile}"
+
+
+F = TypeVar("F")
+
+
+def _builtin(registry: Dict[str, Callable[[Dict[str, Any]], F]], what: str, cfg: Dict[str, Any],
+             where: str) -> F:
     kind = cfg.get("kind")
-    if kind == "ConfigMapGenerator":
-        return [make_configmap(_generator_args(cfg), t.loader, None, t.kfile)]
-    if kind == "SecretGenerator":
-        return [make_secret(_generator_args(cfg), t.loader, None, t.kfile)]
-    if kind == "HelmChartInflationGenerator":
-        from kzgit.plugins.helm import generate_from_config
-        return generate_from_config(cfg, t)
-    if kind == "IAMPolicyGenerator":
-        return [_iam_policy(cfg, where)]
-    raise BuildError(f"{where}: unable to load builtin generator kind '{kind}'")
+    factory = registry.get(kind) if isinstance(kind, str) else None
+    if factory is None:
+        if kind == "SortOrderTransformer":
+            raise BuildError(f"{where}: unable to load builtin SortOrderTransformer: it is internal "
+                             "to kustomize; use the kustomization's sortOptions field")
+        raise BuildError(f"{where}: unable to load builtin {what} kind '{kind}'")
+    return factory(cfg)
+
+
+def apply_replacement_entries(m: ResMap, entries: List[Any], loader: Loader, kfile: str) -> None:
+    """ReplacementTransformer: ``{path: file}`` entries are read (a list or one replacement per
+    document), the others are replacements themselves."""
+    resolved: List[Dict[str, Any]] = []
+    for e in entries:
+        if isinstance(e, dict) and "path" in e and len(e) == 1:
+            for d in load_documents(loader.load(e["path"]), e["path"]):
+                resolved.extend(d if isinstance(d, list) else [d])
+        else:
+            resolved.append(e)
+    apply_replacements(m, resolved, kfile)
 
 
 def _iam_policy(cfg: Dict[str, Any], where: str) -> Resource:
@@ -242,50 +242,72 @@ def _fieldspecs(cfg: Dict[str, Any]) -> List[Any]:
     return cfg.get("fieldSpecs") or []
 
 
-def _builtin_transformer(cfg: Dict[str, Any], t: "Target", where: str,
-                         options: BuildOptions) -> Callable[[ResMap], None]:
-    from kzgit.builtins import images, metadata, namespace, patches, prefix_suffix, replicas
-    kind = cfg.get("kind")
-    if kind == "AnnotationsTransformer":
-        return lambda m: metadata.annotations(m, cfg, where)
-    if kind == "LabelTransformer":
-        return lambda m: metadata.labels(m, cfg, where)
-    if kind == "NamespaceTransformer":
-        return lambda m: namespace.transform(m, cfg, where)
-    if kind == "PrefixTransformer":
-        return lambda m: prefix_suffix.prefix(m, cfg, where)
-    if kind == "SuffixTransformer":
-        return lambda m: prefix_suffix.suffix(m, cfg, where)
-    if kind == "PrefixSuffixTransformer":
-        def both(m: ResMap) -> None:
-            prefix_suffix.prefix(m, {"prefix": cfg.get("prefix"), "fieldSpecs": _fieldspecs(cfg)}, where)
-            prefix_suffix.suffix(m, {"suffix": cfg.get("suffix"), "fieldSpecs": _fieldspecs(cfg)}, where)
-        return both
-    if kind == "ImageTagTransformer":
-        return lambda m: images.transform(m, cfg, where)
-    if kind == "ReplicaCountTransformer":
-        return lambda m: replicas.transform(m, cfg, where)
-    if kind == "PatchTransformer":
-        entry = {k: cfg.get(k) for k in ("path", "patch", "target", "options") if cfg.get(k) is not None}
-        return lambda m: patches.patch(m, entry, t.loader, t.kfile)
-    if kind == "PatchStrategicMergeTransformer":
-        paths = list(cfg.get("paths") or [])
-        inline = cfg.get("patches") or ""
+def _prefix_suffix(cfg: Dict[str, Any]) -> Callable[[PluginHelpers, str], Step]:
+    def both(m: ResMap, where: str) -> None:
+        prefix_suffix.prefix(m, {"prefix": cfg.get("prefix"), "fieldSpecs": _fieldspecs(cfg)}, where)
+        prefix_suffix.suffix(m, {"suffix": cfg.get("suffix"), "fieldSpecs": _fieldspecs(cfg)}, where)
+    return lambda h, where: lambda m: both(m, where)
+
+
+def _patch(cfg: Dict[str, Any]) -> Callable[[PluginHelpers, str], Step]:
+    entry = {k: cfg.get(k) for k in ("path", "patch", "target", "options") if cfg.get(k) is not None}
+    return lambda h, where: lambda m: patches.patch(m, entry, h.loader, h.kfile)
+
+
+def _patch_strategic_merge(cfg: Dict[str, Any]) -> Callable[[PluginHelpers, str], Step]:
+    paths = list(cfg.get("paths") or [])
+    inline = cfg.get("patches") or ""
+
+    def make(h: PluginHelpers, where: str) -> Step:
         if not paths and not inline:
             raise BuildError(f"{where}: empty file path and empty patch content")
-        return lambda m: patches.patch_strategic_merge(m, paths + ([inline] if inline else []), t.loader, t.kfile)
-    if kind == "PatchJson6902Transformer":
-        entry = {"target": cfg.get("target"), "path": cfg.get("path"), "patch": cfg.get("jsonOp")}
-        return lambda m: patches.patch_json6902(m, entry, t.loader, t.kfile)
-    if kind == "ReplacementTransformer":
-        return lambda m: t.ctx.replacements(t, m, list(cfg.get("replacements") or []))
-    if kind == "HashTransformer":
-        from kzgit.builtins.hashing import add_hashes
-        return add_hashes
-    if kind == "ValueAddTransformer":
-        from kzgit.builtins.valueadd import transform as valueadd
-        return lambda m: valueadd(m, cfg, t.loader, where)
-    if kind == "SortOrderTransformer":
-        raise BuildError(f"{where}: unable to load builtin SortOrderTransformer: it is internal to kustomize; "
-                         "use the kustomization's sortOptions field")
-    raise BuildError(f"{where}: unable to load builtin transformer kind '{kind}'")
+        entries = paths + ([inline] if inline else [])
+        return lambda m: patches.patch_strategic_merge(m, entries, h.loader, h.kfile)
+    return make
+
+
+def _patch_json6902(cfg: Dict[str, Any]) -> Callable[[PluginHelpers, str], Step]:
+    entry = {"target": cfg.get("target"), "path": cfg.get("path"), "patch": cfg.get("jsonOp")}
+    return lambda h, where: lambda m: patches.patch_json6902(m, entry, h.loader, h.kfile)
+
+
+#: The builtin transformers by kind (kustomize api/internal/plugins/builtinhelpers/builtins.go):
+#: a decoded config -> (helpers, where) -> the step over the resource map.
+TRANSFORMERS: Dict[str, Callable[[Dict[str, Any]], Callable[[PluginHelpers, str], Step]]] = {
+    "AnnotationsTransformer":
+        lambda cfg: lambda h, where: lambda m: metadata.annotations(m, cfg, where),
+    "LabelTransformer": lambda cfg: lambda h, where: lambda m: metadata.labels(m, cfg, where),
+    "NamespaceTransformer":
+        lambda cfg: lambda h, where: lambda m: namespace.transform(m, cfg, where),
+    "PrefixTransformer": lambda cfg: lambda h, where: lambda m: prefix_suffix.prefix(m, cfg, where),
+    "SuffixTransformer": lambda cfg: lambda h, where: lambda m: prefix_suffix.suffix(m, cfg, where),
+    "PrefixSuffixTransformer": _prefix_suffix,
+    "ImageTagTransformer": lambda cfg: lambda h, where: lambda m: images.transform(m, cfg, where),
+    "ReplicaCountTransformer":
+        lambda cfg: lambda h, where: lambda m: replicas.transform(m, cfg, where),
+    "PatchTransformer": _patch,
+    "PatchStrategicMergeTransformer": _patch_strategic_merge,
+    "PatchJson6902Transformer": _patch_json6902,
+    "ReplacementTransformer": lambda cfg: lambda h, where: lambda m: apply_replacement_entries(
+        m, list(cfg.get("replacements") or []), h.loader, h.kfile),
+    "HashTransformer": lambda cfg: lambda h, where: add_hashes,
+    "ValueAddTransformer": lambda cfg: lambda h, where: lambda m: valueadd(m, cfg, h.loader, where),
+}
+
+
+def _helm_chart(cfg: Dict[str, Any]) -> Callable[[PluginHelpers, str], List[Resource]]:
+    def make(h: PluginHelpers, where: str) -> List[Resource]:
+        from kzgit.plugins.helm import generate_from_config   # helm's modules: only charts pay
+        return generate_from_config(cfg, h)
+    return make
+
+
+#: The builtin generators by kind: a decoded config -> (helpers, where) -> the resources.
+GENERATORS: Dict[str, Callable[[Dict[str, Any]], Callable[[PluginHelpers, str], List[Resource]]]] = {
+    "ConfigMapGenerator": lambda cfg: lambda h, where: [
+        make_configmap(_generator_args(cfg), h.loader, None, h.kfile)],
+    "SecretGenerator": lambda cfg: lambda h, where: [
+        make_secret(_generator_args(cfg), h.loader, None, h.kfile)],
+    "HelmChartInflationGenerator": _helm_chart,
+    "IAMPolicyGenerator": lambda cfg: lambda h, where: [_iam_policy(cfg, where)],
+}

@@ -48,49 +48,48 @@ associative lists appending new elements, kzgit's merge prepends them.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, List, Tuple
+from typing import Any, Dict, List, Tuple
 
-from kzgit.build import BuildOptions
+from kzgit.kustomization import Kustomization
 from kzgit.plugins.helm.argv import helm_argv, pull_argv
 from kzgit.plugins.helm.chart import CHART_PLUGIN, KIND, HelmChart, charts_of, decode_chart
 from kzgit.plugins.helm.inflate import Inflation
+from kzgit.plugins.helpers import PluginHelpers
 from kzgit.resource import Resource
 
-if TYPE_CHECKING:  # pragma: no cover
-    from kzgit.build.pipeline import Target
 
 __all__ = ["HelmChart", "Inflation", "generate", "generate_from_config", "charts_of", "helm_argv",
            "pull_argv"]
 
 
-def _shared_api_versions(t: "Target") -> List[str]:
+def _shared_api_versions(h: PluginHelpers) -> List[str]:
     """The build's one copy of --helm-api-versions (kustomize's HelmConfig.ApiVersions slice)."""
-    shared = t.ctx._helm_api_versions
+    shared = h.shared.helm_api_versions
     if shared is None:
-        shared = list(t.options.helm_api_versions)
-        t.ctx._helm_api_versions = shared
+        shared = list(h.options.helm_api_versions)
+        h.shared.helm_api_versions = shared
     return shared
 
 
-def _run_all(charts: List[HelmChart], t: "Target") -> List[Tuple[HelmChart, List[Resource]]]:
+def _run_all(charts: List[HelmChart], h: PluginHelpers) -> List[Tuple[HelmChart, List[Resource]]]:
     # configureBuiltinGenerators configures every chart of the level before any of them runs
-    shared = _shared_api_versions(t)
-    inflations = [Inflation(c, t.loader, t.options, shared) for c in charts]
+    shared = _shared_api_versions(h)
+    inflations = [Inflation(c, h.loader, h.options, shared) for c in charts]
     for inf in inflations:
         inf.configure()
     return [(inf.c, inf.generate()) for inf in inflations]
 
 
-def generate(t: "Target", options: BuildOptions) -> List[Resource]:
+def generate(k: Kustomization, kfile: str, h: PluginHelpers) -> List[Resource]:
     """The resources of the ``helmCharts`` (and deprecated ``helmChartInflationGenerator``)
     entries of one kustomization, chart after chart."""
     out: List[Resource] = []
-    for _chart, resources in _run_all(charts_of(t), t):
+    for _chart, resources in _run_all(charts_of(k, kfile), h):
         out.extend(resources)
     return out
 
 
-def generate_from_config(cfg: Dict[str, Any], t: "Target") -> List[Resource]:
+def generate_from_config(cfg: Dict[str, Any], h: PluginHelpers) -> List[Resource]:
     """A ``kind: HelmChartInflationGenerator`` config from ``generators:`` (apiVersion builtin).
 
     The config's own fields are the chart's and ``chartHome``/``configHome`` (yaml.Unmarshal
@@ -98,7 +97,7 @@ def generate_from_config(cfg: Dict[str, Any], t: "Target") -> List[Resource]:
     ``helmGlobals`` do not apply.
     """
     md = cfg.get("metadata") if isinstance(cfg.get("metadata"), dict) else {}
-    where = f"{t.kfile}: generator {KIND} '{(md or {}).get('name', '')}'"
+    where = f"{h.kfile}: generator {KIND} '{(md or {}).get('name', '')}'"
     fields = {k: v for k, v in cfg.items() if k not in ("apiVersion", "kind", "metadata")}
     chart = HelmChart.from_fields(decode_chart(fields, CHART_PLUGIN, where, False), where)
-    return _run_all([chart], t)[0][1]
+    return _run_all([chart], h)[0][1]

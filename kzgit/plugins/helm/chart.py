@@ -13,7 +13,7 @@ from kzgit.yamlio.gostruct import (ANY, STR, GoDecodeError, ListOf, MapOf, Struc
                                    go_json_kind)
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kzgit.build.pipeline import Target
+    from kzgit.kustomization import Kustomization
 
 __all__ = ["HelmChart", "charts_of", "HELM_DEFAULT_HOME", "KIND", "MERGE_OPTIONS"]
 
@@ -95,18 +95,17 @@ def decode_chart(raw: Dict[str, Any], struct: Struct, where: str, in_kustomizati
     return out
 
 
-def charts_of(t: "Target") -> List[HelmChart]:
+def charts_of(k: "Kustomization", kfile: str) -> List[HelmChart]:
     """The charts of a kustomization: ``helmCharts`` then the deprecated entries (FixKustomization)."""
-    k = t.k
     globals_ = k.get("helmGlobals")
     deprecated = k.get("helmChartInflationGenerator") or []
     if not isinstance(deprecated, list):
-        raise BuildError(f"{t.kfile}: invalid Kustomization: json: cannot unmarshal "
+        raise BuildError(f"{kfile}: invalid Kustomization: json: cannot unmarshal "
                          f"{go_json_kind(deprecated)} into Go struct field "
                          "Kustomization.helmChartInflationGenerator of type []types.HelmChartArgs")
     old: List[Dict[str, Any]] = []
     for i, e in enumerate(deprecated):
-        where = f"{t.kfile}: helmChartInflationGenerator entry {i}"
+        where = f"{kfile}: helmChartInflationGenerator entry {i}"
         if e is None:
             e = {}
         if not isinstance(e, dict):
@@ -127,7 +126,7 @@ def charts_of(t: "Target") -> List[HelmChart]:
     out: List[HelmChart] = []
     for i, entry in enumerate(k.get("helmCharts") or []):
         entry = entry or {}   # checked with the kustomization (kzgit.kustomization.HELM_CHART)
-        out.append(HelmChart.from_fields({**gdict, **entry}, f"{t.kfile}: helmCharts entry {i}"))
+        out.append(HelmChart.from_fields({**gdict, **entry}, f"{kfile}: helmCharts entry {i}"))
     for i, o in enumerate(old):
         # makeHelmChartFromHca: releaseNamespace, extraArgs, helmBin, chartRepoName are dropped
         fields = {"name": o.get("chartName"), "version": o.get("chartVersion"),
@@ -135,6 +134,6 @@ def charts_of(t: "Target") -> List[HelmChart]:
                   "valuesInline": o.get("valuesLocal"), "valuesMerge": o.get("valuesMerge"),
                   "releaseName": o.get("releaseName")}
         out.append(HelmChart.from_fields({**gdict, **fields},
-                                         f"{t.kfile}: helmChartInflationGenerator entry {i}"))
+                                         f"{kfile}: helmChartInflationGenerator entry {i}"))
     return out
 

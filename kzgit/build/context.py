@@ -1,0 +1,166 @@
+"""State one build shares between its levels (kustomize's KustTarget fields that every level
+reaches: the plugin loader, remote access, the OpenAPI schema in force), and the base-reuse
+recording of :mod:`kzgit.build.cache`."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Optional, Tuple, Union
+
+import kzgit.openapi as oa
+from kzgit.build import BuildOptions
+from kzgit.build.accumulator import Accumulator
+from kzgit.build.cache import UNCACHEABLE_FIELDS, Recording
+from kzgit.builtins.config import TransformerConfig
+from kzgit.builtins.vars import VarSet, resolve_vars
+from kzgit.loader import Loader
+from kzgit.openapi import crd_fieldspecs
+from kzgit.plugins.builtin import PluginRunner
+from kzgit.plugins.helpers import SharedState
+from kzgit.remote import looks_remote, open_remote, parse_repo_spec
+from kzgit.yamlio import load_documents, load_yaml11
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kzgit.build.pipeline import Target
+
+__all__ = ["BuildContext"]
+
+
+class BuildContext:
+    """State shared by every level of one build: warnings, plugin runner, remote access."""
+
+    def __init__(self, options: BuildOptions) -> None:
+        self.options = options
+        self.warnings: List[str] = []
+        self.plugins = PluginRunner(options)
+        self.shared = SharedState()
+        self._recordings: List[Any] = []   # kzgit.build.cache.Recording, innermost last
+
+    # reuse of bases (kzgit.build.cache) -----------------------------------------------------
+    def start_recording(self) -> Any:
+        rec = Recording()
+        self._recordings.append(rec)
+        return rec
+
+    def stop_recording(self, rec: Any) -> None:
+        self._recordings.remove(rec)
+
+    def record_target(self, t: "Target") -> None:
+        """Note a kustomization directory entered, and whether its result can be reused."""
+        if not self._recordings:
+            return
+        cacheable = not any(t.k.get(f) for f in UNCACHEABLE_FIELDS)
+        for rec in self._recordings:
+            rec.roots.add(t.loader.root)
+            rec.cacheable = rec.cacheable and cacheable
+
+    def record_roots(self, roots: Iterable[str]) -> None:
+        """Note the directories of a reused base (part of any base being recorded)."""
+        for rec in self._recordings:
+            rec.roots.update(roots)
+
+    def mark_uncacheable(self) -> None:
+        for rec in self._recordings:
+            rec.cacheable = False
+
+    def schema_state(self) -> Optional[Tuple[str, str, str]]:
+        """The OpenAPI schema in force, as a cache key part; None with a custom schema."""
+        version = oa.schema_version()
+        if version.startswith("using custom"):
+            return None
+        # an explicit version differs from none chosen yet: under it a base's custom path is ignored
+        return ("openapi", version, "set" if oa.schema_is_set() else "unset")
+
+    # remote references ---------------------------------------------------------------------
+    def looks_remote(self, path: str) -> bool:
+        return looks_remote(path)
+
+    def open_remote(self, parent: Loader, path: str, options: BuildOptions) -> Union[Loader, bytes]:
+        got = open_remote(parent, path, options)
+        self.note_repo_warnings(path)
+        return got
+
+    def note_repo_warnings(self, path: str) -> None:
+        """What kustomize logs while parsing a repository URL (repospec.go), once per URL."""
+        spec = parse_repo_spec(path)
+        for w in spec.warnings() if spec is not None else ():
+            if w not in self.warnings:
+                self.warnings.append(w)
+
+    # optional features ----------------------------------------------------------------------
+    def helm(self, t: Target, ra: Accumulator) -> None:
+        """helmCharts (kzgit.plugins.helm); origin as for the other builtin generators."""
+        from kzgit.plugins.helm import generate as helm_generate   # only builds with charts pay
+        for res in helm_generate(t.k, t.kfile, t.helpers):
+            res.origin = t.builtin_origin("HelmChartInflationGenerator")
+            ra.absorb(res, f"HelmChartInflationGenerator in {t.kfile}")
+
+    def merge_vars(self, ra: Accumulator, t: Target, vars_: List[Any]) -> None:
+        if not vars_:
+            return
+        if ra.varset is None:
+            ra.varset = VarSet()
+        ra.varset.merge(vars_, ra.resmap, t.kfile)
+
+    def merge_sub_vars(self, ra: Accumulator, sub: Accumulator) -> None:
+        if sub.varset is None:
+            return
+        if ra.varset is None:
+            ra.varset = sub.varset
+        else:
+            ra.varset.absorb(sub.varset)
+
+    def resolve_vars(self, ra: Accumulator) -> None:
+        if ra.varset is None:
+            return
+        rows = [[fs.group, fs.version, fs.kind, fs.path, fs.create] for fs in ra.config.tables["varReference"]]
+        self.warnings.extend(resolve_vars(ra.resmap, ra.varset, rows))
+
+    def merge_crds(self, ra: Accumulator, loader: Loader, path: str) -> None:
+        docs = load_documents(loader.load(path), path)
+        cfg = TransformerConfig()
+        for d in docs:
+            if isinstance(d, dict):
+                cfg.add_rows(crd_fieldspecs(d))
+        ra.merge_config(cfg)
+
+    def set_openapi(self, t: Target, reset: bool) -> None:
+        """The kustomization's ``openapi`` field, as kustomize hands it to kyaml ``SetSchema``.
+
+        ``api/krusty/kustomizer.go`` (top, ``reset``) and ``api/internal/target/kusttarget.go``
+        ``accumulateDirectory`` (each base and component): the first kustomization that names
+        a ``path`` or a ``version`` decides, so an overlay's ``version: v1.21.2`` hides a
+        base's custom schema.  The ``path`` file is loaded (load errors surface) even when
+        an earlier choice wins, but only parsed when it is used.
+        """
+        spec = t.k.get("openapi") or {}
+        if reset:
+            # kubectl starts each build with no schema; kzgit may build many in one process
+            self._openapi(lambda oa: oa.reset_schema())
+        data: Optional[bytes] = None
+        if "path" in spec:
+            data = t.loader.load(spec["path"])
+        if not spec:
+            return
+
+        def apply(oa: Any) -> None:
+            if not reset and oa.schema_is_set():
+                return
+            doc = None
+            if data is not None:
+                doc = _openapi_document(data, spec["path"])
+            oa.set_schema(spec, doc, str(t.kfile), reset=True)
+
+        self._openapi(apply)
+
+    def _openapi(self, fn: Callable[[Any], None]) -> None:
+        fn(oa)
+
+
+def _openapi_document(data: bytes, path: str) -> Any:
+    """A custom schema file as kyaml openapi.go parse reads it: JSON when it starts with
+    ``{`` (a duplicate key there fails), anything else through yaml.YAMLToJSON (its first
+    document, YAML 1.1, and of a key written twice the last wins)."""
+    if data[:1] == b"{":
+        docs = load_documents(data, path)
+        return docs[0] if docs else {}
+    doc = load_yaml11(data, path, first_only=True)
+    return doc if doc is not None else {}
