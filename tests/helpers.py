@@ -282,3 +282,34 @@ def hanging_plugin_roots(top: Path, roots: int, piddir: Path) -> "dict[str, str]
     env = dict(os.environ, HOME=str(home), KUSTOMIZE_PLUGIN_HOME=str(home / "plugin"))
     env["PYTHONPATH"] = os.pathsep.join([str(PROJECT), env.get("PYTHONPATH", "")])
     return env
+
+
+#: A one-container Deployment "web" (nginx), as several hook and validate tests commit it.
+WEB_DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: nginx
+"""
+
+#: A container KRM function config (image example.com/fn:v1), for tests of container functions.
+CONTAINER_FN_CONFIG = """\
+apiVersion: example.com/v1
+kind: Fn
+metadata:
+  name: f
+  annotations:
+    config.kubernetes.io/function: |
+      container:
+        image: example.com/fn:v1
+"""

@@ -19,6 +19,8 @@ else:  # pragma: no cover
 
 # distribution name -> the top-level module it provides
 MODULE_OF = {"pyyaml": "yaml", "ruamel.yaml": "ruamel", "pygit2": "pygit2", "tomli": "tomli"}
+# The test extra's distributions that tests import (the linters and stubs are not imported).
+TEST_MODULE_OF = {"pytest": "pytest", "pre-commit": "pre_commit", "jsonpatch": "jsonpatch"}
 # Distributions kzgit uses for their data only: found with importlib.util.find_spec, never
 # imported (kubernetes-validate's schemas; importing it would load jsonschema for nothing).
 DATA_OF = {"kubernetes-validate": "kubernetes_validate"}
@@ -33,10 +35,11 @@ def _name(requirement: str) -> str:
     return re.split(r"[\s<>=!~;\[]", requirement, maxsplit=1)[0].lower()
 
 
-def _imported() -> Set[str]:
+def _imported(tree: str = "kzgit") -> Set[str]:
+    """Top-level third-party modules imported by the Python files under ``tree``."""
     stdlib = set(sys.stdlib_module_names)
     out: Set[str] = set()
-    for path in (PROJECT / "kzgit").rglob("*.py"):
+    for path in (PROJECT / tree).rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
@@ -76,3 +79,14 @@ def test_readme_says_what_each_runtime_dependency_is_for() -> None:
         name = _name(req)
         line = next((ln for ln in section.splitlines() if ln.lower().startswith(f"- `{name}`")), None)
         assert line is not None and len(line) > len(name) + 20, f"README: what is {name} for?"
+
+
+def test_tests_import_only_declared_distributions() -> None:
+    """A clean clone's ``pip install -e '.[test]'`` has every module the tests import: runtime
+    dependencies, the test extra, data dependencies, or the suite's own modules."""
+    project = _project()
+    declared = {MODULE_OF.get(_name(r), DATA_OF.get(_name(r), "")) for r in project["dependencies"]}  # type: ignore[attr-defined]
+    declared |= {TEST_MODULE_OF.get(_name(r), "") for r in project["optional-dependencies"]["test"]}  # type: ignore[index]
+    own = {p.stem for p in (PROJECT / "tests").rglob("*.py")} | {"tests", "mutation"}
+    missing = _imported("tests") - declared - own
+    assert not missing, f"tests import {sorted(missing)}: declare them in the test extra"

@@ -12,24 +12,10 @@ from typing import Dict, List, Tuple
 
 import pytest
 
+from helpers import WEB_DEPLOYMENT
 from kzgit.cli.main import main
 
-DEPLOY = """apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers:
-      - name: web
-        image: nginx
-        ports:
+DEPLOY = WEB_DEPLOYMENT + """        ports:
         - containerPort: 80
 """
 TREE: Dict[str, str] = {

@@ -18,7 +18,7 @@ from typing import Dict, Iterator, List, Tuple
 import pytest
 
 import kzgit.localize
-from helpers import HOOKS_REPO, PROJECT, git_run as git, run, user_gitconfig, write_tree as write
+from helpers import HOOKS_REPO, PROJECT, WEB_DEPLOYMENT, git_run as git, run, user_gitconfig, write_tree as write
 
 HOOK_IDS = ["kzgit-exec-bits", "kzgit-pinned-refs", "kzgit-render", "kzgit-localized-sync"]
 SNAPSHOT_PATHS = ["pyproject.toml", "README.md", "LICENSE", ".pre-commit-hooks.yaml", "kzgit", "hooks"]
@@ -186,22 +186,7 @@ def test_run_all_files_checks_every_root(session: Session, tmp_path: Path) -> No
 
 # -- kzgit-validate -------------------------------------------------------------------------
 
-DEPLOY = """apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers:
-      - name: web
-        image: nginx
-"""
+DEPLOY = WEB_DEPLOYMENT
 VALID: Dict[str, str] = {
     "base/kustomization.yaml": "resources:\n- deploy.yaml\n",
     "base/deploy.yaml": DEPLOY,

@@ -21,7 +21,7 @@ from typing import Any, Dict, Tuple
 
 import pytest
 
-from helpers import deployment, write_tree
+from helpers import CONTAINER_FN_CONFIG, deployment, write_tree
 from kzgit.build import BuildOptions
 from kzgit.errors import KzgitError
 from kzgit.loader import Loader
@@ -68,15 +68,7 @@ rl["results"] = [{{"message": "fine", "severity": "info"}}]
 yaml.safe_dump(rl, sys.stdout)
 """
 
-FN_CONFIG = """\
-apiVersion: example.com/v1
-kind: Fn
-metadata:
-  name: f
-  annotations:
-    config.kubernetes.io/function: |
-      container:
-        image: example.com/fn:v1
+FN_CONFIG = CONTAINER_FN_CONFIG + """\
         envs: [FOO=bar, EXPORTED]
         mounts:
         - {type: bind, src: data, dst: /data}

@@ -21,6 +21,7 @@ from typing import Any, Dict, Iterator, List
 
 import pytest
 
+from helpers import CONTAINER_FN_CONFIG
 from kzgit import sandbox
 from kzgit.build import BuildOptions, build
 from kzgit.config import SandboxSettings, load_config
@@ -277,16 +278,7 @@ def test_without_landlock_auto_runs_unconfined_and_require_fails(
 def test_docker_mount_outside_the_root_is_refused(tmp_path: Path) -> None:
     root = tmp_path / "app"
     root.mkdir()
-    (root / "fn.yaml").write_text(textwrap.dedent("""\
-        apiVersion: example.com/v1
-        kind: Fn
-        metadata:
-          name: f
-          annotations:
-            config.kubernetes.io/function: |
-              container:
-                image: example.com/fn:v1
-        """))
+    (root / "fn.yaml").write_text(CONTAINER_FN_CONFIG)
     (root / "kustomization.yaml").write_text("generators:\n- fn.yaml\n")
     opts = BuildOptions(enable_alpha_plugins=True, mounts=[f"type=bind,src={tmp_path / 'secret'},dst=/s"])
     (tmp_path / "secret").mkdir()
