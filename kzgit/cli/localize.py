@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any, Optional
+from typing import Any
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -28,13 +28,10 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     p.set_defaults(func=run)
 
 
-def _engine() -> Optional[Any]:
+def _engine() -> Any:
     """The engine the repository's configuration asks for (builtin when none)."""
-    try:
-        from kzgit.config import load_config
-        from kzgit.engine import engine_from_config
-    except ImportError:  # pragma: no cover - engine seam not available
-        return None
+    from kzgit.config import load_config   # only the command that runs imports its modules
+    from kzgit.engine import engine_from_config
     return engine_from_config(load_config(os.getcwd()))
 
 

@@ -44,10 +44,7 @@ class RefProblem:
 
 
 def _spec(url: str) -> Any:
-    try:
-        from kzgit.remote import parse_repo_spec
-    except ImportError:  # pragma: no cover - kzgit.remote ships with kzgit
-        return None
+    from kzgit.remote import parse_repo_spec   # only files naming a remote pay for the parser
     try:
         return parse_repo_spec(url)
     except Exception:  # noqa: BLE001 - a bad URL is reported by the build; here it has no ref
