@@ -46,6 +46,9 @@ Differences, on purpose: ``add-annotations`` keeps the order of the flag (crane 
 map: random order); a ``pvc-rename-map`` pair without ``:`` and a last-applied port whose name
 is not a string are errors (crane panics); crane's typed decoding also fails on wrong types in
 fields this plugin does not read, and matches JSON keys case-insensitively; kzgit does neither.
+
+Its size has a reason: it is one builtin plugin, crane's KubernetesPlugin, with its option
+parsing; its per-kind rules are small and read best side by side, as in crane's one Go file.
 """
 from __future__ import annotations
 

@@ -6,6 +6,10 @@ A port of the behaviour of ``api/internal/localizer/localizer.go`` and
 references into the target, KRM function exec binaries, comment-preserving
 rewrites, a lock file.  Facts taken from upstream are cited at each step;
 nothing here prints — warnings and notes are collected on :class:`Run`.
+
+Its size has a reason: it is one walk (the localizer's recursion over a kustomization and
+every file it names) whose per-field handlers share the walk's state (scope, destination, lock
+entries); the helpers that do not already live in ``_paths``, ``_yaml``, ``_fetch`` and ``lock``.
 """
 from __future__ import annotations
 

@@ -41,7 +41,7 @@ def _split_url(url: str) -> "tuple[str, str]":
     rest = url.split("://", 1)[1]
     rest = rest.split("#", 1)[0].split("?", 1)[0]
     authority, slash, path = rest.partition("/")
-    authority = authority.rpartition("@")[2]  # userinfo is dropped (security.md §2.4)
+    authority = authority.rpartition("@")[2]  # userinfo is dropped: credentials never reach a path
     if authority.startswith("["):
         host = authority[1:].split("]", 1)[0]
     else:

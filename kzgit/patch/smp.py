@@ -25,6 +25,9 @@ over plain Python values.  The rules, each traced to the Go file:
 
 Values are plain ``dict``/``list``/scalars.  The inputs are deep-copied first,
 so callers' objects are never modified.
+
+Its size has a reason: it is one algorithm (kyaml's merge2 walk) whose map, associative-list
+and directive cases recurse into each other.
 """
 from __future__ import annotations
 

@@ -117,7 +117,7 @@ def fresh_checkout(spec: RepoSpec, dest: str) -> str:
     """
     from kzgit.remote import _gitcli
     from kzgit.remote._cache import validate_spec
-    validate_spec(spec)   # refs that git would read as options (security.md §3.1)
+    validate_spec(spec)   # refs that git would read as options are refused
     label = spec.redacted()
     os.makedirs(dest)
     t = spec.timeout

@@ -2,7 +2,7 @@
 
 kustomize keeps a resource's rename history in build annotations
 (``internal.config.kubernetes.io/previousNames`` ...) and re-parses them on
-every lookup, which is one source of its quadratic time (notes §5).  kzgit keeps
+every lookup, which is one source of its quadratic time in the number of resources.  kzgit keeps
 that history as Python attributes and indexes the map by id.
 """
 from __future__ import annotations

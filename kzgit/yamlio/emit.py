@@ -2,7 +2,7 @@
 
 kustomize prints each resource through ``sigs.k8s.io/yaml.JSONToYAML``: the
 JSON text is read by go-yaml **v2** and written again by v2's ``Marshal``
-(a Go port of libyaml's emitter; notes §3.11).  kzgit builds the same event
+(a Go port of libyaml's emitter).  kzgit builds the same event
 stream and lets the real libyaml (PyYAML's ``CEmitter``) write it:
 
 * mapping keys in go-yaml v2's natural order (``goyaml.v2/sorter.go``);

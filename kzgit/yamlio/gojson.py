@@ -1,4 +1,4 @@
-"""Go ``encoding/json.Marshal`` text of a generic value (for the ConfigMap/Secret hash, notes §3.4).
+"""Go ``encoding/json.Marshal`` text of a generic value (for the ConfigMap/Secret hash).
 
 Keys sorted bytewise (Go sorts map keys as strings), no spaces, non-ASCII
 raw, ``<`` ``>`` ``&`` and U+2028/U+2029 escaped as ``\\u003c`` etc.,

@@ -14,10 +14,13 @@ Two readers:
 Parsing uses libyaml through PyYAML's ``CSafeLoader`` composer only (never an
 unsafe loader): the C code builds the node graph, and a small Python walk
 types the scalars with go-yaml's rules and expands aliases into copies under
-a node budget and a depth limit (security notes §8: a billion-laughs file must
-fail fast, a 3000-deep honest file must load).  libyaml's composer recurses
+a node budget and a depth limit (a billion-laughs file must fail fast, a 3000-deep
+honest file must load).  libyaml's composer recurses
 on the C stack and crashes near 100 000 levels, so nesting is bounded
 *before* the text reaches it.
+
+One module on purpose, although long: the node walk, its budget and go-yaml's typing rules
+share the inner loops every build runs per scalar, and splitting them would add calls there.
 """
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ def one(text: str) -> Any:
     return docs[0]["v"]
 
 
-# go-yaml v3 typing of plain scalars (notes §3.1 table, kubectl error dumps).
+# go-yaml v3 typing of plain scalars (go-yaml's resolve table, kubectl error dumps).
 V3_TYPING = [
     ("yes", "yes"), ("no", "no"), ("on", "on"), ("off", "off"), ("y", "y"), ("n", "n"), ("Y", "Y"),
     ("True", True), ("TRUE", True), ("false", False), ("FALSE", False),
@@ -139,7 +139,7 @@ def test_control_characters_in_input() -> None:
     _err("a: b\x01c\n")
 
 
-# ------------------------------------------------------------------ bounds (security notes §8)
+# ------------------------------------------------------------------ bounds (alias expansion, depth)
 
 def test_alias_bomb_fails_fast() -> None:
     lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
@@ -292,7 +292,7 @@ def test_go_json() -> None:
 
 
 def test_go_json_empty_configmap_hash() -> None:
-    # notes §3.4: an empty ConfigMap hashes to 6ct58987ht.
+    # kubectl: an empty ConfigMap hashes to 6ct58987ht.
     import hashlib
     h = hashlib.sha256(go_json_dumps({"kind": "ConfigMap", "name": "", "data": ""}).encode()).hexdigest()[:10]
     enc = h.translate(str.maketrans({"0": "g", "1": "h", "3": "k", "a": "m", "e": "t"}))
