@@ -33,7 +33,9 @@ def test_sigterm_stops_a_parallel_diff(tmp_path: Path, monkeypatch: pytest.Monke
     pids = tmp_path / "pids"
     try:
         end = time.monotonic() + 60
-        while len(list(pids.iterdir())) < 2 and time.monotonic() < end:
+        # count only finished pid files: a plugin writes "<pid>.tmp", then renames it
+        while (len([p for p in pids.iterdir() if p.name.isdigit()]) < 2
+               and time.monotonic() < end):
             time.sleep(0.05)
         started = [int(p.name) for p in pids.iterdir() if p.name.isdigit()]
         assert len(started) == 2
