@@ -18,7 +18,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Optional, TextIO
 
-from kzgit.cli import jobs_arg
+from kzgit.cli import jobs_arg, shard_arg
 from kzgit.errors import KzgitError, UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -57,20 +57,12 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                    help="list each rendering on stderr: root, revision, built, cached or failed, time")
     p.add_argument("--no-cache", action="store_true",
                    help="render every root; do not use or fill the render cache")
-    p.add_argument("--shard", metavar="I/N", type=_shard_arg,
+    p.add_argument("--shard", metavar="I/N", type=shard_arg,
                    help="compare only part I of N (1-based) of the affected roots, for a CI matrix")
     p.add_argument("--merge", nargs="+", metavar="REPORT",
                    help="render nothing: combine JSON reports of the shards of one diff and print "
                         "them as one report")
     p.set_defaults(func=run)
-
-
-def _shard_arg(text: str) -> "tuple[int, int]":
-    from kzgit.graph import parse_shard
-    try:
-        return parse_shard(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 class _Progress:

@@ -18,7 +18,7 @@ import sys
 import tempfile
 from typing import Callable, List, Optional
 
-from kzgit.cli import jobs_arg
+from kzgit.cli import jobs_arg, shard_arg
 from kzgit.config import Config, load_config
 from kzgit.errors import KzgitError
 from kzgit.hooks import Finding, Workspace
@@ -63,7 +63,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                            help="list each root rendered: built, cached or failed, and its time")
             h.add_argument("--no-cache", action="store_true",
                            help="build every root; do not use or fill the render cache")
-            h.add_argument("--shard", metavar="I/N", type=_shard_arg,
+            h.add_argument("--shard", metavar="I/N", type=shard_arg,
                            help="render only part I of N (1-based) of the roots, for a CI matrix")
         if name in ("pinned-refs", "all"):
             h.add_argument("--require-sha", action="store_true", help="accept full commit SHAs only")
@@ -73,14 +73,6 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
             from kzgit.cli.validate import add_policy_flags
             add_policy_flags(h)
         h.set_defaults(func=run)
-
-
-def _shard_arg(text: str) -> "tuple[int, int]":
-    from kzgit.graph import parse_shard
-    try:
-        return parse_shard(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _rel(repo: str, path: str) -> Optional[str]:
