@@ -68,19 +68,33 @@ def os_error_reason(path: str, e: OSError) -> str:
     return reason
 
 
+def new_temp_file(directory: str, prefix: str) -> tuple[int, str]:
+    """A new file in ``directory`` that no one else opened: its descriptor and path.
+
+    ``tempfile.mkstemp``'s guarantee (created with ``O_EXCL``, mode 0600, a random name)
+    without importing ``tempfile``, which imports ``shutil`` and ``random``: a cold
+    ``kzgit build`` writes its render cache entry through here on every run.
+    """
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+    while True:
+        path = os.path.join(directory, prefix + os.urandom(6).hex())
+        try:
+            return os.open(path, flags, 0o600), path
+        except FileExistsError:
+            continue
+
+
 def write_atomic(path: str, data: str) -> None:
     """Write ``data`` to ``path`` via a temp file in the same directory and rename.
 
     Raises :class:`OutputError` naming ``path`` when it cannot be written.
     """
-    import tempfile  # here, not at the top: `kzgit build` to stdout need not import it
-
     if os.path.isdir(path):
         raise OutputError(path, "it is a directory")
     d = os.path.dirname(os.path.abspath(path)) or "."
     mode = new_file_mode(path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".kzgit-", dir=d)
+        fd, tmp = new_temp_file(d, ".kzgit-")
     except OSError as e:
         raise OutputError(path, os_error_reason(path, e)) from None
     try:

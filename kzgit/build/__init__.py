@@ -1,51 +1,85 @@
 """The build: ``build(path, options) -> BuildResult``, kustomize v5.5.0's pipeline."""
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING, List, Optional
 
-from kzgit.loader import ROOT_ONLY, FileSystem
-from kzgit.resource import Resource
+from kzgit.loader import ROOT_ONLY
+from kzgit.record import Record
 
 if TYPE_CHECKING:  # pragma: no cover
     from kzgit.build.cache import BuildCache
     from kzgit.config import SandboxSettings
+    from kzgit.loader import FileSystem
+    from kzgit.resource import Resource
 
 
-@dataclasses.dataclass
-class BuildOptions:
-    """The knobs of ``kustomize build`` that kzgit honours."""
+class BuildOptions(Record):
+    """The knobs of ``kustomize build`` that kzgit honours.
 
-    load_restrictor: str = ROOT_ONLY
-    reorder: Optional[str] = None            # "legacy" | "none" | None (kustomization decides)
-    enable_alpha_plugins: bool = False
-    enable_exec: bool = False
-    enable_helm: bool = False
-    helm_command: str = "helm"
-    # --helm-api-versions / --helm-kube-version / --helm-debug override every chart's own
-    # settings (HelmChartInflationGenerator.go Config)
-    helm_api_versions: List[str] = dataclasses.field(default_factory=list)
-    helm_kube_version: str = ""
-    helm_debug: bool = False
-    # container functions run as the invoking uid:gid instead of nobody (runfn.go getUIDGID)
-    as_current_user: bool = False
-    enable_managedby_label: bool = False
-    plugin_timeout: float = 60.0
-    network: bool = False
-    env: List[str] = dataclasses.field(default_factory=list)
-    mounts: List[str] = dataclasses.field(default_factory=list)
-    offline: bool = False
-    fs: Optional[FileSystem] = None          # default: the disk
-    # shared by the builds of one run to reuse bases (kzgit.build.cache); None: no reuse
-    cache: Optional["BuildCache"] = None
-    # how exec plugins, KRM exec functions and helm are confined (kzgit.sandbox); None: defaults
-    sandbox: Optional["SandboxSettings"] = None
+    A :class:`~kzgit.record.Record`, not a dataclass: every ``kzgit build`` makes one.
+    """
+
+    __slots__ = ("load_restrictor", "reorder", "enable_alpha_plugins", "enable_exec",
+                 "enable_helm", "helm_command", "helm_api_versions", "helm_kube_version",
+                 "helm_debug", "as_current_user", "enable_managedby_label", "plugin_timeout",
+                 "network", "env", "mounts", "offline", "fs", "cache", "sandbox")
+
+    def __init__(
+        self,
+        load_restrictor: str = ROOT_ONLY,
+        reorder: Optional[str] = None,            # "legacy" | "none" | None (kustomization decides)
+        enable_alpha_plugins: bool = False,
+        enable_exec: bool = False,
+        enable_helm: bool = False,
+        helm_command: str = "helm",
+        # --helm-api-versions / --helm-kube-version / --helm-debug override every chart's own
+        # settings (HelmChartInflationGenerator.go Config)
+        helm_api_versions: Optional[List[str]] = None,
+        helm_kube_version: str = "",
+        helm_debug: bool = False,
+        # container functions run as the invoking uid:gid instead of nobody (runfn.go getUIDGID)
+        as_current_user: bool = False,
+        enable_managedby_label: bool = False,
+        plugin_timeout: float = 60.0,
+        network: bool = False,
+        env: Optional[List[str]] = None,
+        mounts: Optional[List[str]] = None,
+        offline: bool = False,
+        fs: Optional[FileSystem] = None,            # default: the disk
+        # shared by the builds of one run to reuse bases (kzgit.build.cache); None: no reuse
+        cache: Optional[BuildCache] = None,
+        # how exec plugins, KRM exec functions and helm are confined (kzgit.sandbox); None: defaults
+        sandbox: Optional[SandboxSettings] = None,
+    ) -> None:
+        self.load_restrictor = load_restrictor
+        self.reorder = reorder
+        self.enable_alpha_plugins = enable_alpha_plugins
+        self.enable_exec = enable_exec
+        self.enable_helm = enable_helm
+        self.helm_command = helm_command
+        self.helm_api_versions: List[str] = [] if helm_api_versions is None else helm_api_versions
+        self.helm_kube_version = helm_kube_version
+        self.helm_debug = helm_debug
+        self.as_current_user = as_current_user
+        self.enable_managedby_label = enable_managedby_label
+        self.plugin_timeout = plugin_timeout
+        self.network = network
+        self.env: List[str] = [] if env is None else env
+        self.mounts: List[str] = [] if mounts is None else mounts
+        self.offline = offline
+        self.fs = fs
+        self.cache = cache
+        self.sandbox = sandbox
 
 
-@dataclasses.dataclass
-class BuildResult:
-    resources: List[Resource]
-    warnings: List[str] = dataclasses.field(default_factory=list)
+class BuildResult(Record):
+    """The resources a build emits, in output order, and its warnings."""
+
+    __slots__ = ("resources", "warnings")
+
+    def __init__(self, resources: List[Resource], warnings: Optional[List[str]] = None) -> None:
+        self.resources = resources
+        self.warnings: List[str] = [] if warnings is None else warnings
 
     def to_yaml(self) -> str:
         from kzgit.yamlio import dump_documents

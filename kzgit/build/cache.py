@@ -34,10 +34,9 @@ has read that base's files as surely as if it had accumulated it.
 """
 from __future__ import annotations
 
+import _thread  # threading's Lock is this one; importing threading costs every build more
 import collections
-import dataclasses
 import json
-import threading
 from typing import TYPE_CHECKING, Any, Hashable, List, Optional, Sequence, Set, Tuple
 
 from kzgit.loader import RECORDER, is_within
@@ -67,13 +66,16 @@ class Recording:
         self.scope = self.recorder.open_scope() if self.recorder is not None else None
 
 
-@dataclasses.dataclass
 class _Entry:
-    accumulator: "Accumulator"
-    roots: Tuple[str, ...]
-    warnings: Tuple[str, ...]
-    after: Hashable = None  # global state the accumulation left behind, replayed on reuse
-    scope: Any = None       # what it asked the file systems (kzgit.rendercache), replayed too
+    __slots__ = ("accumulator", "roots", "warnings", "after", "scope")
+
+    def __init__(self, accumulator: Accumulator, roots: Tuple[str, ...], warnings: Tuple[str, ...],
+                 after: Hashable = None, scope: Any = None) -> None:
+        self.accumulator = accumulator
+        self.roots = roots
+        self.warnings = warnings
+        self.after = after  # global state the accumulation left behind, replayed on reuse
+        self.scope = scope  # what it asked the file systems (kzgit.rendercache), replayed too
 
 
 class BuildCache:
@@ -82,7 +84,7 @@ class BuildCache:
     def __init__(self, max_entries: int = MAX_ENTRIES) -> None:
         self._entries: "collections.OrderedDict[Hashable, _Entry]" = collections.OrderedDict()
         self._max = max_entries
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
         self.hits = 0
         self.misses = 0
 
@@ -162,8 +164,7 @@ def cache_key(loader: "Loader", origin: Optional[str], build_metadata: Any,
               options: "BuildOptions", schema: Hashable) -> Hashable:
     """Everything besides its files that a base's accumulation depends on."""
     from kzgit.loader import DiskFS
-    opts = tuple((f.name, repr(getattr(options, f.name)))
-                 for f in dataclasses.fields(options) if f.name not in ("fs", "cache"))
+    opts = tuple((f, repr(getattr(options, f))) for f in options.fields() if f not in ("fs", "cache"))
     # every build makes its own DiskFS; any other file system (a git tree) is keyed by
     # the object itself, which the key keeps alive so its id cannot be reused; the render
     # cache's recording wrapper is looked through

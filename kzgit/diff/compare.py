@@ -193,8 +193,8 @@ def _builtin_inputs(where: _Where, root: str, options: BuildOptions) -> Tuple[st
     rel = [p for p in root.split("/") if p != "."]
     if where.disk is not None:
         fs = ConfinedDiskFS(where.disk) if where.commit else None
-        return os.path.join(where.disk, *rel), dataclasses.replace(options, fs=fs)
-    return os.path.join(where.repo, *rel), dataclasses.replace(options, fs=_tree_fs(where))
+        return os.path.join(where.disk, *rel), options.replace(fs=fs)
+    return os.path.join(where.repo, *rel), options.replace(fs=_tree_fs(where))
 
 
 def _render(where: _Where, root: str, engine: Engine, options: BuildOptions,

@@ -3,28 +3,34 @@ the loader of the kustomization that configured it, the build's options, that fi
 messages, and the little state one build shares between its levels."""
 from __future__ import annotations
 
-import dataclasses
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
-from kzgit.build import BuildOptions
-from kzgit.loader import Loader
+from kzgit.record import Record
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kzgit.build import BuildOptions
+    from kzgit.loader import Loader
 
 __all__ = ["PluginHelpers", "SharedState"]
 
 
-@dataclasses.dataclass
-class SharedState:
+class SharedState(Record):
     """State one build shares between its levels."""
 
-    #: helm's --helm-api-versions slice, one for the whole build (see kzgit.plugins.helm.inflate)
-    helm_api_versions: Optional[List[str]] = None
+    __slots__ = ("helm_api_versions",)
+
+    def __init__(self, helm_api_versions: Optional[List[str]] = None) -> None:
+        #: helm's --helm-api-versions slice, one for the whole build (see kzgit.plugins.helm.inflate)
+        self.helm_api_versions = helm_api_versions
 
 
-@dataclasses.dataclass
-class PluginHelpers:
+class PluginHelpers(Record):
     """resmap.PluginHelpers: what configuring and running a plugin may use."""
 
-    loader: Loader
-    options: BuildOptions
-    kfile: str
-    shared: SharedState
+    __slots__ = ("loader", "options", "kfile", "shared")
+
+    def __init__(self, loader: Loader, options: BuildOptions, kfile: str, shared: SharedState) -> None:
+        self.loader = loader
+        self.options = options
+        self.kfile = kfile
+        self.shared = shared

@@ -36,6 +36,7 @@ import tempfile
 import time
 from typing import Dict, Iterator, Optional, Tuple
 
+from kzgit.cachedir import cache_root
 from kzgit.errors import RemoteError
 from kzgit.remote._gitcli import ALLOWED_PROTOCOLS, run_git
 from kzgit.remote._redact import redact, userinfo
@@ -56,16 +57,6 @@ def _lock_nb(fd: int) -> None:
         msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
     except OSError:  # pragma: no cover
         raise OSError(errno.EAGAIN, "locked") from None
-
-
-def cache_root() -> str:
-    """Where kzgit caches remote repositories."""
-    explicit = os.environ.get("KZGIT_CACHE_DIR")
-    if explicit:
-        return os.path.abspath(explicit)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = xdg if xdg and os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "kzgit")
 
 
 def validate_spec(spec: RepoSpec) -> None:

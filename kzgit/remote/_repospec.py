@@ -6,12 +6,12 @@ here touches the network or runs a program.
 """
 from __future__ import annotations
 
-import dataclasses
 import posixpath
 import re
 from typing import Dict, List, Optional, Tuple
 
 from kzgit.errors import RemoteError
+from kzgit.record import FrozenRecord
 from kzgit.remote._redact import redact
 
 # repospec.go: defaultTimeout, defaultSubmodules
@@ -34,8 +34,7 @@ class RepoSpecError(RemoteError):
     """The reference is not a git repository URL kustomize accepts (repospec.go errors)."""
 
 
-@dataclasses.dataclass(frozen=True)
-class RepoSpec:
+class RepoSpec(FrozenRecord):
     """A git repository, a directory inside it and a ref (kustomize's RepoSpec).
 
     ``host`` is scheme + user + host with its trailing separator
@@ -45,14 +44,24 @@ class RepoSpec:
     ``ref`` a branch, tag or commit (``""`` means the remote HEAD).
     """
 
+    __slots__ = ("raw", "host", "org_repo", "path", "ref", "timeout", "submodules",
+                 "forced_git_prefix")
     raw: str
     host: str
     org_repo: str
-    path: str = ""
-    ref: str = ""
-    timeout: float = DEFAULT_TIMEOUT
-    submodules: bool = DEFAULT_SUBMODULES
-    forced_git_prefix: bool = False
+    path: str
+    ref: str
+    timeout: float
+    submodules: bool
+    forced_git_prefix: bool
+
+    def __init__(self, raw: str, host: str, org_repo: str, path: str = "", ref: str = "",
+                 timeout: float = DEFAULT_TIMEOUT, submodules: bool = DEFAULT_SUBMODULES,
+                 forced_git_prefix: bool = False) -> None:
+        for name, value in (("raw", raw), ("host", host), ("org_repo", org_repo), ("path", path),
+                            ("ref", ref), ("timeout", timeout), ("submodules", submodules),
+                            ("forced_git_prefix", forced_git_prefix)):
+            object.__setattr__(self, name, value)
 
     def clone_url(self) -> str:
         """The URL handed to git (repospec.go CloneSpec)."""

@@ -21,7 +21,6 @@ Used by ``kzgit build``, ``kzgit hook render``, ``kzgit diff`` and
 """
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import os
@@ -31,6 +30,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from kzgit.build import BuildOptions
 from kzgit.errors import KzgitError, PluginError, RemoteError, UsageError
+from kzgit.record import Record
 from kzgit.rendercache._store import DEFAULT_SIZE_MB, Store, open_store
 
 __all__ = ["BUILT", "CACHED", "DEFAULT_SIZE_MB", "FAILED", "Rendered", "Store", "cache_dir",
@@ -51,7 +51,7 @@ _TRANSIENT = (RemoteError, PluginError, UsageError)
 
 def cache_dir() -> str:
     """``<kzgit's cache root>/renders`` (the cache root of :mod:`kzgit.remote._cache`)."""
-    from kzgit.remote._cache import cache_root
+    from kzgit.cachedir import cache_root
     return os.path.join(cache_root(), "renders")
 
 
@@ -63,15 +63,18 @@ def default_store(enabled: bool = True, size_mb: int = DEFAULT_SIZE_MB
     return open_store(cache_dir(), size_mb)
 
 
-@dataclasses.dataclass
-class Rendered:
+class Rendered(Record):
     """How one render went: ``status`` is BUILT, CACHED or FAILED (then ``error`` is set)."""
 
-    status: str
-    seconds: float
-    payload: bytes = b""
-    warnings: List[str] = dataclasses.field(default_factory=list)
-    error: Optional[KzgitError] = None
+    __slots__ = ("status", "seconds", "payload", "warnings", "error")
+
+    def __init__(self, status: str, seconds: float, payload: bytes = b"",
+                 warnings: Optional[List[str]] = None, error: Optional[KzgitError] = None) -> None:
+        self.status = status
+        self.seconds = seconds
+        self.payload = payload
+        self.warnings: List[str] = [] if warnings is None else warnings
+        self.error = error
 
     @property
     def yaml(self) -> str:
@@ -106,18 +109,35 @@ def code_fingerprint() -> str:
 def cache_key(path: str, options: BuildOptions, flavour: str) -> str:
     """What a render depends on besides the files it reads."""
     import kzgit
-    import yaml
-    opts = [(f.name, repr(getattr(options, f.name)))
-            for f in dataclasses.fields(options) if f.name not in ("fs", "cache")]
+    opts = [(f, repr(getattr(options, f))) for f in options.fields() if f not in ("fs", "cache")]
     parts: Dict[str, Any] = {
         "format": FORMAT, "flavour": flavour, "engine": "builtin",
         "kzgit": [kzgit.__version__, code_fingerprint()],
-        "python": list(sys.version_info[:2]), "pyyaml": getattr(yaml, "__version__", ""),
+        "python": list(sys.version_info[:2]), "pyyaml": _pyyaml_version(),
         # messages name the root as given: a relative path depends on where kzgit runs
         "path": path, "cwd": "" if os.path.isabs(path) else os.getcwd(),
         "options": opts, "env": [os.environ.get(v) for v in ENV_VARS],
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def _pyyaml_version() -> str:
+    """PyYAML's ``__version__``, read from its source unless it is imported: a cache hit
+    does not import PyYAML (its import costs more than the rest of the hit)."""
+    mod = sys.modules.get("yaml")
+    if mod is not None:
+        return str(getattr(mod, "__version__", ""))
+    from importlib.machinery import PathFinder
+    spec = PathFinder.find_spec("yaml")
+    try:
+        with open(spec.origin if spec is not None and spec.origin else "", "rb") as f:
+            source = f.read()
+    except OSError:
+        return ""
+    for line in source.decode("utf-8", "replace").splitlines():
+        if line.startswith("__version__"):
+            return line.partition("=")[2].strip().strip("'\"")
+    return ""
 
 
 def _replay_error(header: Dict[str, Any]) -> KzgitError:
@@ -156,7 +176,7 @@ def render_cached(path: str, options: BuildOptions, store: Optional[Store], flav
     recorder = Recorder(main)
     token = RECORDER.set(recorder)
     try:
-        payload, warnings = produce(dataclasses.replace(options, fs=recorder.wrap_main()))
+        payload, warnings = produce(options.replace(fs=recorder.wrap_main()))
     except KzgitError as e:
         RECORDER.reset(token)
         if recorder.uncacheable is None and not isinstance(e, _TRANSIENT):

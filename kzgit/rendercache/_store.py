@@ -19,9 +19,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import time
 from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+from kzgit.atomic import new_temp_file
 
 MAGIC = b"KZGIT-RENDER 1\n"
 SUFFIX = ".kzr"
@@ -82,7 +83,7 @@ class Store:
         tmp = None
         try:
             os.makedirs(d, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
+            fd, tmp = new_temp_file(d, ".tmp-")
             with os.fdopen(fd, "wb") as f:
                 f.write(blob)
             os.replace(tmp, os.path.join(d, variant + SUFFIX))
@@ -153,7 +154,7 @@ def open_store(root: str, size_mb: int = DEFAULT_SIZE_MB) -> Tuple[Optional[Stor
     """The store at ``root``, or None and why it cannot be written (a warning, not an error)."""
     try:
         os.makedirs(root, exist_ok=True)
-        fd, probe = tempfile.mkstemp(dir=root, prefix=".tmp-probe-")
+        fd, probe = new_temp_file(root, ".tmp-probe-")
         os.close(fd)
         os.unlink(probe)
     except OSError as e:

@@ -3,16 +3,22 @@
 Hooks, scripts and CI loops run ``kzgit build`` once per root, so the import cost is paid on
 every call: a small build must not import other commands, the remote cache or the git runner,
 nor standard modules it only needs on rarer paths (a crash log, ``-o`` output files, floats,
-URLs with a query).  The probe lists only modules kzgit itself brought in (the interpreter's
-start-up, e.g. an editable install's finder, may import some of them first).  It builds with
-``--no-cache``: the persistent render cache, on by default, stores each cold build's output
-(temporary files, its directory under the cache root) and is measured on its own.
+URLs with a query, the introspection ``dataclasses`` brings).  The probe lists only modules
+kzgit itself brought in (the interpreter's start-up, e.g. an editable install's finder, may
+import some of them first).
+
+Two paths are guarded: a cold build (``--no-cache``, and a first build that fills the render
+cache), and a build answered from the render cache, which checks the recorded inputs and
+prints the stored output: it must import neither PyYAML nor the build engine.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
+from pathlib import Path
+from typing import Dict, Optional, Tuple
 
 import pytest
 from helpers import FIXTURES, PROJECT
@@ -21,9 +27,11 @@ PROBE = """
 import contextlib, io, sys
 before = set(sys.modules)
 from kzgit.cli.main import main
-with contextlib.redirect_stdout(io.StringIO()):
-    rc = main(["build", "--no-cache", sys.argv[1]])
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    rc = main(["build"] + sys.argv[3:] + [sys.argv[1]])
 print(rc, sorted(m for m in sys.argv[2].split(",") if m in sys.modules and m not in before))
+print(out.getvalue(), end="")
 """
 
 # Imported only when a command or an input needs them; each line says which.
@@ -42,14 +50,29 @@ NOT_FOR_A_SMALL_BUILD = [
     "decimal",
     # a random token is os.urandom (yamlio/emit.py), not secrets (hmac, random)
     "secrets", "random",
+    # records are kzgit.record's plain classes: dataclasses imports inspect (ast, dis, tokenize);
+    # the base cache's lock is _thread's
+    "dataclasses", "inspect", "ast", "threading",
+]
+
+# A build answered from the render cache checks what the cached build read and prints its output.
+NOT_FOR_A_CACHE_HIT = NOT_FOR_A_SMALL_BUILD + [
+    # parsing and emitting YAML, and the engine
+    "yaml", "kzgit.yamlio", "kzgit.resource", "kzgit.build.pipeline", "kzgit.builtins",
+    "kzgit.openapi", "kzgit.konfig",
+    # remote references (the cache root is kzgit.cachedir's)
+    "kzgit.remote",
 ]
 
 
-def _imported_by_build(target: str, modules: list) -> str:
-    out = subprocess.run([sys.executable, "-c", PROBE, target, ",".join(modules)],
-                         capture_output=True, text=True, timeout=60, cwd=PROJECT)
+def _imported_by_build(target: str, modules: list, *flags: str, env: Optional[Dict[str, str]] = None
+                       ) -> Tuple[str, str]:
+    """The exit status and the listed modules the build imported; and what it printed."""
+    out = subprocess.run([sys.executable, "-c", PROBE, target, ",".join(modules), *flags],
+                         capture_output=True, text=True, timeout=60, cwd=PROJECT, env=env)
     assert out.returncode == 0, out.stderr
-    return out.stdout.strip()
+    first, _, printed = out.stdout.partition("\n")
+    return first, printed
 
 
 # an overlay with generators, images and a strategic-merge patch; a JSON 6902 patch (whose
@@ -59,14 +82,25 @@ SMALL_ROOTS = [PROJECT / "examples" / "overlays" / "production", FIXTURES / "pat
 
 @pytest.mark.parametrize("target", SMALL_ROOTS, ids=lambda p: p.name)
 def test_build_does_not_import_what_it_does_not_need(target: object) -> None:
-    assert _imported_by_build(str(target), NOT_FOR_A_SMALL_BUILD) == "0 []"
+    assert _imported_by_build(str(target), NOT_FOR_A_SMALL_BUILD, "--no-cache")[0] == "0 []"
 
 
 def test_probe_sees_modules_a_build_imports() -> None:
     # the probe itself works: modules every build needs are reported
     target = str(PROJECT / "examples" / "overlays" / "production")
-    assert _imported_by_build(target, ["kzgit.build.pipeline", "yaml"]) == \
+    assert _imported_by_build(target, ["kzgit.build.pipeline", "yaml"], "--no-cache")[0] == \
         "0 ['kzgit.build.pipeline', 'yaml']"
+
+
+@pytest.mark.parametrize("target", SMALL_ROOTS, ids=lambda p: p.name)
+def test_cache_hit_imports_neither_yaml_nor_the_engine(target: object, tmp_path: Path) -> None:
+    env = dict(os.environ, KZGIT_CACHE_DIR=str(tmp_path / "cache"))
+    # the first build fills the cache: it builds, as cheaply as a --no-cache build does
+    first, built = _imported_by_build(str(target), NOT_FOR_A_SMALL_BUILD + ["kzgit.build.pipeline"],
+                                      env=env)
+    assert first == "0 ['kzgit.build.pipeline']"
+    again, cached = _imported_by_build(str(target), NOT_FOR_A_CACHE_HIT, env=env)
+    assert (again, cached) == ("0 []", built)
 
 
 @pytest.mark.parametrize("columns", ["40", "100", "junk"])
