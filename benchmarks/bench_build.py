@@ -36,7 +36,9 @@ from typing import Dict, List, Optional, Sequence, Tuple
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gen_tree  # noqa: E402
 
-KZGIT = [sys.executable, "-m", "kzgit", "build"]
+# --no-cache: this measures builds; a second run of the same tree would otherwise be answered
+# from the render cache (bench_small.py times that case on its own)
+KZGIT = [sys.executable, "-m", "kzgit", "build", "--no-cache"]
 
 
 @dataclass
