@@ -6,6 +6,7 @@ unwritable cache directory is a warning on stderr and an uncached run).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
@@ -52,10 +53,47 @@ def open_for_cli(enabled: bool, size_mb: int) -> Optional["Store"]:
     return store
 
 
+def build_settings(target: str) -> Tuple[bool, int]:
+    """``cache`` and ``cache-size-mb`` of the repository holding the kustomization directory
+    ``target`` (the defaults for a remote target, outside a repository, or without a file)."""
+    from kzgit.paths import repository_top
+    from kzgit.rendercache import DEFAULT_SIZE_MB
+    top = repository_top(target) if os.path.isdir(target) else None
+    # the configuration module (TOML, dataclasses) is imported only when there is a kzgit
+    # configuration to read: a .kzgit.toml, or a pyproject.toml that may hold [tool.kzgit]
+    if top is None or not (os.path.isfile(os.path.join(top, ".kzgit.toml"))
+                           or may_configure_kzgit(_read_or_empty(os.path.join(top, "pyproject.toml")))):
+        return True, DEFAULT_SIZE_MB
+    from kzgit.config import load_config
+    config = load_config(top)
+    return config.cache, config.cache_size_mb
+
+
+def may_configure_kzgit(pyproject: bytes) -> bool:
+    """Whether a ``pyproject.toml`` may hold a ``tool.kzgit`` table, in any TOML spelling
+    (``[tool.kzgit]``, ``[tool.kzgit.validate]``, ``tool.kzgit.x = ``, a ``[tool]`` table with
+    a ``kzgit`` key, ``tool = {...}``): a quick look that errs on the side of parsing."""
+    import re   # loaded already: argparse imports it
+    if re.search(rb"""(?m)^[ \t]*(\[[ \t]*tool[ \t]*\.[ \t]*["']?kzgit\b|tool[ \t]*\.[ \t]*["']?kzgit\b)""",
+                 pyproject):
+        return True
+    tool_table = re.search(rb"(?m)^[ \t]*(\[[ \t]*tool[ \t]*\]|tool[ \t]*=)", pyproject)
+    return bool(tool_table) and b"kzgit" in pyproject
+
+
+def _read_or_empty(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
 def cached_yaml(path: str, options: "BuildOptions") -> Tuple[str, List[str]]:
-    """``kzgit build``'s output and warnings through the render cache; raises the build's error."""
+    """``kzgit build``'s output and warnings through the render cache (unless the repository's
+    configuration says ``cache = false``); raises the build's error."""
     from kzgit.rendercache import render_yaml
-    store = open_for_cli(True, 512)
+    store = open_for_cli(*build_settings(path))
     got = render_yaml(path, options, store)
     if store is not None and store.wrote:
         store.trim()

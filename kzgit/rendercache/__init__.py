@@ -50,7 +50,7 @@ _TRANSIENT = (RemoteError, PluginError, UsageError)
 
 
 def cache_dir() -> str:
-    """``<kzgit's cache root>/renders`` (the cache root of :mod:`kzgit.remote._cache`)."""
+    """``<kzgit's cache root>/renders`` (:func:`kzgit.cachedir.cache_root`)."""
     from kzgit.cachedir import cache_root
     return os.path.join(cache_root(), "renders")
 

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Seque
 from kzgit import proc
 from kzgit.config import SANDBOX_MODES as MODES
 from kzgit.config import SandboxSettings
+from kzgit.paths import repository_top
 from kzgit.errors import PluginError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -231,18 +232,6 @@ def _repo_top(root: str, options: "BuildOptions") -> List[str]:
         return []
     top = repository_top(root)
     return [top] if top else []
-
-
-def repository_top(path: str) -> Optional[str]:
-    """The nearest directory at or above ``path`` holding ``.git`` (None outside a repository)."""
-    d = os.path.abspath(path)
-    while True:
-        if os.path.exists(os.path.join(d, ".git")):
-            return d
-        parent = os.path.dirname(d)
-        if parent == d:
-            return None
-        d = parent
 
 
 def settings_for(target: str) -> SandboxSettings:

@@ -1,6 +1,7 @@
 """``kzgit cache info|clear`` and ``kzgit build`` through the render cache."""
 from __future__ import annotations
 
+import importlib
 import os
 import subprocess
 import sys
@@ -45,3 +46,53 @@ def test_build_info_clear(tmp_path: Path) -> None:
     for _ in range(2):
         rc, out, err = kzgit(cache, "build", str(root))
         assert rc == 1 and out == "" and "cm.yaml" in err and err.startswith("Error: ")
+
+
+@pytest.mark.parametrize("name, text", [(".kzgit.toml", "cache = false\n"),
+                                        ("pyproject.toml", "[tool.kzgit]\ncache = false\n")])
+def test_build_honours_cache_false_of_the_repository(tmp_path: Path, name: str, text: str) -> None:
+    """``cache = false`` in the configuration of the repository holding the kustomization."""
+    repo = tmp_path / "repo"
+    root = repo / "apps" / "k"
+    root.mkdir(parents=True)
+    (repo / ".git").mkdir()
+    (root / "kustomization.yaml").write_text("resources: [cm.yaml]\n")
+    (root / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n")
+    cache = tmp_path / "cache"
+    (repo / name).write_text(text)
+    for _ in range(2):
+        rc, out, err = kzgit(cache, "build", str(root))
+        assert rc == 0 and "name: a" in out and err == ""
+    assert not list(cache.rglob("*.kzr"))
+    # the same repository with the cache on stores the render
+    (repo / name).write_text(text.replace("false", "true"))
+    assert kzgit(cache, "build", str(root))[0] == 0
+    assert len(list(cache.rglob("*.kzr"))) == 1
+    # a pyproject.toml without a kzgit table is not kzgit's configuration
+    if name == "pyproject.toml":
+        (repo / name).write_text('[project]\nname = "x"\n')
+        assert kzgit(cache, "build", str(root))[0] == 0
+        assert len(list(cache.rglob("*.kzr"))) == 1
+    # a bad value is a configuration error naming the file and key, not a silent default
+    (repo / name).write_text(text.replace("false", '"no"'))
+    rc, out, err = kzgit(cache, "build", str(root))
+    assert rc == 2 and out == "" and name in err and "cache" in err
+
+
+@pytest.mark.parametrize("text, may", [
+    ("[tool.kzgit]\ncache = false\n", True),
+    ("[ tool . 'kzgit' . validate ]\n", True),
+    ("tool.kzgit.cache = false\n", True),
+    ("[tool]\nkzgit = {cache = false}\n", True),
+    ("tool = {kzgit = {cache = false}}\n", True),
+    # kzgit's own pyproject.toml: the name everywhere, no table
+    ('[project]\nname = "kzgit"\n[project.scripts]\nkzgit = "kzgit.cli.main:main"\n[tool.ruff]\n', False),
+    ('[project]\nname = "x"\n', False),
+])
+def test_a_pyproject_without_a_kzgit_table_is_not_parsed(text: str, may: bool) -> None:
+    from kzgit.cli.cache import may_configure_kzgit
+    assert may_configure_kzgit(text.encode()) is may
+    if may:   # and each of those spellings is a kzgit table indeed
+        toml = importlib.import_module("tomllib" if sys.version_info >= (3, 11) else "tomli")
+        doc = toml.loads(text)
+        assert "kzgit" in doc["tool"]
