@@ -8,10 +8,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING, List, Optional, Tuple
+from typing import TYPE_CHECKING, List, Optional, Sequence, TextIO, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover
     from kzgit.build import BuildOptions
+    from kzgit.hooks import Workspace
+    from kzgit.hooks.render import RootResult
     from kzgit.rendercache import Store
 
 
@@ -51,6 +53,21 @@ def open_for_cli(enabled: bool, size_mb: int) -> Optional["Store"]:
     if warning:
         print(f"kzgit: warning: {warning}", file=sys.stderr)
     return store
+
+
+def open_for_workspace(ws: "Workspace", no_cache: bool) -> Optional["Store"]:
+    """The render cache for a hook or ``kzgit validate`` on ``ws``, or None (``--no-cache``,
+    ``cache = false``, an unwritable cache, or a temporary export of the index or a commit:
+    that is at a new path every run, and messages name the path, so its renders could
+    never be reused)."""
+    exported = os.path.realpath(ws.root) != os.path.realpath(ws.repo)
+    return open_for_cli(ws.config.cache and not exported and not no_cache, ws.config.cache_size_mb)
+
+
+def print_renders(renders: "Sequence[RootResult]", file: "Optional[TextIO]" = None) -> None:
+    """``-v``: each root rendered, ``built``, ``cached`` or ``failed``, and its time."""
+    for r in renders:
+        print(f"{r.status:<7} {r.root} ({r.seconds:.2f}s)", file=file)
 
 
 def build_settings(target: str) -> Tuple[bool, int]:

@@ -16,7 +16,7 @@ import os
 import shutil
 import sys
 import tempfile
-from typing import Callable, List, Optional
+from typing import List, Optional
 
 from kzgit.cli import jobs_arg, shard_arg
 from kzgit.config import Config, load_config
@@ -162,24 +162,17 @@ def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace) -> List[Findin
             engine = get_engine(args.engine, None, c.timeout, source="--engine")
         else:
             engine = engine_from_config(c)
-        from kzgit.cli.cache import open_for_cli
-        # a temporary export (--staged, --rev) is at a new path every run, and messages name
-        # the path: its renders could never be reused, so they are not stored
-        exported = os.path.realpath(ws.root) != os.path.realpath(ws.repo)
-        store = open_for_cli(c.cache and not exported and not getattr(args, "no_cache", False),
-                             c.cache_size_mb)
+        from kzgit.cli.cache import open_for_workspace, print_renders
+        store = open_for_workspace(ws, getattr(args, "no_cache", False))
         roots = render.roots_to_build(ws)
         if getattr(args, "shard", None):
-            from kzgit.graph import root_weights, shard
-            weights = root_weights(ws.graph, ws.files, _size_in(ws.root))
-            roots = shard(roots, weights, *args.shard)
+            roots = render.shard_of(ws, roots, *args.shard)
         results = render.render_roots(ws, engine, roots, jobs=args.jobs, offline=args.offline,
                                       store=store)
         if store is not None and any(r.status != "cached" for r in results):
             store.trim()   # workers may have written: keep the cache within its bound
         if getattr(args, "verbose", False) or os.environ.get("PRE_COMMIT") == "1":
-            for r in results:
-                print(f"{r.status:<7} {r.root} ({r.seconds:.2f}s)")
+            print_renders(results)
         return render.findings(results)
     if hook == "localized-sync":
         from kzgit.hooks import localized_sync
@@ -190,15 +183,6 @@ def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace) -> List[Findin
     from kzgit.hooks import exec_bits
     # A pushed commit cannot be fixed in place: report only.
     return exec_bits.run(ws, fix=not (args.check or args.rev))
-
-
-def _size_in(top: str) -> "Callable[[str], int]":
-    def size(rel: str) -> int:
-        try:
-            return os.lstat(os.path.join(top, *rel.split("/"))).st_size
-        except OSError:
-            return 0
-    return size
 
 
 def report(findings: List[Finding]) -> int:

@@ -13,9 +13,9 @@ import argparse
 import dataclasses
 import os
 import sys
-from typing import TYPE_CHECKING, Dict, List, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
-from kzgit.cli import jobs_arg
+from kzgit.cli import jobs_arg, shard_arg
 from kzgit.config import MISSING_SCHEMAS, Config, ValidatePolicy, load_config
 from kzgit.errors import UsageError
 
@@ -70,6 +70,12 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                    help="parallel builds (default: the `jobs` setting, else one per CPU)")
     p.add_argument("--engine", choices=["builtin", "kustomize", "kubectl"], help="override the configured engine")
     p.add_argument("--offline", action="store_true", help="use only cached remote references")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="list each root rendered on stderr: built, cached or failed, and its time")
+    p.add_argument("--no-cache", action="store_true",
+                   help="build every root; do not use or fill the render cache")
+    p.add_argument("--shard", metavar="I/N", type=shard_arg,
+                   help="validate only part I of N (1-based) of the roots, for a CI matrix")
     add_policy_flags(p)
     p.set_defaults(func=run)
 
@@ -160,8 +166,7 @@ def run(args: argparse.Namespace) -> int:
     files = gitio.worktree_files(repo) if in_git else walk.tree_files(repo)
     ws = Workspace(repo, files, None, config, repo=repo)
     roots = _select_roots(args, ws, repo)
-    engine = _engine(args, config)
-    report = hook.run(ws, engine, policy, roots=roots, jobs=args.jobs, offline=args.offline, names=names)
+    report = _validate(args, ws, policy, names, roots)
     if args.manifests:
         more = hook.run_manifests(_read_manifests(args.manifests), policy, repo, names)
         report.findings += more.findings
@@ -193,10 +198,24 @@ def _read_manifests(paths: List[str]) -> List[Tuple[str, bytes]]:
 
 def run_hook(args: argparse.Namespace, ws: "Workspace") -> int:
     """``kzgit hook validate``: the affected roots of the workspace."""
-    from kzgit.hooks import validate as hook
     config = ws.config
     policy, names = policy_from(args, config)
-    engine = _engine(args, config)
-    report = hook.run(ws, engine, policy, jobs=args.jobs, offline=args.offline, names=names)
-    return emit(args, report)
+    return emit(args, _validate(args, ws, policy, names, None))
+
+
+def _validate(args: argparse.Namespace, ws: "Workspace", policy: ValidatePolicy,
+              names: Dict[str, str], roots: Optional[List[str]]) -> "Report":
+    """Render and validate ``roots`` (None: the affected ones) through the render cache; with
+    ``-v`` (or under pre-commit) list each root on stderr, where it stays out of the report."""
+    from kzgit.cli.cache import open_for_workspace, print_renders
+    from kzgit.hooks import validate as hook
+    engine = _engine(args, ws.config)
+    store = open_for_workspace(ws, args.no_cache)
+    report = hook.run(ws, engine, policy, roots=roots, jobs=args.jobs, offline=args.offline,
+                      names=names, store=store, shard=args.shard)
+    if store is not None and any(r.status != "cached" for r in report.renders):
+        store.trim()   # workers may have written: keep the cache within its bound
+    if args.verbose or os.environ.get("PRE_COMMIT") == "1":
+        print_renders(report.renders, sys.stderr)
+    return report
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from kzgit.build import BuildOptions
 from kzgit.engine import Engine, render_pool
@@ -48,25 +48,57 @@ def options_for(ws: Workspace, offline: bool = False) -> BuildOptions:
                         cache=BuildCache(), sandbox=c.sandbox)
 
 
-def _render_one(engine: Engine, path: str, options: BuildOptions,
-                store: Optional[Store]) -> Tuple[str, float, Optional[str]]:
-    """Render in a worker: (status, seconds, error *message*: exceptions may not pickle)."""
+Outcome = Tuple[str, float, Optional[str], Any]
+"""How one root's render went: (status, seconds, error *message*, what the render gives)."""
+
+RenderOne = Callable[[Engine, str, BuildOptions, Optional[Store]], Outcome]
+"""Renders one root in a worker (a module-level function: it is pickled to the pool)."""
+
+LookUp = Callable[[str, BuildOptions, Store, Any], Optional[Outcome]]
+"""The stored outcome of one root whose inputs are unchanged, else None."""
+
+
+def _render_one(engine: Engine, path: str, options: BuildOptions, store: Optional[Store]) -> Outcome:
+    """Render in a worker (exceptions may not pickle: the error travels as its message)."""
     if engine.name == "builtin":
         from kzgit.rendercache import render_yaml
         got = render_yaml(path, options, store, looked=True)
-        return got.status, got.seconds, full_message(got.error) if got.error is not None else None
+        return got.status, got.seconds, full_message(got.error) if got.error is not None else None, None
     start = time.monotonic()
     try:
         engine.render(path, options)
     except KzgitError as e:
-        return FAILED, time.monotonic() - start, full_message(e)
-    return BUILT, time.monotonic() - start, None
+        return FAILED, time.monotonic() - start, full_message(e), None
+    return BUILT, time.monotonic() - start, None, None
+
+
+def _look_up_yaml(path: str, options: BuildOptions, store: Store, checker: Any) -> Optional[Outcome]:
+    from kzgit.rendercache import lookup_yaml
+    hit = lookup_yaml(path, options, store, checker)
+    if hit is None:
+        return None
+    return hit.status, hit.seconds, full_message(hit.error) if hit.error else None, None
 
 
 def roots_to_build(ws: Workspace) -> List[str]:
     """The roots the change affects (every root when ``ws.changed`` is None)."""
     g = ws.graph
     return list(g.roots) if ws.changed is None else g.affected_roots(ws.changed)
+
+
+def shard_of(ws: Workspace, roots: Sequence[str], index: int, count: int) -> List[str]:
+    """Part ``index`` of ``count`` of ``roots``, balanced by the bytes each root reaches."""
+    from kzgit.graph import root_weights, shard
+    return shard(roots, root_weights(ws.graph, ws.files, _size_in(ws.root)), index, count)
+
+
+def _size_in(top: str) -> Callable[[str], int]:
+    def size(rel: str) -> int:
+        try:
+            return os.lstat(os.path.join(top, *rel.split("/"))).st_size
+        except OSError:
+            return 0
+    return size
 
 
 def workers_for(ws: Workspace, engine: Engine, jobs: int, n_roots: int) -> int:
@@ -78,39 +110,45 @@ def workers_for(ws: Workspace, engine: Engine, jobs: int, n_roots: int) -> int:
     return max(1, min(workers, n_roots))
 
 
-def render_roots(ws: Workspace, engine: Engine, roots: List[str], jobs: int = 0,
-                 offline: bool = False, store: Optional[Store] = None) -> List[RootResult]:
-    """Render ``roots`` of the workspace; one result per root, in the order given."""
-    options = options_for(ws, offline)
-    outcomes: Dict[str, Tuple[str, float, Optional[str]]] = {}
+def render_each(ws: Workspace, engine: Engine, roots: Sequence[str], options: BuildOptions,
+                jobs: int, store: Optional[Store], render_one: RenderOne = _render_one,
+                look_up: LookUp = _look_up_yaml) -> Dict[str, Outcome]:
+    """Render ``roots`` with ``render_one``: what the cache holds first, the rest in parallel."""
+    outcomes: Dict[str, Outcome] = {}
     todo = list(roots)
     if store is not None and engine.name == "builtin":
         # what the cache holds is answered here: a warm run starts no process pool, and
         # each file is hashed once however many roots read it
         from kzgit.loader import DiskFS
-        from kzgit.rendercache import lookup_yaml
         from kzgit.rendercache._record import Checker
         checker = Checker(DiskFS())
         todo = []
         for r in roots:
-            hit = lookup_yaml(ws.path(r), options, store, checker)
+            hit = look_up(ws.path(r), options, store, checker)
             if hit is None:
                 todo.append(r)
             else:
-                outcomes[r] = (hit.status, hit.seconds, full_message(hit.error) if hit.error else None)
+                outcomes[r] = hit
     workers = workers_for(ws, engine, jobs, len(todo))
     if workers == 1:
         for r in todo:
-            outcomes[r] = _render_one(engine, ws.path(r), options, store)
+            outcomes[r] = render_one(engine, ws.path(r), options, store)
     else:
         with render_pool(engine, workers) as pool:
             from kzgit.workers import guarded
-            futures = [(r, pool.submit(guarded, _render_one, engine, ws.path(r), options, store))
+            futures = [(r, pool.submit(guarded, render_one, engine, ws.path(r), options, store))
                        for r in todo]
             for r, f in futures:
                 outcomes[r] = f.result()
+    return outcomes
+
+
+def render_roots(ws: Workspace, engine: Engine, roots: List[str], jobs: int = 0,
+                 offline: bool = False, store: Optional[Store] = None) -> List[RootResult]:
+    """Render ``roots`` of the workspace; one result per root, in the order given."""
+    outcomes = render_each(ws, engine, roots, options_for(ws, offline), jobs, store)
     return [RootResult(r, status, seconds, ws.scrub(err) if err is not None else None)
-            for r in roots for status, seconds, err in [outcomes[r]]]
+            for r in roots for status, seconds, err, _ in [outcomes[r]]]
 
 
 def findings(results: List[RootResult]) -> List[Finding]:

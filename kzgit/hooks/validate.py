@@ -5,7 +5,9 @@ affected roots, the same engine, build options and parallelism).  Every root of
 the repository whose files mention ``CustomResourceDefinition`` is rendered too,
 so a custom resource is validated against a CRD that another root installs.
 The schemas are compiled once in this process (:class:`kzgit.validate.Validator`)
-and shared by all roots; workers only render.
+and shared by all roots; workers only render.  With the builtin engine renders go
+through the persistent render cache (:mod:`kzgit.rendercache`): its entries hold
+each resource with its source file and former names, which findings need.
 
 Findings are placed in the repository with :class:`kzgit.validate.locate.Locator`:
 the resource's own file, or the patch that set the field, with a line.
@@ -13,15 +15,19 @@ the resource's own file, or the patch that set the field, with a line.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
+import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from kzgit.build import BuildOptions
 from kzgit.config import ValidatePolicy
-from kzgit.engine import Engine, render_pool
+from kzgit.engine import Engine
 from kzgit.errors import KzgitError, full_message
 from kzgit.hooks import Workspace
-from kzgit.hooks.render import options_for, roots_to_build, workers_for
+from kzgit.hooks.render import (Outcome, RootResult, options_for, render_each, roots_to_build,
+                                shard_of)
+from kzgit.rendercache import BUILT, FAILED, Produce, Store, lookup, render_cached
 from kzgit.validate import ERROR, WARNING, Finding, Validator
 
 CRD_MARK = b"CustomResourceDefinition"
@@ -45,25 +51,70 @@ class Report:
     resources: Dict[str, int]                 # root -> resources validated
     kubernetes_version: str
     strict: bool
+    renders: List[RootResult] = dataclasses.field(default_factory=list)   # how each root went
 
     @property
     def errors(self) -> List[Finding]:
         return [f for f in self.findings if f.severity == ERROR]
 
 
-def _render(engine: Engine, path: str, options: BuildOptions) -> Tuple[Optional[str], List[Rendered]]:
-    """Render one root in a worker: (error message, resources).  Exceptions may not pickle."""
+# what the render cache stores for validation: each resource with its source and names
+FLAVOUR = "resources"
+
+
+def _produce_items(path: str) -> Produce:
+    def produce(options: BuildOptions) -> Tuple[bytes, List[str]]:
+        from kzgit import build
+        result = build(path, options)
+        items = [[r.obj, r.source, list(dict.fromkeys(i.name for i in r.all_ids()))]
+                 for r in result.resources]
+        if not all(_plain(item[0]) for item in items):
+            # JSON would not give the same object back (a key that is not a string)
+            from kzgit.loader import RECORDER
+            recorder = RECORDER.get()
+            if recorder is not None:
+                recorder.mark_uncacheable(f"{path} renders a key that is not a string")
+        return json.dumps(items, separators=(",", ":")).encode("utf-8"), list(result.warnings)
+    return produce
+
+
+def _plain(v: Any) -> bool:
+    if isinstance(v, dict):
+        return all(isinstance(k, str) and _plain(x) for k, x in v.items())
+    if isinstance(v, list):
+        return all(_plain(x) for x in v)
+    return v is None or isinstance(v, (str, int, float))
+
+
+def _items(payload: bytes) -> List[Rendered]:
+    return [Rendered(obj, source, tuple(names)) for obj, source, names in json.loads(payload)]
+
+
+def _render(engine: Engine, path: str, options: BuildOptions, store: Optional[Store]) -> Outcome:
+    """Render one root in a worker: the resources, through the render cache with the builtin
+    engine.  Exceptions may not pickle: an error travels as its message."""
+    if engine.name == "builtin":
+        got = render_cached(path, options, store, FLAVOUR, _produce_items(path), looked=True)
+        if got.error is not None:
+            return got.status, got.seconds, full_message(got.error), []
+        return got.status, got.seconds, None, _items(got.payload)
+    start = time.monotonic()
     try:
-        if engine.name == "builtin":
-            from kzgit import build
-            result = build(path, options)
-            return None, [Rendered(r.obj, r.source, tuple(dict.fromkeys(i.name for i in r.all_ids())))
-                          for r in result.resources]
         from kzgit.yamlio import load_documents
         text = engine.render(path, options)
-        return None, [Rendered(d) for d in load_documents(text.encode("utf-8"), path) if d is not None]
+        items = [Rendered(d) for d in load_documents(text.encode("utf-8"), path) if d is not None]
     except KzgitError as e:
-        return full_message(e), []
+        return FAILED, time.monotonic() - start, full_message(e), []
+    return BUILT, time.monotonic() - start, None, items
+
+
+def _look_up(path: str, options: BuildOptions, store: Store, checker: Any) -> Optional[Outcome]:
+    hit = lookup(path, options, store, FLAVOUR, checker)
+    if hit is None:
+        return None
+    if hit.error is not None:
+        return hit.status, hit.seconds, full_message(hit.error), []
+    return hit.status, hit.seconds, None, _items(hit.payload)
 
 
 def crd_roots(ws: Workspace) -> List[str]:
@@ -83,8 +134,10 @@ def crd_roots(ws: Workspace) -> List[str]:
 
 
 def run(ws: Workspace, engine: Engine, policy: ValidatePolicy, *, roots: Optional[Sequence[str]] = None,
-        jobs: int = 0, offline: bool = False, names: Optional[Dict[str, str]] = None) -> Report:
-    """Validate what ``roots`` (default: the roots the change affects) render."""
+        jobs: int = 0, offline: bool = False, names: Optional[Dict[str, str]] = None,
+        store: Optional[Store] = None, shard: Optional[Tuple[int, int]] = None) -> Report:
+    """Validate what ``roots`` (default: the roots the change affects) render, part ``shard``
+    (I, N) of them if given; renders go through ``store`` (the render cache) if given."""
     validator = Validator(policy, ws.root, names)
     with_crds = crd_roots(ws)
     if roots is not None:
@@ -93,20 +146,15 @@ def run(ws: Workspace, engine: Engine, policy: ValidatePolicy, *, roots: Optiona
         targets = list(ws.graph.roots)
     else:
         targets = roots_to_build(ws)
+    if shard is not None:
+        # every shard still renders the roots that render CRDs (cached after the first run):
+        # its custom resources are checked against them
+        targets = shard_of(ws, targets, *shard)
     extra = [r for r in with_crds if r not in targets] if targets else []
     wanted = targets + extra
-    options = options_for(ws, offline)
-    workers = workers_for(ws, engine, jobs, len(wanted))
-    rendered: Dict[str, Tuple[Optional[str], List[Rendered]]] = {}
-    if workers <= 1:
-        for r in wanted:
-            rendered[r] = _render(engine, ws.path(r), options)
-    else:
-        with render_pool(engine, workers) as pool:
-            from kzgit.workers import guarded
-            futures = [(r, pool.submit(guarded, _render, engine, ws.path(r), options)) for r in wanted]
-            for r, f in futures:
-                rendered[r] = f.result()
+    outcomes = render_each(ws, engine, wanted, options_for(ws, offline), jobs, store,
+                           _render, _look_up)
+    rendered = {r: (o[2], o[3]) for r, o in outcomes.items()}
     for r in wanted:
         for item in rendered[r][1]:
             o = item.obj
@@ -135,7 +183,8 @@ def run(ws: Workspace, engine: Engine, policy: ValidatePolicy, *, roots: Optiona
                         continue  # listed once per kind
                     warned.add(key)
                 findings.append(placer.finding(item, issue.code, issue.path, issue.message, issue.severity))
-    return Report(findings, targets, counts, validator.version, policy.strict)
+    renders = [RootResult(r, outcomes[r][0], outcomes[r][1]) for r in wanted]
+    return Report(findings, targets, counts, validator.version, policy.strict, renders)
 
 
 def _policy_changed(ws: Workspace, policy: ValidatePolicy, with_crds: Sequence[str]) -> bool:

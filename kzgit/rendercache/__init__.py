@@ -33,7 +33,7 @@ from kzgit.errors import KzgitError, PluginError, RemoteError, UsageError
 from kzgit.record import Record
 from kzgit.rendercache._store import DEFAULT_SIZE_MB, Store, open_store
 
-__all__ = ["BUILT", "CACHED", "DEFAULT_SIZE_MB", "FAILED", "Rendered", "Store", "cache_dir",
+__all__ = ["BUILT", "CACHED", "DEFAULT_SIZE_MB", "FAILED", "Produce", "Rendered", "Store", "cache_dir",
            "default_store", "lookup", "lookup_yaml", "open_store", "render_cached", "render_yaml"]
 
 BUILT, CACHED, FAILED = "built", "cached", "failed"

@@ -1,0 +1,170 @@
+"""``kzgit validate`` and ``kzgit hook validate`` through the render cache: ``-v``,
+``--no-cache``, ``cache = false``, ``--shard``."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+import pytest
+from helpers import WEB_DEPLOYMENT
+from test_hooks import make_repo, write
+
+from kzgit.cli.main import main
+
+BAD_PORT = WEB_DEPLOYMENT + "        ports:\n        - containerPort: \"80\"\n"
+CRD = """apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer}
+"""
+FILES: Dict[str, str] = {
+    "base/kustomization.yaml": "resources:\n- deploy.yaml\n",
+    "base/deploy.yaml": BAD_PORT,
+    "crds/kustomization.yaml": "resources:\n- crd.yaml\n",
+    "crds/crd.yaml": CRD,
+}
+for _i in range(4):
+    FILES[f"overlays/o{_i}/kustomization.yaml"] = f"resources:\n- ../../base\nnamePrefix: o{_i}-\n"
+FILES["widgets/kustomization.yaml"] = "resources:\n- w.yaml\n"
+FILES["widgets/w.yaml"] = ("apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n"
+                           "spec:\n  size: big\n")
+ROOTS = sorted(["crds", "widgets"] + [f"overlays/o{i}" for i in range(4)])
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KZGIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("PRE_COMMIT", raising=False)
+
+
+def validate(repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+             *argv: str) -> Tuple[int, str, str]:
+    monkeypatch.chdir(repo)
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def statuses(err: str) -> Dict[str, str]:
+    found = re.findall(r"^(built|cached|failed) +(\S+) \(\d+\.\d\ds\)$", err, re.M)
+    return {root: status for status, root in found}
+
+
+def entries(tmp_path: Path) -> List[Path]:
+    return list((tmp_path / "cache").rglob("*.kzr"))
+
+
+def test_second_run_is_cached_with_the_same_findings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "r", FILES)
+    rc, first, err = validate(repo, monkeypatch, capsys, "validate", "--all", "-v")
+    assert rc == 1 and statuses(err) == {r: "built" for r in ROOTS}
+    # findings placed in files (the resource's own file, from the cached sources) and the
+    # custom resource checked against the CRD another root renders
+    assert "overlays/o2: Deployment/o2-web: /spec/template/spec/containers/0/ports/0/containerPort: " \
+           'expected integer, got string "80" (base/deploy.yaml:' in first
+    assert "widgets: Widget/w: /spec/size: expected integer" in first
+    assert len(entries(tmp_path)) == len(ROOTS)
+    rc, second, err = validate(repo, monkeypatch, capsys, "validate", "--all", "-v")
+    assert (rc, second) == (1, first) and statuses(err) == {r: "cached" for r in ROOTS}
+    # the JSON report stays JSON: -v goes to stderr
+    rc, out, err = validate(repo, monkeypatch, capsys, "validate", "--all", "-v", "--format", "json")
+    assert json.loads(out)["findings"] and statuses(err) == {r: "cached" for r in ROOTS}
+    # without -v, nothing on stderr
+    assert validate(repo, monkeypatch, capsys, "validate", "--all")[2] == ""
+
+
+def test_a_changed_input_rebuilds_only_the_roots_that_read_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "r", FILES)
+    validate(repo, monkeypatch, capsys, "validate", "--all")
+    write(repo, {"overlays/o1/kustomization.yaml": FILES["overlays/o1/kustomization.yaml"] +
+                 "patches:\n- patch: |-\n    - op: replace\n      path: /spec/template/spec/containers/0/ports/0/containerPort\n"
+                 "      value: 80\n  target: {kind: Deployment}\n"})
+    rc, out, err = validate(repo, monkeypatch, capsys, "validate", "--all", "-v")
+    assert statuses(err) == {**{r: "cached" for r in ROOTS}, "overlays/o1": "built"}
+    assert "overlays/o1:" not in out and "overlays/o0: Deployment" in out
+    # the base every overlay reads: every overlay is rebuilt, and now valid
+    write(repo, {"base/deploy.yaml": BAD_PORT.replace('"80"', "80")})
+    rc, out, err = validate(repo, monkeypatch, capsys, "validate", "--all", "-v")
+    assert statuses(err) == {**{r: "cached" for r in ROOTS}, **{f"overlays/o{i}": "built" for i in range(4)}}
+    assert "Deployment" not in out
+    # a root that stops rendering is failed, and its failure replays from the cache
+    write(repo, {"overlays/o3/kustomization.yaml": "resources:\n- gone.yaml\n"})
+    for _ in range(2):
+        rc, out, err = validate(repo, monkeypatch, capsys, "validate", "--all", "-v")
+        assert rc == 1 and statuses(err)["overlays/o3"] == "failed" and "overlays/o3: does not render" in out
+
+
+def test_no_cache_and_cache_false(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "r", FILES)
+    for argv in (["validate", "--all", "-v", "--no-cache"], ["hook", "validate", "--all", "-v", "--no-cache"]):
+        for _ in range(2):
+            _, _, err = validate(repo, monkeypatch, capsys, *argv)
+            assert set(statuses(err).values()) == {"built"}
+    assert not entries(tmp_path)
+    write(repo, {".kzgit.toml": "cache = false\n"})
+    for _ in range(2):
+        _, _, err = validate(repo, monkeypatch, capsys, "validate", "--all", "-v")
+        assert set(statuses(err).values()) == {"built"}
+    assert not entries(tmp_path)
+
+
+def test_hook_validate_uses_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "r", FILES)
+    _, first, err = validate(repo, monkeypatch, capsys, "hook", "validate", "--all", "-v")
+    assert statuses(err) == {r: "built" for r in ROOTS}
+    _, second, err = validate(repo, monkeypatch, capsys, "hook", "validate", "--all", "-v")
+    assert second == first and statuses(err) == {r: "cached" for r in ROOTS}
+    # under pre-commit the list is always printed (pre-commit shows it on failure or --verbose)
+    monkeypatch.setenv("PRE_COMMIT", "1")
+    _, _, err = validate(repo, monkeypatch, capsys, "hook", "validate", "base/deploy.yaml")
+    assert statuses(err) and set(statuses(err).values()) == {"cached"}
+
+
+def _canonical(finding: object) -> str:
+    return json.dumps(finding, sort_keys=True)
+
+
+def test_shards_are_disjoint_and_complete(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "r", FILES)
+    _, whole, _ = validate(repo, monkeypatch, capsys, "validate", "--all", "--format", "json")
+    unsharded = json.loads(whole)
+    for n in (1, 2, 3, 4):
+        roots: List[str] = []
+        findings: List[object] = []
+        for i in range(1, n + 1):
+            _, out, _ = validate(repo, monkeypatch, capsys, "validate", "--all", "--format", "json",
+                                 "--shard", f"{i}/{n}")
+            part = json.loads(out)
+            roots += [r["root"] for r in part["roots"]]
+            findings += part["findings"]
+        assert sorted(roots) == ROOTS, n
+        # every shard checks its custom resources against the CRD, wherever that root went
+        assert sorted(map(_canonical, findings)) == sorted(map(_canonical, unsharded["findings"])), n
+    rc, _, err = validate(repo, monkeypatch, capsys, "hook", "validate", "--all", "--shard", "2/2")
+    assert rc == 1
+    with pytest.raises(SystemExit) as e:
+        validate(repo, monkeypatch, capsys, "validate", "--all", "--shard", "3/2")
+    assert e.value.code == 2 and "between 1 and N" in capsys.readouterr().err
