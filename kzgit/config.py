@@ -95,6 +95,8 @@ class ValidatePolicy:
     schema_locations: Tuple[str, ...] = ()
     crds: Tuple[str, ...] = ()
     skip_kinds: Tuple[str, ...] = ()
+    #: the file whose table set it ("" without one: then ``kzgit hook all`` does not validate)
+    source: str = ""
 SANDBOX_MODES = ("auto", "require", "off")
 
 
@@ -268,6 +270,7 @@ def parse_config(table: Dict[str, Any], source: str, prefix: str = "") -> Config
     if validate is not None:
         if not isinstance(validate, dict):
             raise UsageError(f"{source}: bad value for '{prefix}validate': expected a table")
+        cfg.validate.source = source
         _apply(cfg.validate, validate, _VALIDATE_KEYS, f"{prefix}validate.", source)
     if sandbox is not None:
         if not isinstance(sandbox, dict):

@@ -29,10 +29,13 @@ HOOKS = {
     "pinned-refs": "remote references in changed kustomizations carry a version",
     "exec-bits": "downloaded files of localized copies are not executable (fixer)",
     "validate": "what the affected roots render is valid against Kubernetes and CRD schemas",
-    "all": "run every hook above on one workspace (what the plain git hooks run)",
+    "all": "run every hook above on one workspace (validate only when the configuration has a "
+           "[validate] table, and then in place of render); what the plain git hooks run",
 }
 # The order "all" runs them in: the fixer first, the cheap checks before the builds.
-ALL_ORDER = ("exec-bits", "pinned-refs", "render", "localized-sync")
+# validate runs only when the repository has a [validate] table, and then instead of
+# render: it renders the same roots and reports one that does not render.
+ALL_ORDER = ("exec-bits", "pinned-refs", "render", "validate", "localized-sync")
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -72,6 +75,11 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
         if name == "validate":
             from kzgit.cli.validate import add_policy_flags
             add_policy_flags(h)
+        if name == "all":
+            # validate's settings come from [validate] alone here; its report is text on stdout
+            h.set_defaults(kubernetes_version=None, strict=None, missing_schemas=None,
+                           schema_locations=None, crds=None, skip_kinds=None, format="text",
+                           output=None)
         h.set_defaults(func=run)
 
 
@@ -145,12 +153,30 @@ def run(args: argparse.Namespace) -> int:
         if args.hook != "all":
             return report(_dispatch(args.hook, args, ws))
         status = 0
+        validating = bool(ws.config.validate.source)
         for name in ALL_ORDER:
+            if name == ("render" if validating else "validate"):
+                continue
+            if name == "validate":
+                status = max(status, _validate_in_all(args, ws))
+                continue
             findings = _dispatch(name, args, ws)
             if findings:
                 print(f"kzgit-{name}:")
                 status = report(findings)
         return status
+
+
+def _validate_in_all(args: argparse.Namespace, ws: Workspace) -> int:
+    """``kzgit hook validate`` as a step of ``all``: its findings (warnings too) under a header."""
+    from kzgit.cli.validate import emit, policy_from, validate_report
+    policy, names = policy_from(args, ws.config)
+    got = validate_report(args, ws, policy, names, None)
+    if not got.findings:
+        return 0
+    print("kzgit-validate:")
+    sys.stdout.flush()
+    return emit(args, got)
 
 
 def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace) -> List[Finding]:

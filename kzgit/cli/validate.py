@@ -166,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
     files = gitio.worktree_files(repo) if in_git else walk.tree_files(repo)
     ws = Workspace(repo, files, None, config, repo=repo)
     roots = _select_roots(args, ws, repo)
-    report = _validate(args, ws, policy, names, roots)
+    report = validate_report(args, ws, policy, names, roots)
     if args.manifests:
         more = hook.run_manifests(_read_manifests(args.manifests), policy, repo, names)
         report.findings += more.findings
@@ -200,10 +200,10 @@ def run_hook(args: argparse.Namespace, ws: "Workspace") -> int:
     """``kzgit hook validate``: the affected roots of the workspace."""
     config = ws.config
     policy, names = policy_from(args, config)
-    return emit(args, _validate(args, ws, policy, names, None))
+    return emit(args, validate_report(args, ws, policy, names, None))
 
 
-def _validate(args: argparse.Namespace, ws: "Workspace", policy: ValidatePolicy,
+def validate_report(args: argparse.Namespace, ws: "Workspace", policy: ValidatePolicy,
               names: Dict[str, str], roots: Optional[List[str]]) -> "Report":
     """Render and validate ``roots`` (None: the affected ones) through the render cache; with
     ``-v`` (or under pre-commit) list each root on stderr, where it stays out of the report."""
