@@ -70,10 +70,8 @@ def _produce_items(path: str) -> Produce:
                  for r in result.resources]
         if not all(_plain(item[0]) for item in items):
             # JSON would not give the same object back (a key that is not a string)
-            from kzgit.loader import RECORDER
-            recorder = RECORDER.get()
-            if recorder is not None:
-                recorder.mark_uncacheable(f"{path} renders a key that is not a string")
+            from kzgit.rendercache._record import mark_uncacheable
+            mark_uncacheable(f"{path} renders a key that is not a string")
         return json.dumps(items, separators=(",", ":")).encode("utf-8"), list(result.warnings)
     return produce
 

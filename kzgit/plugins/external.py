@@ -38,6 +38,7 @@ from kzgit.plugins.execplugin import legacy_plugin_path, plugin_home, run_legacy
 from kzgit.plugins.fnplugin import function_spec, run_function
 from kzgit.plugins.reconcile import (resources_from_output, update_resmap_values,
                                      update_resource_options, with_id_annotations)
+from kzgit.rendercache._record import mark_uncacheable
 from kzgit.resource import Resource, ResMap
 from kzgit.yamlio import dump_documents
 
@@ -49,6 +50,9 @@ _ENABLE_TIP = ("pass --enable-alpha-plugins to run it (only for kustomizations y
 
 
 def _check_enabled(config: Dict[str, Any], source: str, options: BuildOptions) -> None:
+    # an external plugin's output depends on its binary, the plugin home and what it reads:
+    # none of it is content-addressed, so the build is not stored in the render cache
+    mark_uncacheable(f"{describe(config, source)} is an external plugin")
     if not options.enable_alpha_plugins:
         # api/types/erronlybuiltinpluginsallowed.go
         raise PluginError(

@@ -9,10 +9,10 @@ options, engine, kzgit code and environment asks the same questions again;
 when every answer is unchanged it returns the stored output (or raises the
 stored error) without building.
 
-Never cached (built every time): builds that use exec or KRM plugins,
-container functions or helm (``generators``, ``transformers``,
-``validators``, ``helmCharts`` in any kustomization they read; everything,
-with ``enable-helm``), files fetched over HTTP, remote bases whose ref is not
+Never cached (built every time): builds that configure exec or KRM plugins or
+container functions (builtin plugin configs are cached: their files are
+recorded), builds that read ``helmCharts`` (everything, with
+``enable-helm``), files fetched over HTTP, remote bases whose ref is not
 a full commit SHA, and failures that may be passing (a remote that could not
 be fetched, a plugin or usage error, an OS error).
 

@@ -14,7 +14,9 @@ same output.
 Some builds read what no file system question covers: exec plugins and KRM
 functions (binaries, the plugin home), helm (charts, repositories), files
 fetched over HTTP, remote bases whose ref is not a commit.  Each kustomization
-read is inspected for those, and a build that uses one is marked uncacheable.
+read is inspected for helm and HTTP entries, and an external plugin marks the
+build when it is about to run (:func:`mark_uncacheable`); a build that uses one
+is not cached.
 """
 from __future__ import annotations
 
@@ -28,12 +30,15 @@ from kzgit.loader import KUSTOMIZATION_FILE_NAMES, DiskFS, FileSystem
 if TYPE_CHECKING:  # pragma: no cover
     from kzgit.loader import Loader
 
-# Kustomization fields whose builds read or run what no file system question covers.
-# kustomize api/internal/target/kusttarget_configplugin.go: generators, transformers and
-# validators entries may be exec/KRM/container plugins; helmCharts runs helm.
-_PLUGIN_FIELDS = ("generators", "transformers", "validators", "helmCharts",
-                  "helmChartInflationGenerator")
-_TARGET_FIELDS = ("resources", "bases", "components")
+# Kustomization fields whose builds run what no file system question covers: helm
+# (kustomize api/internal/target/kusttarget_configplugin.go).  generators, transformers
+# and validators entries are plugin configs read through the loader (recorded); one that
+# names an external plugin (exec, KRM function, container) marks the build uncacheable
+# where it runs (kzgit.plugins.external), builtin ones (apiVersion: builtin) are cached.
+_PLUGIN_FIELDS = ("helmCharts", "helmChartInflationGenerator")
+# Fields whose entries may be files fetched over HTTP (kusttarget.go accumulateResources,
+# and the plugin config loading of kusttarget_configplugin.go).
+_TARGET_FIELDS = ("resources", "bases", "components", "generators", "transformers", "validators")
 
 MAIN, DISK = "m", "d"   # the build's own file system; the disk (a remote checkout)
 
@@ -75,6 +80,14 @@ def ask(fs: FileSystem, question: str, path: str) -> Any:
         return fs.exists(path)
     except Exception as e:  # noqa: BLE001 - an error is an answer too
         return _error(e)
+
+
+def mark_uncacheable(why: str) -> None:
+    """The build in progress (if one is recorded) depends on what no record covers."""
+    from kzgit.loader import RECORDER
+    recorder = RECORDER.get()
+    if recorder is not None:
+        recorder.mark_uncacheable(why)
 
 
 class RecordingFS:

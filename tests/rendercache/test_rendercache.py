@@ -173,14 +173,94 @@ def test_exec_plugin_builds_are_never_cached(tree: Path, store: Store) -> None:
 
 def test_recorder_refuses_what_it_cannot_record(tmp_path: Path) -> None:
     for text, why in (("resources: [https://example.com/cm.yaml]\n", "over HTTP"),
-                      ("helmCharts: [{name: x}]\n", "helmCharts"),
-                      ("transformers: [t.yaml]\n", "transformers")):
+                      ("transformers: [https://example.com/t.yaml]\n", "over HTTP"),
+                      ("helmCharts: [{name: x}]\n", "helmCharts")):
         rec = Recorder(DiskFS())
         rec.inspect_kustomization(text.encode(), "k/kustomization.yaml")
         assert rec.uncacheable is not None and why in rec.uncacheable
-    rec = Recorder(DiskFS())
-    rec.inspect_kustomization(b"resources: [cm.yaml]\n", "k/kustomization.yaml")
-    assert rec.uncacheable is None
+    # plugin config files are read through the loader: whether they name an external
+    # plugin is known when the build configures them, not from the kustomization
+    for text in (b"resources: [cm.yaml]\n", b"transformers: [t.yaml]\ngenerators: [g/]\n"):
+        rec = Recorder(DiskFS())
+        rec.inspect_kustomization(text, "k/kustomization.yaml")
+        assert rec.uncacheable is None
+
+
+LABELS = """\
+apiVersion: builtin
+kind: LabelTransformer
+metadata:
+  name: labels
+labels:
+  team: {team}
+fieldSpecs:
+- path: metadata/labels
+  create: true
+"""
+
+
+def test_builtin_plugin_configs_are_cached_and_their_files_recorded(tree: Path, store: Store) -> None:
+    write(tree / "plug" / "labels.yaml", LABELS.format(team="a"))
+    write(tree / "plug" / "gen" / "kustomization.yaml", "resources: [cmgen.yaml]\n")
+    write(tree / "plug" / "gen" / "cmgen.yaml", """\
+        apiVersion: builtin
+        kind: ConfigMapGenerator
+        metadata:
+          name: settings
+        envs: [settings.env]
+        """)
+    # kustomize resolves the config's files against the kustomization that lists the entry
+    write(tree / "plug" / "settings.env", "LEVEL=1\n")
+    write(tree / "plug" / "kustomization.yaml", """\
+        resources: [../overlay]
+        transformers:
+        - labels.yaml
+        - |-
+          apiVersion: builtin
+          kind: NamespaceTransformer
+          metadata: {name: ns, namespace: shop}
+        generators: [gen]
+        """)
+    first = render(tree / "plug", store)
+    assert first.status == BUILT and "team: a" in first.yaml and "LEVEL: \"1\"" in first.yaml, first.error
+    assert "namespace: shop" in first.yaml
+    second = render(tree / "plug", store)
+    assert second.status == CACHED and second.yaml == first.yaml
+    # the transformer's config file changes: rebuilt
+    write(tree / "plug" / "labels.yaml", LABELS.format(team="b"))
+    third = render(tree / "plug", store)
+    assert third.status == BUILT and "team: b" in third.yaml
+    # a file the generator's config (listed by a directory entry) names changes: rebuilt
+    write(tree / "plug" / "settings.env", "LEVEL=2\n")
+    fourth = render(tree / "plug", store)
+    assert fourth.status == BUILT and "LEVEL: \"2\"" in fourth.yaml
+    assert render(tree / "plug", store).status == CACHED
+    # the base the overlay reads changes: rebuilt as before
+    write(tree / "base" / "cm.yaml", CM.format(name="cm", value="9"))
+    fifth = render(tree / "plug", store)
+    assert fifth.status == BUILT and 'v: "9"' in fifth.yaml
+
+
+def test_a_legacy_exec_plugin_in_a_base_is_never_cached(tree: Path, store: Store,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A builtin transformer beside it does not make the build cacheable."""
+    home = tree.parent / "plugin-home"
+    plugin = write(home / "example.com" / "v1" / "stamp" / "Stamp", """\
+        #!/bin/sh
+        sed 's/name: cm/name: stamped/'
+        """)
+    plugin.chmod(plugin.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("KUSTOMIZE_PLUGIN_HOME", str(home))
+    write(tree / "base" / "stamp.yaml", "apiVersion: example.com/v1\nkind: Stamp\nmetadata: {name: s}\n")
+    write(tree / "base" / "kustomization.yaml", "resources: [cm.yaml]\ntransformers: [stamp.yaml]\n")
+    write(tree / "overlay" / "labels.yaml", LABELS.format(team="a"))
+    write(tree / "overlay" / "kustomization.yaml", "resources: [../base]\ntransformers: [labels.yaml]\n")
+    first = render(tree / "overlay", store, enable_alpha_plugins=True)
+    assert first.status == BUILT and "name: stamped" in first.yaml, first.error
+    plugin.write_text(plugin.read_text().replace("stamped", "restamped"))   # only the binary changes
+    second = render(tree / "overlay", store, enable_alpha_plugins=True)
+    assert second.status == BUILT and "name: restamped" in second.yaml
+    assert store.info()["entries"] == 0
 
 
 def test_failed_build_is_replayed(tree: Path, store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
