@@ -27,19 +27,26 @@ if TYPE_CHECKING:  # pragma: no cover
 FORMATS = ("text", "json", "github", "junit")
 
 
-def _default_version() -> str:
-    from kzgit.validate.kubernetes import newest, versions
-    vs = versions()
-    if not vs:
-        return "none: the kubernetes-validate package is not installed"
-    return f"{newest()}; the bundled schemas cover {vs[0]} to {vs[-1]}"
+class _DefaultVersion:
+    """The default ``--kubernetes-version`` as ``--help`` shows it, looked up only then: every
+    ``kzgit hook`` run builds this parser, and listing the bundled schemas costs a scan."""
+
+    def __str__(self) -> str:
+        from kzgit.validate.kubernetes import newest, versions
+        vs = versions()
+        if not vs:
+            return "none: the kubernetes-validate package is not installed"
+        return f"{newest()}; the bundled schemas cover {vs[0]} to {vs[-1]}"
 
 
 def add_policy_flags(p: argparse.ArgumentParser) -> None:
     """The ``[validate]`` keys as flags (shared with ``kzgit hook validate``)."""
     g = p.add_argument_group("validation (each also a [validate] key of the configuration)")
-    g.add_argument("--kubernetes-version", metavar="X.Y",
-                   help=f"the Kubernetes release to validate against (default: {_default_version()})")
+    version = g.add_argument("--kubernetes-version", metavar="X.Y",
+                             help="the Kubernetes release to validate against (default: "
+                                  "%(default_version)s)")
+    # argparse fills %(name)s from the action's attributes when it formats the help
+    version.default_version = _DefaultVersion()  # type: ignore[attr-defined]
     g.add_argument("--strict", dest="strict", action="store_true", default=None,
                    help="a field the schema does not declare is an error (the default)")
     g.add_argument("--no-strict", dest="strict", action="store_false", help="accept undeclared fields")

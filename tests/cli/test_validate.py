@@ -220,6 +220,15 @@ def test_help_names_the_default_release() -> None:
     assert f"(default: {newest()};" in " ".join(out.split())
 
 
+def test_the_parser_does_not_look_up_the_release() -> None:
+    """Every ``kzgit hook`` run builds the parser that holds ``--kubernetes-version``: the
+    bundled schemas are listed for ``--help`` only."""
+    probe = ("import sys\nfrom kzgit.cli.main import make_parser\nmake_parser()\n"
+             "print('kzgit.validate.kubernetes' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert (out.returncode, out.stdout.strip()) == (0, "False"), out.stderr
+
+
 def test_parallel_renders_find_the_same(tmp_path: Path, run) -> None:  # type: ignore[no-untyped-def]
     bad = DEPLOY.replace("  replicas: 1", "  replicas: many")
     tree(tmp_path, {**TREE, "base/deploy.yaml": bad,
