@@ -168,3 +168,15 @@ def test_shards_are_disjoint_and_complete(tmp_path: Path, monkeypatch: pytest.Mo
     with pytest.raises(SystemExit) as e:
         validate(repo, monkeypatch, capsys, "validate", "--all", "--shard", "3/2")
     assert e.value.code == 2 and "between 1 and N" in capsys.readouterr().err
+
+
+def test_an_unwritable_cache_is_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "r", FILES)
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    monkeypatch.setenv("KZGIT_CACHE_DIR", str(blocker))
+    rc, out, err = validate(repo, monkeypatch, capsys, "validate", "--all", "-v")
+    assert rc == 1 and "widgets: Widget/w: /spec/size" in out
+    assert "warning: the render cache" in err and "building without it" in err
+    assert statuses(err) == {r: "built" for r in ROOTS}
