@@ -313,3 +313,28 @@ metadata:
       container:
         image: example.com/fn:v1
 """
+
+# A CustomResourceDefinition for kind Widget (example.com/v1) whose spec.size is a required
+# integer of at least 1: custom resources validated against a CRD another root renders.
+WIDGET_CRD = """apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            required: [size]
+            properties:
+              size: {type: integer, minimum: 1}
+"""

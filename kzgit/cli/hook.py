@@ -58,16 +58,8 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
         if name in ("render", "localized-sync", "validate", "all"):
             h.add_argument("--offline", action="store_true", help="use only cached remote references")
         if name in ("render", "validate", "all"):
-            h.add_argument("-j", "--jobs", type=jobs_arg, default=0,
-                           help="parallel builds (default: the `jobs` setting, else one per CPU)")
-            h.add_argument("--engine", choices=["builtin", "kustomize", "kubectl"],
-                           help="override the configured engine")
-            h.add_argument("-v", "--verbose", action="store_true",
-                           help="list each root rendered: built, cached or failed, and its time")
-            h.add_argument("--no-cache", action="store_true",
-                           help="build every root; do not use or fill the render cache")
-            h.add_argument("--shard", metavar="I/N", type=shard_arg,
-                           help="render only part I of N (1-based) of the roots, for a CI matrix")
+            add_render_flags(h, "validate" if name == "validate" else "render",
+                             "on stderr" if name == "validate" else "")
         if name in ("pinned-refs", "all"):
             h.add_argument("--require-sha", action="store_true", help="accept full commit SHAs only")
         if name in ("exec-bits", "all"):
@@ -81,6 +73,22 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                            schema_locations=None, crds=None, skip_kinds=None, format="text",
                            output=None)
         h.set_defaults(func=run)
+
+
+def add_render_flags(p: argparse.ArgumentParser, verb: str, where: str) -> None:
+    """How roots are rendered: ``-j``, ``--engine``, ``-v`` (listed ``where``), ``--no-cache``,
+    ``--shard`` (``verb`` says what a shard does with its roots)."""
+    p.add_argument("-j", "--jobs", type=jobs_arg, default=0,
+                   help="parallel builds (default: the `jobs` setting, else one per CPU)")
+    p.add_argument("--engine", choices=["builtin", "kustomize", "kubectl"],
+                   help="override the configured engine")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help=" ".join(filter(None, ["list each root rendered", where])) +
+                   ": built, cached or failed, and its time")
+    p.add_argument("--no-cache", action="store_true",
+                   help="build every root; do not use or fill the render cache")
+    p.add_argument("--shard", metavar="I/N", type=shard_arg,
+                   help=f"{verb} only part I of N (1-based) of the roots, for a CI matrix")
 
 
 def _rel(repo: str, path: str) -> Optional[str]:

@@ -15,7 +15,6 @@ import os
 import sys
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
-from kzgit.cli import jobs_arg, shard_arg
 from kzgit.config import MISSING_SCHEMAS, Config, ValidatePolicy, load_config
 from kzgit.errors import UsageError
 
@@ -73,16 +72,9 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     p.add_argument("--all", action="store_true", help="every root of the repository")
     p.add_argument("--manifests", action="append", metavar="FILE",
                    help="validate rendered YAML from FILE ('-' for stdin) without building (repeatable)")
-    p.add_argument("-j", "--jobs", type=jobs_arg, default=0,
-                   help="parallel builds (default: the `jobs` setting, else one per CPU)")
-    p.add_argument("--engine", choices=["builtin", "kustomize", "kubectl"], help="override the configured engine")
     p.add_argument("--offline", action="store_true", help="use only cached remote references")
-    p.add_argument("-v", "--verbose", action="store_true",
-                   help="list each root rendered on stderr: built, cached or failed, and its time")
-    p.add_argument("--no-cache", action="store_true",
-                   help="build every root; do not use or fill the render cache")
-    p.add_argument("--shard", metavar="I/N", type=shard_arg,
-                   help="validate only part I of N (1-based) of the roots, for a CI matrix")
+    from kzgit.cli.hook import add_render_flags   # the render hook's flags, one definition
+    add_render_flags(p, "validate", "on stderr")
     add_policy_flags(p)
     p.set_defaults(func=run)
 

@@ -18,7 +18,8 @@ from typing import Dict, Iterator, List, Tuple
 import pytest
 
 import kzgit.localize
-from helpers import HOOKS_REPO, PROJECT, WEB_DEPLOYMENT, git_run as git, run, user_gitconfig, write_tree as write
+from helpers import (HOOKS_REPO, PROJECT, WEB_DEPLOYMENT, WIDGET_CRD, git_run as git, run, user_gitconfig,
+                     write_tree as write)
 
 HOOK_IDS = ["kzgit-exec-bits", "kzgit-pinned-refs", "kzgit-render", "kzgit-localized-sync"]
 SNAPSHOT_PATHS = ["pyproject.toml", "README.md", "LICENSE", ".pre-commit-hooks.yaml", "kzgit", "hooks"]
@@ -194,28 +195,6 @@ VALID: Dict[str, str] = {
     "overlays/prod/replicas.yaml": ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n"
                                     "spec:\n  replicas: 3\n"),
 }
-CRD = """apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: widgets.example.com
-spec:
-  group: example.com
-  names: {kind: Widget, plural: widgets}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            required: [size]
-            properties:
-              size: {type: integer, minimum: 1}
-"""
 
 
 def test_validate_refuses_a_typo_in_a_patch_naming_the_patch(session: Session, tmp_path: Path) -> None:
@@ -230,7 +209,7 @@ def test_validate_refuses_a_typo_in_a_patch_naming_the_patch(session: Session, t
 
 
 def test_validate_checks_a_custom_resource_against_a_crd_of_the_repo(session: Session, tmp_path: Path) -> None:
-    files = {**VALID, "crds/kustomization.yaml": "resources:\n- widget-crd.yaml\n", "crds/widget-crd.yaml": CRD,
+    files = {**VALID, "crds/kustomization.yaml": "resources:\n- widget-crd.yaml\n", "crds/widget-crd.yaml": WIDGET_CRD,
              "apps/kustomization.yaml": "resources:\n- widget.yaml\n",
              "apps/widget.yaml": "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  size: 2\n"}
     repo = session.repo(tmp_path / "r", files, ["kzgit-validate"])

@@ -8,38 +8,17 @@ from pathlib import Path
 from typing import Dict, List, Tuple
 
 import pytest
-from helpers import WEB_DEPLOYMENT
+from helpers import WEB_DEPLOYMENT, WIDGET_CRD
 from test_hooks import make_repo, write
 
 from kzgit.cli.main import main
 
 BAD_PORT = WEB_DEPLOYMENT + "        ports:\n        - containerPort: \"80\"\n"
-CRD = """apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: widgets.example.com
-spec:
-  group: example.com
-  names: {kind: Widget, plural: widgets}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              size: {type: integer}
-"""
 FILES: Dict[str, str] = {
     "base/kustomization.yaml": "resources:\n- deploy.yaml\n",
     "base/deploy.yaml": BAD_PORT,
     "crds/kustomization.yaml": "resources:\n- crd.yaml\n",
-    "crds/crd.yaml": CRD,
+    "crds/crd.yaml": WIDGET_CRD,
 }
 for _i in range(4):
     FILES[f"overlays/o{_i}/kustomization.yaml"] = f"resources:\n- ../../base\nnamePrefix: o{_i}-\n"
