@@ -58,6 +58,23 @@ HELM_CHART = Struct("HelmChart", {
 SORT_OPTIONS = Struct("SortOptions", {
     "order": STR,
     "legacySortOptions": Struct("LegacySortOptions", {"orderFirst": LIST_STR, "orderLast": LIST_STR})})
+# api/types/replacement.go and replacementfield.go: the inline resid.ResId / Replacement fields
+# are flattened into the structs that embed them, as encoding/json does
+FIELD_OPTIONS = Struct("FieldOptions", {"delimiter": STR, "index": Named(INT, "int"), "encoding": STR,
+                                        "create": BOOL}, go="*types.FieldOptions")
+SELECTOR_PTR = Struct("Selector", dict(SELECTOR), go="*types.Selector")
+SOURCE_SELECTOR = Struct("SourceSelector", {
+    "group": STR, "version": STR, "kind": STR, "name": STR, "namespace": STR, "fieldPath": STR,
+    "options": FIELD_OPTIONS}, go="*types.SourceSelector")
+TARGET_SELECTOR = Struct("TargetSelector", {
+    "select": SELECTOR_PTR, "reject": ListOf(SELECTOR_PTR, "[]*types.Selector"),
+    "fieldPaths": LIST_STR, "options": FIELD_OPTIONS}, go="*types.TargetSelector")
+_REPLACEMENT_FIELDS = {"source": SOURCE_SELECTOR,
+                       "targets": ListOf(TARGET_SELECTOR, "[]*types.TargetSelector")}
+#: a replacement read from a ``replacements: [{path: FILE}]`` file
+REPLACEMENT = Struct("Replacement", _REPLACEMENT_FIELDS)
+#: a ``replacements:`` entry: a replacement, or the path of a file of them
+REPLACEMENT_FIELD = Struct("ReplacementField", dict(_REPLACEMENT_FIELDS, path=STR))
 METADATA = Struct("ObjectMeta", {"name": STR, "namespace": STR, "labels": MAP_STR,
                                  "annotations": MAP_STR})
 
@@ -69,7 +86,7 @@ KUSTOMIZATION = Struct("Kustomization", {
     "patchesStrategicMerge": ListOf(Named(STR, "types.PatchStrategicMerge")),
     "patchesJson6902": _list(PATCH), "patches": _list(PATCH),
     "images": _list(IMAGE), "imageTags": _list(IMAGE),
-    "replacements": ListOf(ANY, "[]types.ReplacementField"), "replicas": _list(REPLICA),
+    "replacements": _list(REPLACEMENT_FIELD), "replicas": _list(REPLICA),
     "vars": _list(VAR), "sortOptions": SORT_OPTIONS, "resources": LIST_STR, "components": LIST_STR,
     "crds": LIST_STR, "bases": LIST_STR, "configMapGenerator": _list(GENERATOR_ARGS),
     "secretGenerator": _list(SECRET_ARGS),

@@ -23,9 +23,12 @@ target keeps the target's type; a created field is typed from the copied text.
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from kzgit.errors import BuildError
+from kzgit.kustomization import REPLACEMENT
+from kzgit.yamlio import load_yaml11
+from kzgit.yamlio.gostruct import GoDecodeError, ListOf, decode_json
 from kzgit.resource import ResId, ResMap, Resource
 from kzgit.resource.selector import metadata_texts, parse_label_selector
 from kzgit.yamlio.tree import SharedStr, SpelledDict, canonical_text, share_update, spelled
@@ -34,7 +37,7 @@ from kzgit.builtins.fieldpath import (
     kind_of, lookup, path_match, scalar_of, smarter_path_splitter,
 )
 
-__all__ = ["apply_replacements", "DEFAULT_FIELD_PATH"]
+__all__ = ["apply_replacements", "resolve_entries", "DEFAULT_FIELD_PATH"]
 
 FIELD = "replacements"
 DEFAULT_FIELD_PATH = "metadata.name"  # api/types/replacement.go DefaultReplacementFieldPath
@@ -100,6 +103,41 @@ def _source_string(src: Mapping[str, Any]) -> str:
 def _is_selected_by(rid: ResId, sel: ResId) -> bool:
     """kyaml resid.ResId.IsSelectedBy: exact strings, empty selector fields match."""
     return rid.is_selected_by(sel)
+
+
+# reflect.Kind names of what encoding/json decodes into an interface{}
+_GO_KIND = {str: "string", bool: "bool", int: "float64", float: "float64", type(None): "invalid"}
+
+
+def resolve_entries(entries: List[Any], load: Callable[[str], bytes]) -> List[Any]:
+    """ReplacementTransformerPlugin.Config (api/internal/builtins/ReplacementTransformer.go):
+    the ``replacements:`` entries (decoded ``types.ReplacementField``) with each ``path:``
+    entry replaced by the replacements its file holds.
+
+    The file is read as sigs.k8s.io/yaml.Unmarshal reads it: its first document, a list of
+    replacements or one, decoded into ``types.Replacement`` (unknown fields ignored, a value of
+    the wrong type an error).  An entry giving both a path and a source or targets is an error.
+    """
+    out: List[Any] = []
+    for e in entries:
+        e = e if isinstance(e, dict) else {}
+        path = e.get("path")
+        if not path:
+            out.append({k: v for k, v in e.items() if k != "path"})
+            continue
+        if e.get("source") is not None or e.get("targets"):
+            raise BuildError("cannot specify both path and inline replacement")
+        doc = load_yaml11(load(path), path)
+        if not isinstance(doc, (list, dict)):
+            kind = _GO_KIND.get(type(doc), "string")   # a date is a string in JSON
+            raise BuildError(f"unsupported replacement type encountered within replacement path: {kind}")
+        try:
+            decoded = decode_json(doc, ListOf(REPLACEMENT) if isinstance(doc, list) else REPLACEMENT,
+                                  to_target=True)
+        except GoDecodeError as err:
+            raise BuildError(f"error unmarshaling JSON: while decoding JSON: {err}") from None
+        out.extend(decoded if isinstance(doc, list) else [decoded])
+    return out
 
 
 def apply_replacements(resmap: ResMap, replacements: List[Dict[str, Any]], source: str) -> None:

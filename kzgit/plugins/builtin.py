@@ -16,17 +16,17 @@ from kzgit.build import BuildOptions
 from kzgit.build.accumulator import Accumulator
 from kzgit.builtins import images, metadata, namespace, patches, prefix_suffix, replicas
 from kzgit.builtins.hashing import add_hashes
-from kzgit.builtins.replacements import apply_replacements
+from kzgit.builtins.replacements import apply_replacements, resolve_entries
 from kzgit.builtins.valueadd import transform as valueadd
 from kzgit.generators import make_configmap, make_secret
 from kzgit.loader import Loader
 from kzgit.plugins.helpers import PluginHelpers
-from kzgit.errors import BuildError, PluginError
+from kzgit.errors import BuildError, KzgitError, PluginError
 from kzgit.resource import ResMap, Resource
 from kzgit.plugins.common import config_meta, is_builtin
 from kzgit.kustomization import (FIELDSPEC, GENERATOR_OPTIONS, IMAGE, LIST_STR, MAP_STR, METADATA,
-                                 REPLICA, SELECTOR)
-from kzgit.yamlio import load_documents
+                                 REPLACEMENT_FIELD, REPLICA, SELECTOR_PTR)
+from kzgit.yamlio import dump, load_documents
 from kzgit.yamlio.gostruct import (ANY, BOOL, STR, GoDecodeError, ListOf, MapOf, Named, Struct,
                                    decode_json, decode_yaml)
 
@@ -46,7 +46,6 @@ def _generator_args(config: Dict[str, Any]) -> Dict[str, Any]:
 
 # The Go structs of the builtin plugins' configs (api/internal/builtins/<Kind>.go, json tags).
 _FSLICE = ListOf(FIELDSPEC, "types.FsSlice")
-_SELECTOR_PTR = Struct("Selector", dict(SELECTOR), go="*types.Selector")
 
 
 def _plugin(kind: str, fields: Dict[str, Any]) -> Struct:
@@ -76,13 +75,13 @@ CONFIG_STRUCTS: Dict[str, Struct] = {
     "ReplicaCountTransformer": _plugin("ReplicaCountTransformer", {"replica": REPLICA,
                                                                    "fieldSpecs": _FSLICE}),
     "PatchTransformer": _plugin("PatchTransformer", {
-        "path": STR, "patch": STR, "target": _SELECTOR_PTR, "options": MapOf(BOOL)}),
+        "path": STR, "patch": STR, "target": SELECTOR_PTR, "options": MapOf(BOOL)}),
     "PatchStrategicMergeTransformer": _plugin("PatchStrategicMergeTransformer", {
         "paths": ListOf(Named(STR, "types.PatchStrategicMerge")), "patches": STR}),
     "PatchJson6902Transformer": _plugin("PatchJson6902Transformer", {
-        "target": _SELECTOR_PTR, "path": STR, "jsonOp": STR}),
+        "target": SELECTOR_PTR, "path": STR, "jsonOp": STR}),
     "ReplacementTransformer": _plugin("ReplacementTransformer", {
-        "replacements": ListOf(ANY, "[]types.ReplacementField")}),
+        "replacements": ListOf(REPLACEMENT_FIELD)}),
     "HashTransformer": _plugin("HashTransformer", {}),
     "ValueAddTransformer": _plugin("ValueAddTransformer", {
         "value": STR, "targets": ListOf(ANY, "[]*builtins.TargetSpec")}),
@@ -204,15 +203,13 @@ def _builtin(registry: Dict[str, Callable[[Dict[str, Any]], F]], what: str, cfg:
 
 
 def apply_replacement_entries(m: ResMap, entries: List[Any], loader: Loader, kfile: str) -> None:
-    """ReplacementTransformer: ``{path: file}`` entries are read (a list or one replacement per
-    document), the others are replacements themselves."""
-    resolved: List[Dict[str, Any]] = []
-    for e in entries:
-        if isinstance(e, dict) and "path" in e and len(e) == 1:
-            for d in load_documents(loader.load(e["path"]), e["path"]):
-                resolved.extend(d if isinstance(d, list) else [d])
-        else:
-            resolved.append(e)
+    """ReplacementTransformer: configured (``path:`` entries read, see
+    :func:`~kzgit.builtins.replacements.resolve_entries`), then applied."""
+    try:
+        resolved = resolve_entries(entries, loader.load)
+    except KzgitError as e:
+        text = dump({"Replacements": entries})
+        raise e.prefixed(f"{kfile}: trouble configuring builtin ReplacementTransformer with config: `\n{text}`: ") from None
     apply_replacements(m, resolved, kfile)
 
 

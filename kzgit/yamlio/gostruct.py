@@ -19,7 +19,10 @@ of the scalar names :data:`STR`, :data:`BOOL`, :data:`INT`, :data:`ANY`.
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Dict, List, Optional
+
+from kzgit.yamlio._gonum import format_float_json
 
 __all__ = ["ANY", "BOOL", "INT", "STR", "GoDecodeError", "ListOf", "MapOf", "Named", "Struct",
            "decode_json", "decode_yaml", "go_json_kind"]
@@ -136,13 +139,14 @@ class _JsonDecoder:
         if self.error is None:
             self.error = msg
 
-    def type_error(self, value: Any, struct: str, path: str, go_type: str) -> None:
+    def type_error(self, value: Any, struct: str, path: str, go_type: str, what: str = "") -> None:
+        """``what``: encoding/json's words for the value when not its kind (``number 1.5``)."""
+        what = what or go_json_kind(value)
         if struct:
-            self.save(f"json: cannot unmarshal {go_json_kind(value)} into Go struct field "
+            self.save(f"json: cannot unmarshal {what} into Go struct field "
                       f"{struct}.{path} of type {go_type}")
         else:
-            self.save(f"json: cannot unmarshal {go_json_kind(value)} into Go value of type "
-                      f"{go_type}")
+            self.save(f"json: cannot unmarshal {what} into Go value of type {go_type}")
 
     def decode(self, value: Any, typ: Any, struct: str, path: str) -> Any:
         """``value`` as ``typ`` with canonical keys; errors are saved, a bad value becomes None."""
@@ -160,10 +164,14 @@ class _JsonDecoder:
             if isinstance(value, bool):
                 return value
         elif kind == INT:
-            if isinstance(value, int) and not isinstance(value, bool):
-                return value
-            if isinstance(value, float) and value.is_integer():
-                return int(value)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                # encoding/json literalStore: the number's JSON text through strconv.ParseInt;
+                # a fraction, an exponent or an overflow is "cannot unmarshal number 1.5"
+                text = str(value) if isinstance(value, int) else format_float_json(value)
+                if re.fullmatch(r"-?[0-9]+", text) and -2**63 <= int(text) < 2**63:
+                    return int(text)
+                self.type_error(value, struct, path, _go_name(typ), f"number {text}")
+                return None
         elif isinstance(typ, MapOf):
             if isinstance(value, dict):
                 return {str(k): self.decode(v, typ.elem, struct, path) for k, v in value.items()}

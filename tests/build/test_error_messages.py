@@ -70,7 +70,19 @@ def kubectl_message(recorded: str) -> Optional[str]:
     return None
 
 
-@pytest.mark.parametrize("case_id", EXACT)
+# kustomize's message, whole, inside kzgit's (which adds the kustomization file)
+CONTAINED = [
+    "errors/replacement-fieldpaths-a-string",
+    "errors/replacement-index-a-fraction",
+    "errors/replacement-select-kind-a-mapping",
+    "errors/replacement-unknown-field",
+    "replacements/path-and-inline-error",
+    "replacements/path-file-not-a-replacement-error",
+    "replacements/path-file-wrong-type-error",
+]
+
+
+@pytest.mark.parametrize("case_id", EXACT + CONTAINED)
 def test_message_matches_kustomize(case_id: str, tmp_path: Path) -> None:
     case_dir = FIXTURES / case_id
     case = json.loads((case_dir / "case.json").read_text())
@@ -90,4 +102,7 @@ def test_message_matches_kustomize(case_id: str, tmp_path: Path) -> None:
     for real, mask in ((work, "$CASE"), (tmp_path, "$TMP")):
         for p in sorted({str(real), os.path.realpath(real)}, key=len, reverse=True):
             got = got.replace(p, mask)
-    assert got == want
+    if case_id in CONTAINED:
+        assert want in got
+    else:
+        assert got == want
