@@ -245,14 +245,15 @@ def split_index_name_value(p: str) -> Tuple[str, str]:
     return k, v
 
 
-def _kind_name(v: Any) -> str:
+def kind_name(v: Any) -> str:
+    """The kyaml node kind ``v`` would be (InvalidNodeKindError's words)."""
     return {MAPPING: "MappingNode", SEQUENCE: "SequenceNode", SCALAR: "ScalarNode"}[kind_of(v)]
 
 
 def _wrong_kind(expected: str, v: Any) -> FieldPathError:
     # kyaml/yaml/fns.go InvalidNodeKindError; kustomize appends the node's YAML,
     # which kzgit leaves out.
-    return FieldPathError(f"wrong node kind: expected {expected} but got {_kind_name(v)}")
+    return FieldPathError(f"wrong node kind: expected {expected} but got {kind_name(v)}")
 
 
 # --------------------------------------------------------------------------- PathGetter

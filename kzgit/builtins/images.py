@@ -14,6 +14,7 @@ from kzgit.errors import BuildError
 from kzgit.resource import ResMap
 from kzgit.resource.fieldspec import apply_fieldspec
 from kzgit.builtins.common import fieldspecs_from_config
+from kzgit.builtins.fieldpath import kind_name
 
 
 def split_image(image: str) -> Tuple[str, str, str]:
@@ -79,7 +80,13 @@ def _legacy_walk(node: Any, upd: _Updater) -> None:
             _legacy_walk(v, upd)
             if k in ("containers", "initContainers") and isinstance(v, list):
                 for c in v:
-                    if isinstance(c, dict) and "image" in c:
+                    if c is None:
+                        continue
+                    if not isinstance(c, dict):
+                        # legacy.go checkImageTagsFn: yaml.Get("image") on each element,
+                        # which refuses anything but a mapping (or null)
+                        raise BuildError(f"wrong node kind: expected MappingNode but got {kind_name(c)}")
+                    if "image" in c:
                         c["image"] = upd(c["image"])
     elif isinstance(node, list):
         for v in node:

@@ -7,15 +7,31 @@ subjects named ``default`` only, and fails when two resources end with one id.
 """
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any, Callable, Dict
 
 from kzgit.errors import BuildError
 from kzgit.resource import ResMap
 from kzgit.resource.fieldspec import SCALAR, FieldSpec, apply_fieldspec
 from kzgit.builtins.common import fieldspecs_from_config
+from kzgit.builtins.fieldpath import kind_name
 
 _META_NS = FieldSpec("", "", "", "metadata/namespace", True)
 _WRONG_KIND = "wrong node kind: expected ScalarNode but got "
+
+
+def _set_subjects(subjects: Any, mode: str, setter: Callable[[Any], Any]) -> None:
+    """namespace.go roleBindingHack: RNode.VisitElements over ``subjects`` (a sequence of
+    mappings, or kyaml's lookups fail), setting the namespace of the chosen subjects."""
+    if not isinstance(subjects, list):
+        raise BuildError(f"wrong node kind: expected SequenceNode but got {kind_name(subjects)}")
+    looked_up = "name" if mode == "defaultOnly" else "kind"
+    for s in subjects:
+        if not isinstance(s, dict):
+            raise BuildError(f"looking up {looked_up} on (cluster)role binding subject: "
+                             f"wrong node kind: expected MappingNode but got {kind_name(s)}")
+        if (mode == "defaultOnly" and s.get("name") == "default") or \
+                (mode == "allServiceAccounts" and s.get("kind") == "ServiceAccount"):
+            s["namespace"] = setter(s.get("namespace"))
 
 
 def transform(resmap: ResMap, config: Dict[str, Any], where: str = "NamespaceTransformer") -> None:
@@ -55,13 +71,11 @@ def transform(resmap: ResMap, config: Dict[str, Any], where: str = "NamespaceTra
             fss = [fs for fs in fss if not (fs.kind in ("RoleBinding", "ClusterRoleBinding")
                                             and fs.path == "subjects/namespace")]
             subjects = obj.get("subjects")
-            if isinstance(subjects, list) and mode != "none":
-                for s in subjects:
-                    if not isinstance(s, dict):
-                        continue
-                    if (mode == "defaultOnly" and s.get("name") == "default") or \
-                            (mode == "allServiceAccounts" and s.get("kind") == "ServiceAccount"):
-                        s["namespace"] = setter(s.get("namespace"))
+            if subjects is not None and mode != "none":
+                try:
+                    _set_subjects(subjects, mode, setter)
+                except BuildError as e:
+                    raise e.prefixed("setting namespace on (cluster)role binding subjects: ") from None
         for fs in fss:
             try:
                 apply_fieldspec(obj, fs, setter, SCALAR, desc)
