@@ -30,8 +30,10 @@ def _list(elem: Any) -> ListOf:
     return ListOf(elem)
 
 
+# api/types/fieldspec.go (resid.Gvk inline): no apiVersion, name or namespace
 FIELDSPEC = Struct("FieldSpec", {"group": STR, "version": STR, "kind": STR, "path": STR,
-                                 "create": BOOL, "apiVersion": STR, "name": STR, "namespace": STR})
+                                 "create": BOOL})
+FSLICE = ListOf(FIELDSPEC, "types.FsSlice")
 SELECTOR = Struct("Selector", {"group": STR, "version": STR, "kind": STR, "name": STR,
                                "namespace": STR, "labelSelector": STR, "annotationSelector": STR})
 GENERATOR_OPTIONS = Struct("GeneratorOptions", {"labels": MAP_STR, "annotations": MAP_STR,

@@ -162,5 +162,5 @@ def _openapi_document(data: bytes, path: str) -> Any:
     if data[:1] == b"{":
         docs = load_documents(data, path)
         return docs[0] if docs else {}
-    doc = load_yaml11(data, path, first_only=True)
+    doc = load_yaml11(data, path)
     return doc if doc is not None else {}

@@ -15,7 +15,7 @@ from kzgit.konfig.general import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from kzgit.resource import Resource
 from kzgit.resource.selector import metadata_texts
 from kzgit.yamlio import plain_scalar_is_string
-from kzgit.yamlio.tree import spelled
+from kzgit.yamlio.tree import DupKeys, find_duplicates, spelled
 
 __all__ = ["finish"]
 
@@ -44,6 +44,7 @@ def finish(resources: List[Resource], sort_options: Any, build_metadata: List[st
     for r in resources:
         _stringify_annotations(r)
         _check_annotation_keys(r)
+        _check_duplicate_keys(r)
     annotate_origins(resources, "originAnnotations" in build_md, "transformerAnnotations" in build_md)
     return resources
 
@@ -66,6 +67,16 @@ def _check_annotation_keys(r: Resource) -> None:
                 f"{r.cur_id()}: annotation key {json.dumps(str(k))} reads as a non-string YAML "
                 "value; kustomize cannot serialise it (json: unsupported type: "
                 "map[interface {}]interface {}); quoting does not help")
+
+
+def _check_duplicate_keys(r: Resource) -> None:
+    """A key written twice in a resource file is kept until the output (kyaml holds nodes, and
+    its lookups find the first key); printing decodes each resource into a Go map, which fails
+    on a key still written twice (yaml.v3 "mapping key already defined"; resource.go AsYAML).
+    The annotations were re-set from a map before (last value wins), so they never fail."""
+    dup = find_duplicates(r.obj)
+    if dup is not None:
+        raise BuildError(f"{r.cur_id()}: {dup}")
 
 
 def _scalar_text(v: Any) -> str:
@@ -92,6 +103,9 @@ def _stringify_annotations(r: Resource) -> None:
         return
     if not isinstance(ann, dict):
         return
+    if ann.__class__ is DupKeys:
+        # GetAnnotations decodes the node into a map: of a key written twice the last wins
+        ann = md["annotations"] = ann.last_wins()
     for k, v in ann.items():
         text = spelled(ann, k)  # rnode.go getMapFromMeta reads each value's text
         if text is not None:

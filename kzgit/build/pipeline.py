@@ -34,7 +34,7 @@ from kzgit.plugins.helpers import PluginHelpers
 from kzgit.remote import open_remote_repo, parse_repo_spec
 from kzgit.resource.fieldspec import FieldSpec, merge_specs
 from kzgit.builtins.config import TransformerConfig, parse_config_file
-from kzgit.yamlio import dump, load_documents
+from kzgit.yamlio import dump
 
 
 
@@ -141,8 +141,7 @@ class Target:
             raise e.prefixed("accumulating resources: ") from None
         cfg = TransformerConfig()
         for p in k.get("configurations", []):
-            data = load_documents(self.loader.load(p), p)
-            cfg.merge(parse_config_file(data[0] if data else None, p))
+            cfg.merge(parse_config_file(self.loader.load(p), p))
         ra.merge_config(cfg)
         for p in k.get("crds", []):
             self.ctx.merge_crds(ra, self.loader, p)

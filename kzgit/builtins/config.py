@@ -13,6 +13,9 @@ from kzgit.errors import BuildError
 from kzgit.konfig import LEGACY_ORDER_FIRST, LEGACY_ORDER_LAST, default_fieldspec_rows, default_namereference_rows
 from kzgit.resource import Gvk
 from kzgit.resource.fieldspec import FieldSpec, merge_specs, rows_to_specs
+from kzgit.kustomization import FSLICE
+from kzgit.yamlio import load_yaml11
+from kzgit.yamlio.gostruct import STR, GoDecodeError, ListOf, Struct, decode_json
 
 # kyaml/resid/gvk.go typeOrders: the rank Gvk.IsLessThan sorts field specs by.
 _TYPE_ORDER = {k: i - len(LEGACY_ORDER_FIRST) for i, k in enumerate(LEGACY_ORDER_FIRST)}
@@ -121,26 +124,35 @@ def default_config() -> TransformerConfig:
     return _defaults().copy()
 
 
-def parse_config_file(data: Any, source: str) -> TransformerConfig:
-    """A ``configurations:`` file (unknown keys are an error, as strict JSON decoding makes them)."""
+# builtinconfig.TransformerConfig (transformerconfig.go) and NameBackReferences
+# (namebackreferences.go, resid.Gvk inline)
+_NAME_BACK_REFERENCES = Struct("NameBackReferences", {"group": STR, "version": STR, "kind": STR,
+                                                      "fieldSpecs": FSLICE},
+                               go="builtinconfig.NameBackReferences")
+TRANSFORMER_CONFIG = Struct("TransformerConfig", dict(
+    {t: FSLICE for t in TABLES},
+    nameReference=ListOf(_NAME_BACK_REFERENCES, "builtinconfig.nbrSlice")), go="builtinconfig.TransformerConfig")
+
+
+def parse_config_file(data: bytes, source: str) -> TransformerConfig:
+    """A ``configurations:`` file, read as loaddefaultconfig.go makeTransformerConfigFromBytes
+    reads it: sigs.k8s.io/yaml.UnmarshalStrict (the first document, YAML 1.1, a key written
+    twice an error) into TransformerConfig (unknown fields an error, names in any case)."""
     c = TransformerConfig()
-    if data is None:
+    doc = load_yaml11(data, source, strict=True)
+    if doc is None:
         return c
-    if not isinstance(data, dict):
-        raise BuildError(f"{source}: a transformer configuration must be a mapping")
-    for key, val in data.items():
+    try:
+        decoded = decode_json(doc, TRANSFORMER_CONFIG, strict=True, to_target=True)
+    except GoDecodeError as e:
+        raise BuildError(f"{source}: error unmarshaling JSON: while decoding JSON: {e}") from None
+    for key, val in decoded.items():
         if key == "nameReference":
             for ref in val or []:
-                if not isinstance(ref, dict):
-                    raise BuildError(f"{source}: nameReference entries must be mappings")
-                g, v = ref.get("group") or "", ref.get("version") or ""
-                if not g and not v and ref.get("apiVersion"):
-                    from kzgit.resource import split_api_version
-                    g, v = split_api_version(str(ref["apiVersion"]))
-                specs = [FieldSpec.from_dict(fs, source) for fs in ref.get("fieldSpecs") or []]
-                c.add_name_reference(Gvk(g, v, ref.get("kind") or ""), specs)
-        elif key in TABLES:
-            c.tables[key] = merge_specs(c.tables[key], [FieldSpec.from_dict(fs, source) for fs in val or []])
+                ref = ref or {}
+                specs = [FieldSpec.from_dict(fs or {}, source) for fs in ref.get("fieldSpecs") or []]
+                c.add_name_reference(Gvk(ref.get("group") or "", ref.get("version") or "",
+                                         ref.get("kind") or ""), specs)
         else:
-            raise BuildError(f'{source}: json: unknown field "{key}"')
+            c.tables[key] = merge_specs(c.tables[key], [FieldSpec.from_dict(fs or {}, source) for fs in val or []])
     return c

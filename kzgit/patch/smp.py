@@ -36,7 +36,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from kzgit.errors import BuildError
 from kzgit.openapi import Schema, schema_for
-from kzgit.yamlio.tree import SharedStr, SpelledDict, copy_tree, find_duplicates, share_update, spelled
+from kzgit.yamlio.tree import DupKeys, SharedStr, SpelledDict, copy_tree, find_duplicates, share_update, spelled
 
 __all__ = ["merge"]
 
@@ -442,7 +442,8 @@ class _Walker:
             val = _Walker(fv, sub, self.path + [key]).walk()
             # yaml.FieldSetter: nothing or a plain null clears the field
             if val is MISSING or val is None:
-                dest.pop(key, None)
+                if dest.__class__ is not DupKeys or not dest.clear_first(key):
+                    dest.pop(key, None)
             elif val is KEEP_NULL:
                 if spelled(dest, key) == "":
                     # merge2.go VisitMap keeps a null only when its node's text
@@ -458,7 +459,8 @@ class _Walker:
                     _SHARED_UPDATES.append((old, val))
                 dest[key] = val
         origin = self.sources[1]
-        if origin.__class__ is SpelledDict or dest.__class__ is SpelledDict:
+        if isinstance(origin, SpelledDict) or isinstance(dest, SpelledDict):
+            # (a DupKeys patch mapping too: its first values are the ones merged)
             dest = _carry_spelling(dest, origin)
         return dest
 
@@ -560,7 +562,7 @@ def _carry_spelling(dest: Dict[Any, Any], origin: Any) -> Dict[Any, Any]:
     """After a map merge, the source texts go with the scalars: a scalar the
     patch set keeps the patch's text (kyaml returns the patch's node), not the
     resource's (see :class:`kzgit.yamlio.tree.SpelledDict`)."""
-    spelling = dict(dest.spelling) if dest.__class__ is SpelledDict else {}
+    spelling = dict(dest.spelling) if isinstance(dest, SpelledDict) else {}
     if isinstance(origin, dict):
         for key, v in origin.items():
             if isinstance(v, (dict, list)):
@@ -570,7 +572,7 @@ def _carry_spelling(dest: Dict[Any, Any], origin: Any) -> Dict[Any, Any]:
                 spelling[key] = (text, v)
             else:
                 spelling.pop(key, None)
-    if dest.__class__ is SpelledDict:
+    if isinstance(dest, SpelledDict):   # (a DupKeys stays one)
         dest.spelling = spelling
         return dest
     if not spelling:

@@ -24,7 +24,7 @@ from kzgit.plugins.helpers import PluginHelpers
 from kzgit.errors import BuildError, KzgitError, PluginError
 from kzgit.resource import ResMap, Resource
 from kzgit.plugins.common import config_meta, is_builtin
-from kzgit.kustomization import (FIELDSPEC, GENERATOR_OPTIONS, IMAGE, LIST_STR, MAP_STR, METADATA,
+from kzgit.kustomization import (FSLICE, GENERATOR_OPTIONS, IMAGE, LIST_STR, MAP_STR, METADATA,
                                  REPLACEMENT_FIELD, REPLICA, SELECTOR_PTR)
 from kzgit.yamlio import dump, load_documents
 from kzgit.yamlio.gostruct import (ANY, BOOL, STR, GoDecodeError, ListOf, MapOf, Named, Struct,
@@ -45,7 +45,6 @@ def _generator_args(config: Dict[str, Any]) -> Dict[str, Any]:
 
 
 # The Go structs of the builtin plugins' configs (api/internal/builtins/<Kind>.go, json tags).
-_FSLICE = ListOf(FIELDSPEC, "types.FsSlice")
 
 
 def _plugin(kind: str, fields: Dict[str, Any]) -> Struct:
@@ -61,19 +60,19 @@ _GENERATOR_FIELDS = {"metadata": METADATA, "namespace": STR, "name": STR, "behav
 #: sigs.k8s.io/yaml.Unmarshal (JSON rules, numbers written into string fields as text).
 CONFIG_STRUCTS: Dict[str, Struct] = {
     "AnnotationsTransformer": _plugin("AnnotationsTransformer", {
-        "annotations": MAP_STR, "fieldSpecs": _FSLICE}),
-    "LabelTransformer": _plugin("LabelTransformer", {"labels": MAP_STR, "fieldSpecs": _FSLICE}),
+        "annotations": MAP_STR, "fieldSpecs": FSLICE}),
+    "LabelTransformer": _plugin("LabelTransformer", {"labels": MAP_STR, "fieldSpecs": FSLICE}),
     "NamespaceTransformer": _plugin("NamespaceTransformer", {
-        "metadata": METADATA, "fieldSpecs": _FSLICE, "unsetOnly": BOOL,
+        "metadata": METADATA, "fieldSpecs": FSLICE, "unsetOnly": BOOL,
         "setRoleBindingSubjects": Named(STR, "namespace.RoleBindingSubjectMode")}),
-    "PrefixTransformer": _plugin("PrefixTransformer", {"prefix": STR, "fieldSpecs": _FSLICE}),
-    "SuffixTransformer": _plugin("SuffixTransformer", {"suffix": STR, "fieldSpecs": _FSLICE}),
+    "PrefixTransformer": _plugin("PrefixTransformer", {"prefix": STR, "fieldSpecs": FSLICE}),
+    "SuffixTransformer": _plugin("SuffixTransformer", {"suffix": STR, "fieldSpecs": FSLICE}),
     "PrefixSuffixTransformer": _plugin("PrefixSuffixTransformer", {
-        "prefix": STR, "suffix": STR, "fieldSpecs": _FSLICE}),
+        "prefix": STR, "suffix": STR, "fieldSpecs": FSLICE}),
     "ImageTagTransformer": _plugin("ImageTagTransformer", {"imageTag": IMAGE,
-                                                           "fieldSpecs": _FSLICE}),
+                                                           "fieldSpecs": FSLICE}),
     "ReplicaCountTransformer": _plugin("ReplicaCountTransformer", {"replica": REPLICA,
-                                                                   "fieldSpecs": _FSLICE}),
+                                                                   "fieldSpecs": FSLICE}),
     "PatchTransformer": _plugin("PatchTransformer", {
         "path": STR, "patch": STR, "target": SELECTOR_PTR, "options": MapOf(BOOL)}),
     "PatchStrategicMergeTransformer": _plugin("PatchStrategicMergeTransformer", {

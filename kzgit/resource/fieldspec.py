@@ -57,8 +57,6 @@ class FieldSpec(NamedTuple):
             raise BuildError(f"{where}: a field spec must be a mapping, got {d!r}")
         g = d.get("group") or ""
         v = d.get("version") or ""
-        if not g and not v and d.get("apiVersion"):
-            g, v = split_api_version(str(d["apiVersion"]))
         return cls(str(g), str(v), str(d.get("kind") or ""), str(d.get("path") or ""),
                    bool(d.get("create", False)))
 
@@ -149,7 +147,7 @@ def _walk(node: Any, segs: List[str], i: int, create: bool, create_kind: Optiona
         val = {} if kind == MAP else ([] if kind == "seq" else None)
         node[name] = val
     if last:
-        text = spelled(node, name) if node.__class__ is SpelledDict else None
+        text = spelled(node, name) if isinstance(node, SpelledDict) else None
         if text is not None and text != val:
             # kyaml filters read a scalar node's text: a name written 0123 or 2021-01-01 is
             # prefixed, matched and compared as written; a setter handing the text back

@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Mapping, Optional
 from kzgit.errors import BuildError
 from kzgit.resource import ResMap, Resource
 from kzgit.resource.labels import Predicate, parse_label_selector
-from kzgit.yamlio.tree import canonical_text, spelled
+from kzgit.yamlio.tree import DupKeys, canonical_text, spelled
 
 __all__ = ["Selector", "metadata_texts", "parse_label_selector"]
 
@@ -25,7 +25,10 @@ def _anchor(pattern: Optional[str], field: str) -> Optional["re.Pattern[str]"]:
 def metadata_texts(d: Mapping[str, Any]) -> Dict[str, str]:
     """Labels or annotations as kyaml's GetLabels/GetAnnotations give them to a selector:
     each value's node text (rnode.go getMapFromMeta), so ``true`` is "true", ``010`` stays
-    "010" and a mapping or sequence is ""."""
+    "010" and a mapping or sequence is "".  Of a key written twice the last value counts,
+    as in any map decoded from the node."""
+    if d.__class__ is DupKeys:
+        d = d.last_wins()
     out: Dict[str, str] = {}
     for k, v in d.items():
         if isinstance(v, str):

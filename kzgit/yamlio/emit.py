@@ -28,7 +28,7 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from kzgit.errors import YamlError
 from kzgit.yamlio.load import MAX_DEPTH, no_gc
 from kzgit.yamlio._gonum import DOT_FLOAT, parse_timestamp, resolve_number, yaml_number_text
-from kzgit.yamlio.tree import SharedStr, SpelledDict
+from kzgit.yamlio.tree import DupKeys, SharedStr, SpelledDict
 
 # One tag for every node: see _Dumper.
 _TAG = "tag:yaml.org,2002:str"
@@ -270,7 +270,7 @@ class _Writer:
                 # libyaml's emitter recurses on the C stack: keep it shallow.
                 raise YamlError(f"cannot write YAML nested deeper than {MAX_DEPTH} levels")
             depth += 1
-            if t is dict or t is SpelledDict:
+            if t is dict or t is SpelledDict or t is DupKeys:
                 if not o:
                     return MappingNode(_MAP, [], None, None, True)
                 pairs = []

@@ -11,7 +11,7 @@ from typing import Any, List
 
 from kzgit.errors import YamlError
 from kzgit.yamlio._gonum import format_float_json
-from kzgit.yamlio.tree import SharedStr, SpelledDict
+from kzgit.yamlio.tree import DupKeys, SharedStr, SpelledDict
 
 _encode_str = json.encoder.encode_basestring
 
@@ -28,7 +28,7 @@ def _write(v: Any, out: List[str]) -> None:
     t = type(v)
     if t is str or t is SharedStr:
         out.append(_go_string(v))
-    elif t is dict or t is SpelledDict:
+    elif t is dict or t is SpelledDict or t is DupKeys:
         out.append("{")
         first = True
         # Go's encoding/json sorts keys by their UTF-8 bytes; for str that is

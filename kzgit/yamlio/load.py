@@ -176,10 +176,11 @@ def go_folded_round_trip(value: str) -> str:
 class _Builder:
     """Turns one composed node graph into plain Python values."""
 
-    def __init__(self, source: str, v3: bool, first_wins: bool = False) -> None:
+    def __init__(self, source: str, v3: bool, first_wins: bool = False, strict: bool = False) -> None:
         self.source = source
         self.v3 = v3
         self.first_wins = first_wins
+        self.strict = strict
         self.words = _V3_WORDS if v3 else _V2_WORDS
         self.count = 0
         self.extra = 0  # nodes added by alias expansion
@@ -270,6 +271,7 @@ class _Builder:
         seen: Optional[Dict[str, ScalarNode]] = {} if self.v3 else None
         dups: Optional[List[str]] = None
         last: Dict[str, Any] = {}
+        last_spelling: Dict[Any, Tuple[str, Any]] = {}
         for knode, vnode in node.value:
             if knode.__class__ is ScalarNode and knode.value == "<<":
                 # kyaml RNode.DeAnchor → removeMergeTags: a plain "<<" is a
@@ -297,7 +299,12 @@ class _Builder:
                     # kept as a node, kyaml's lookups (RNode.Field) find the first one; the
                     # last is kept aside for the readers that decode a map (GetLabels)
                     dups = (dups or []) + [msg]
-                    last[knode.value] = self.build(vnode, depth + 1)
+                    last[knode.value] = lv = self.build(vnode, depth + 1)
+                    text = self.spelled_text(vnode, lv)
+                    if text is None:
+                        last_spelling.pop(knode.value, None)
+                    else:
+                        last_spelling[knode.value] = (text, lv)
                     continue
                 seen[knode.value] = knode
             if knode.__class__ is not ScalarNode:
@@ -313,12 +320,17 @@ class _Builder:
                     raise self.fail(knode, f"json: unsupported type: map[interface {{}}]interface {{}} "
                                            f"(the mapping key {knode.value!r} is not a string)")
                 k = _key_text(k, knode) if type(k) is not str else knode.value
+            if self.strict and k in out:
+                # go-yaml v2 UnmarshalStrict (decode.go setMapIndex): "key %#v already set in
+                # map" at the line of the value
+                raise YamlError(f"{self.source}: yaml: unmarshal errors:\n  line {vnode.start_mark.line + 1}: "
+                                f"key {json.dumps(k, ensure_ascii=False)} already set in map")
             out[k] = v = self.build(vnode, depth + 1)
-            if (self.v3 and vnode.__class__ is ScalarNode and vnode.tag == _PLAIN
-                    and (v.__class__ is not str or v != vnode.value) and canonical_text(v) != vnode.value):
+            text = self.spelled_text(vnode, v)
+            if text is not None:
                 if spelling is None:
                     spelling = {}
-                spelling[k] = (vnode.value, v)
+                spelling[k] = (text, v)
         if spelling is not None:
             out = SpelledDict(out)
             out.spelling = spelling
@@ -331,8 +343,16 @@ class _Builder:
             dd.spelling = dict(getattr(out, "spelling", {}))
             dd.duplicates = dups
             dd.last = last
+            dd.last_spelling = last_spelling
             out = dd
         return out
+
+    def spelled_text(self, vnode: Node, v: Any) -> Optional[str]:
+        """The plain scalar's text when ``v`` would not print back as it (see SpelledDict)."""
+        if (self.v3 and vnode.__class__ is ScalarNode and vnode.tag == _PLAIN
+                and (v.__class__ is not str or v != vnode.value) and canonical_text(v) != vnode.value):
+            return str(vnode.value)
+        return None
 
     def merge(self, vnode: Node, own: Dict[Any, Any], depth: int) -> Dict[Any, Any]:
         value = self.build(vnode, depth + 1)
@@ -385,7 +405,7 @@ def _deep_copy(v: Any) -> Any:
         return {k: _deep_copy(x) for k, x in v.items()}
     if t is list:
         return [_deep_copy(x) for x in v]
-    if t is SpelledDict:
+    if t is SpelledDict or t is DupKeys:
         return copy_tree(v)
     return v
 
@@ -578,7 +598,8 @@ def _fast_build(root: Node, v3: bool) -> Any:
     return build(root)
 
 
-def _build_value(node: Node, source: str, v3: bool, anchors: bool, first_wins: bool = False) -> Any:
+def _build_value(node: Node, source: str, v3: bool, anchors: bool, first_wins: bool = False,
+                 strict: bool = False) -> Any:
     """Python value of one document's node graph; ``anchors`` says the text may hold aliases."""
     old = sys.getrecursionlimit()
     if old < 4 * MAX_DEPTH:
@@ -591,7 +612,7 @@ def _build_value(node: Node, source: str, v3: bool, anchors: bool, first_wins: b
                 return _fast_build(node, v3)
             except _NeedSlowPath:
                 pass
-        b = _Builder(source, v3, first_wins)
+        b = _Builder(source, v3, first_wins, strict)
         value = b.build(node, 0)
         if b.aliased:
             # Shared objects would let an edit through one alias show up at the
@@ -610,9 +631,12 @@ def _copy_bounded(v: Any, depth: int, source: str) -> Any:
     t = type(v)
     if t is dict:
         return {k: _copy_bounded(x, depth + 1, source) for k, x in v.items()}
-    if t is SpelledDict:
-        out = SpelledDict({k: _copy_bounded(x, depth + 1, source) for k, x in v.items()})
+    if t is SpelledDict or t is DupKeys:
+        out = t({k: _copy_bounded(x, depth + 1, source) for k, x in v.items()})
         out.spelling = dict(v.spelling)
+        if t is DupKeys:
+            out.duplicates, out.last = list(v.duplicates), dict(v.last)
+            out.last_spelling = dict(v.last_spelling)
         return out
     if t is list:
         return [_copy_bounded(x, depth + 1, source) for x in v]
@@ -708,13 +732,13 @@ def _load_parts(text: str, parts: List[Tuple[str, int]], source: str, deep: bool
     return out
 
 
-def load_yaml11(data: Union[bytes, str], source: str = "", first_only: bool = False) -> Any:
+def load_yaml11(data: Union[bytes, str], source: str = "", strict: bool = False) -> Any:
     """Parses a kustomization file as sigs.k8s.io/yaml does (go-yaml v2, YAML 1.1).
 
     ``yes``/``on``/``y`` are booleans, timestamps stay strings (v2 decodes them
     into ``interface{}`` as their text), duplicate keys: the last one wins.
-    Only the first document is read, as ``yaml.Unmarshal`` and ``yaml.YAMLToJSON`` do
-    (``first_only`` says so at the call sites that rely on it).
+    Only the first document is read, as ``yaml.Unmarshal`` and ``yaml.YAMLToJSON`` do.
+    ``strict``: ``yaml.UnmarshalStrict``, where a key written twice is an error.
     """
     text = _to_text(data, source)
     deep = _nesting_bound(text) > MAX_DEPTH
@@ -732,5 +756,5 @@ def load_yaml11(data: Union[bytes, str], source: str = "", first_only: bool = Fa
         raise _yaml_error(source, e) from None
     if node is None:
         return None
-    return _build_value(node, source, False, "&" in text)
+    return _build_value(node, source, False, "&" in text, strict=strict)
 

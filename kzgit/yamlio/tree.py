@@ -9,6 +9,7 @@ in-place edit of one of them needs (kyaml expands aliases before editing).
 """
 from __future__ import annotations
 
+import json
 from typing import Any, Dict, List, Optional, Tuple
 
 
@@ -25,6 +26,7 @@ def copy_tree(value: Any) -> Any:
             dk.spelling = dict(value.spelling)
             dk.duplicates = list(value.duplicates)
             dk.last = dict(value.last)
+            dk.last_spelling = dict(value.last_spelling)
             return dk
         return out
     if isinstance(value, list):
@@ -71,19 +73,39 @@ class DupKeys(SpelledDict):
     kyaml keeps the patch as a node: lookups find the first key, so a merge into an existing
     mapping takes the first value, but a mapping the patch adds whole keeps both keys, and
     kustomize fails when it later decodes the resource.  ``duplicates`` holds that error.
-    (Its spelling is not read: ``spelled`` only trusts a plain :class:`SpelledDict`.)
+    Its ``spelling`` holds the texts of the first values (what a merge copies), ``last`` and
+    ``last_spelling`` the last ones (what :meth:`last_wins` gives).
     """
 
-    __slots__ = ("duplicates", "last")
+    __slots__ = ("duplicates", "last", "last_spelling")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.duplicates: List[str] = []
         self.last: Dict[str, Any] = {}  # a duplicated key's last value
+        self.last_spelling: Dict[Any, Tuple[str, Any]] = {}  # and its text, as ``spelling``
+
+    def clear_first(self, key: Any) -> bool:
+        """kyaml FieldClearer removes the first field of that name: the last one is left, no
+        longer written twice.  False when ``key`` is not a duplicated key."""
+        if key not in self.last:
+            return False
+        self[key] = self.last.pop(key)
+        if key in self.last_spelling:
+            self.spelling[key] = self.last_spelling.pop(key)
+        else:
+            self.spelling.pop(key, None)
+        needle = f"mapping key {json.dumps(key, ensure_ascii=False)} already"
+        self.duplicates = [d for d in self.duplicates if needle not in d]
+        return True
 
     def last_wins(self) -> Dict[Any, Any]:
-        """The mapping as a decoder into a Go map reads it: the last value of each key."""
-        return {**self, **self.last}
+        """The mapping as a decoder into a Go map reads it: the last value of each key, each
+        value's text kept (GetAnnotations reads the texts)."""
+        out = SpelledDict({**self, **self.last})
+        out.spelling = {k: t for k, t in self.spelling.items() if k not in self.last}
+        out.spelling.update(self.last_spelling)
+        return out
 
 
 def find_duplicates(value: Any) -> Optional[str]:
@@ -116,7 +138,7 @@ def canonical_text(v: Any) -> str:
 
 def spelled(d: Any, key: Any) -> Optional[str]:
     """The source text of ``d[key]`` when ``d`` recorded one and the value is unchanged."""
-    if d.__class__ is not SpelledDict:
+    if not isinstance(d, SpelledDict):
         return None
     s = d.spelling.get(key)
     if s is None or key not in d:

@@ -72,6 +72,10 @@ def kubectl_message(recorded: str) -> Optional[str]:
 
 # kustomize's message, whole, inside kzgit's (which adds the kustomization file)
 CONTAINED = [
+    "errors/configurations-fieldspec-apiversion",
+    "errors/configurations-unknown-field",
+    "errors/configurations-wrong-type",
+    "errors/labels-fields-apiversion",
     "errors/replacement-fieldpaths-a-string",
     "errors/replacement-index-a-fraction",
     "errors/replacement-select-kind-a-mapping",
