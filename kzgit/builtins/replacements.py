@@ -31,6 +31,7 @@ from kzgit.yamlio import load_yaml11
 from kzgit.yamlio.gostruct import GoDecodeError, ListOf, decode_json
 from kzgit.resource import ResId, ResMap, Resource
 from kzgit.resource.selector import metadata_texts, parse_label_selector
+from kzgit.yamlio.gostruct import go_json_kind
 from kzgit.yamlio.tree import SharedStr, SpelledDict, canonical_text, share_update, spelled
 from kzgit.builtins.fieldpath import (
     CREATED, MISSING, FieldPathError, Scalar, Slot, decode, is_scalar,
@@ -354,8 +355,7 @@ def _index(options: Mapping[str, Any]) -> int:
     if v is None:
         return 0
     if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not v.is_integer()):
-        what = {bool: "bool", str: "string", list: "array", dict: "object"}.get(type(v), "number")
-        raise BuildError(f"json: cannot unmarshal {what} into Go struct field FieldOptions.index of type int")
+        raise BuildError(f"json: cannot unmarshal {go_json_kind(v)} into Go struct field FieldOptions.index of type int")
     return int(v)
 
 

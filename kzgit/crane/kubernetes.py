@@ -54,10 +54,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from kzgit.errors import PluginError
 from kzgit.crane.protocol import BuiltinPlugin, OptionalField, PluginResponse
+from kzgit.yamlio.gostruct import go_json_kind
 
 __all__ = ["KubernetesPlugin", "NAME", "VERSION", "Options", "parse_options", "whiteout",
            "patches", "flag_warnings"]
@@ -215,27 +216,30 @@ def _pvc_rename_map(text: str) -> Dict[str, str]:
     return out
 
 
+def _group_kinds(text: str) -> List[GroupKind]:
+    return [_group_kind(t) for t in _split_list(text)]
+
+
+#: Each extra, the Options attribute it sets and how its text is read (setOptionalFields).
+_OPTION_FIELDS: Tuple[Tuple[str, str, Callable[[str], Any]], ...] = (
+    (ADD_ANNOTATIONS, "add_annotations", _split_map),
+    (REMOVE_ANNOTATIONS, "remove_annotations", _split_list),
+    (REGISTRY_REPLACEMENT, "registry_replacement", _split_map),
+    (EXTRA_WHITEOUTS, "extra_whiteouts", _group_kinds),
+    (INCLUDE_ONLY, "include_only", _group_kinds),
+    (DISABLE_WHITEOUT_OWNED, "disable_whiteout_owned", _go_bool),
+    (STRIP_DEFAULT_RBAC, "strip_default_rbac", _go_bool),
+    (STRIP_DEFAULT_CABUNDLE, "strip_default_cabundle", _go_bool),
+    (PVC_RENAME_MAP, "pvc_rename_map", _pvc_rename_map),
+)
+
+
 def parse_options(extras: Dict[str, str]) -> Options:
     """Read the flags as crane does: an empty value is unset; defaults strip RBAC and CA bundle."""
     o = Options()
-    if extras.get(ADD_ANNOTATIONS):
-        o.add_annotations = _split_map(extras[ADD_ANNOTATIONS])
-    if extras.get(REMOVE_ANNOTATIONS):
-        o.remove_annotations = _split_list(extras[REMOVE_ANNOTATIONS])
-    if extras.get(REGISTRY_REPLACEMENT):
-        o.registry_replacement = _split_map(extras[REGISTRY_REPLACEMENT])
-    if extras.get(EXTRA_WHITEOUTS):
-        o.extra_whiteouts = [_group_kind(t) for t in _split_list(extras[EXTRA_WHITEOUTS])]
-    if extras.get(INCLUDE_ONLY):
-        o.include_only = [_group_kind(t) for t in _split_list(extras[INCLUDE_ONLY])]
-    if extras.get(DISABLE_WHITEOUT_OWNED):
-        o.disable_whiteout_owned = _go_bool(extras[DISABLE_WHITEOUT_OWNED])
-    if extras.get(STRIP_DEFAULT_RBAC):
-        o.strip_default_rbac = _go_bool(extras[STRIP_DEFAULT_RBAC])
-    if extras.get(STRIP_DEFAULT_CABUNDLE):
-        o.strip_default_cabundle = _go_bool(extras[STRIP_DEFAULT_CABUNDLE])
-    if extras.get(PVC_RENAME_MAP):
-        o.pvc_rename_map = _pvc_rename_map(extras[PVC_RENAME_MAP])
+    for name, attr, parse in _OPTION_FIELDS:
+        if extras.get(name):
+            setattr(o, attr, parse(extras[name]))
     return o
 
 
@@ -338,10 +342,6 @@ def _has_owner_references(obj: Dict[str, Any]) -> bool:
     return isinstance(v, list) and bool(v) and all(isinstance(r, dict) for r in v)
 
 
-_JSON_KIND = {"bool": "bool", "int64": "number", "float64": "number", "string": "string",
-              "[]interface {}": "array", "map[string]interface {}": "object"}
-
-
 def _typed(value: Any, want: type, where: str) -> Any:
     """encoding/json into a Go struct field: null is the zero value, another JSON type an error."""
     if value is None:
@@ -349,7 +349,7 @@ def _typed(value: Any, want: type, where: str) -> Any:
     if isinstance(value, want):
         return value
     go = "struct" if want is dict else "slice" if want is list else "string"
-    raise PluginError(f"json: cannot unmarshal {_JSON_KIND[_go_type(value)]} into Go struct "
+    raise PluginError(f"json: cannot unmarshal {go_json_kind(value)} into Go struct "
                       f"field {where} of type {go}")
 
 
@@ -515,7 +515,7 @@ def _node_port_patches(obj: Dict[str, Any]) -> List[Dict[str, Any]]:
             raise PluginError(f"annotation {LAST_APPLIED}: {e}") from None
         if applied is not None and not isinstance(applied, dict):
             raise PluginError(f"annotation {LAST_APPLIED}: json: cannot unmarshal "
-                              f"{_JSON_KIND[_go_type(applied)]} into Go value of type "
+                              f"{go_json_kind(applied)} into Go value of type "
                               f"map[string]interface {{}}")
         applied_ports, found = _nested(applied or {}, "spec", "ports")
         if found and not isinstance(applied_ports, list):

@@ -20,13 +20,15 @@ Errors are :class:`kzgit.errors.BuildError` whose text contains kustomize's.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
-from typing import Any, Dict, List, Tuple, Union
+from typing import Any, Dict, Iterator, List, Tuple, Union
 
 import yaml
 
 from kzgit.errors import BuildError
+from kzgit.yamlio.gostruct import go_json_kind
 from kzgit.yamlio.tree import SharedStr, copy_tree
 
 __all__ = ["apply", "parse_ops"]
@@ -58,26 +60,12 @@ def parse_ops(data: Union[str, bytes, List[Any]], source: str) -> List[Dict[str,
         ops = data
     if not isinstance(ops, list):
         raise BuildError(
-            f"{source}: json: cannot unmarshal {_json_type(ops)} into Go value of type jsonpatch.Patch")
+            f"{source}: json: cannot unmarshal {go_json_kind(ops)} into Go value of type jsonpatch.Patch")
     for op in ops:
         if not isinstance(op, dict):
             raise BuildError(
-                f"{source}: json: cannot unmarshal {_json_type(op)} into Go value of type jsonpatch.Operation")
+                f"{source}: json: cannot unmarshal {go_json_kind(op)} into Go value of type jsonpatch.Operation")
     return ops
-
-
-def _json_type(v: Any) -> str:
-    if isinstance(v, dict):
-        return "object"
-    if isinstance(v, list):
-        return "array"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, (int, float)):
-        return "number"
-    return "null"
 
 
 # --- numbers ---------------------------------------------------------------
@@ -194,10 +182,8 @@ def _add(con: Any, key: str, val: Any) -> None:
     if key == "-":
         con.append(val)
         return
-    try:
+    with _prefixed(f"value was not a proper array index: '{key}'"):
         idx = _atoi(key)
-    except _PatchError as e:
-        raise _PatchError(f"value was not a proper array index: '{key}': {e}") from None
     size = len(con) + 1
     if idx >= size:
         raise _PatchError(f"Unable to access invalid index: {idx}: invalid index referenced")
@@ -267,7 +253,7 @@ def _path(op: Dict[str, Any], field: str = "path") -> str:
         raise _PatchError("operation, missing from field: missing value")
     v = op[field]
     if not isinstance(v, str):
-        raise _PatchError(f"json: cannot unmarshal {_json_type(v)} into Go value of type string")
+        raise _PatchError(f"json: cannot unmarshal {go_json_kind(v)} into Go value of type string")
     return v
 
 
@@ -285,6 +271,25 @@ def _value(op: Dict[str, Any]) -> Any:
     return copy_tree(op.get("value"))
 
 
+def _parent(doc: Any, path: str, missing: str, quoted: bool = False) -> Tuple[Any, Any]:
+    """evanphx's findObject for ``path``; ``missing`` starts the error when its container is
+    absent (add and remove quote the path there, the other operations do not: patch.go)."""
+    con, key = _find_object(doc, path)
+    if con is None:
+        shown = f'"{path}"' if quoted else path
+        raise _PatchError(f"{missing}: {shown}: missing value")
+    return con, key
+
+
+@contextlib.contextmanager
+def _prefixed(prefix: str) -> Iterator[None]:
+    """evanphx wraps an operation's failure as "<prefix>: <cause>" (errors.Wrapf in patch.go)."""
+    try:
+        yield
+    except _PatchError as e:
+        raise _PatchError(f"{prefix}: {e}") from None
+
+
 def _apply_op(doc: Any, op: Dict[str, Any]) -> Any:
     """Apply one operation to ``doc`` (mutated); returns the new root."""
     # a null operation decodes to a nil map, whose Kind() is "unknown" (evanphx/json-patch)
@@ -293,24 +298,15 @@ def _apply_op(doc: Any, op: Dict[str, Any]) -> Any:
         kind = "unknown"
     if kind == "add":
         path = _decoded(op, "add", cause=False)
-        con, key = _find_object(doc, path)
-        if con is None:
-            raise _PatchError(f'add operation does not apply: doc is missing path: "{path}": missing value')
-        try:
+        con, key = _parent(doc, path, "add operation does not apply: doc is missing path", quoted=True)
+        with _prefixed(f"error in add for path: '{path}'"):
             _add(con, key, _value(op))
-        except _PatchError as e:
-            raise _PatchError(f"error in add for path: '{path}': {e}") from None
         return doc
     if kind == "remove":
         path = _decoded(op, "remove", cause=False)
-        con, key = _find_object(doc, path)
-        if con is None:
-            raise _PatchError(
-                f'remove operation does not apply: doc is missing path: "{path}": missing value')
-        try:
+        con, key = _parent(doc, path, "remove operation does not apply: doc is missing path", quoted=True)
+        with _prefixed(f"error in remove for path: '{path}'"):
             _remove(con, key)
-        except _PatchError as e:
-            raise _PatchError(f"error in remove for path: '{path}': {e}") from None
         return doc
     if kind == "replace":
         path = _decoded(op, "replace")
@@ -319,40 +315,25 @@ def _apply_op(doc: Any, op: Dict[str, Any]) -> Any:
             if not isinstance(val, (dict, list)):
                 raise _PatchError("replace operation value must be object or array")
             return val
-        con, key = _find_object(doc, path)
-        if con is None:
-            raise _PatchError(
-                f"replace operation does not apply: doc is missing path: {path}: missing value")
+        con, key = _parent(doc, path, "replace operation does not apply: doc is missing path")
         try:
             _get(con, key)
         except _PatchError:
             raise _PatchError(
                 f"replace operation does not apply: doc is missing key: {path}: missing value") from None
-        try:
+        with _prefixed(f"error in remove for path: '{path}'"):
             _set(con, key, _value(op))
-        except _PatchError as e:
-            raise _PatchError(f"error in remove for path: '{path}': {e}") from None
         return doc
     if kind == "move":
         frm = _decoded(op, "move", "from")
-        con, key = _find_object(doc, frm)
-        if con is None:
-            raise _PatchError(
-                f"move operation does not apply: doc is missing from path: {frm}: missing value")
-        try:
+        con, key = _parent(doc, frm, "move operation does not apply: doc is missing from path")
+        with _prefixed(f"error in move for path: '{key}'"):
             val = _get(con, key)
             _remove(con, key)
-        except _PatchError as e:
-            raise _PatchError(f"error in move for path: '{key}': {e}") from None
         path = _decoded(op, "move")
-        con, key = _find_object(doc, path)
-        if con is None:
-            raise _PatchError(
-                f"move operation does not apply: doc is missing destination path: {path}: missing value")
-        try:
+        con, key = _parent(doc, path, "move operation does not apply: doc is missing destination path")
+        with _prefixed(f"error in move for path: '{path}'"):
             _add(con, key, None if val is _MISSING else val)
-        except _PatchError as e:
-            raise _PatchError(f"error in move for path: '{path}': {e}") from None
         return doc
     if kind == "test":
         path = _decoded(op, "test")
@@ -360,13 +341,9 @@ def _apply_op(doc: Any, op: Dict[str, Any]) -> Any:
             if "value" in op and _equal(doc, op["value"]):
                 return doc
             raise _PatchError(f"testing value {path} failed: test failed")
-        con, key = _find_object(doc, path)
-        if con is None:
-            raise _PatchError(f"test operation does not apply: is missing path: {path}: missing value")
-        try:
+        con, key = _parent(doc, path, "test operation does not apply: is missing path")
+        with _prefixed(f"error in test for path: '{path}'"):
             val = _get(con, key)
-        except _PatchError as e:
-            raise _PatchError(f"error in test for path: '{path}': {e}") from None
         if val is _MISSING or val is None:
             if op.get("value") is None:
                 return doc
@@ -376,23 +353,13 @@ def _apply_op(doc: Any, op: Dict[str, Any]) -> Any:
         return doc
     if kind == "copy":
         frm = _decoded(op, "copy", "from")
-        con, key = _find_object(doc, frm)
-        if con is None:
-            raise _PatchError(
-                f"copy operation does not apply: doc is missing from path: {frm}: missing value")
-        try:
+        con, key = _parent(doc, frm, "copy operation does not apply: doc is missing from path")
+        with _prefixed(f"error in copy for from: '{frm}'"):
             val = _get(con, key)
-        except _PatchError as e:
-            raise _PatchError(f"error in copy for from: '{frm}': {e}") from None
         path = _decoded(op, "copy", cause=False)
-        con, key = _find_object(doc, path)
-        if con is None:
-            raise _PatchError(
-                f"copy operation does not apply: doc is missing destination path: {path}: missing value")
-        try:
+        con, key = _parent(doc, path, "copy operation does not apply: doc is missing destination path")
+        with _prefixed("error while adding value during copy"):
             _add(con, key, None if val is _MISSING else copy_tree(val))
-        except _PatchError as e:
-            raise _PatchError(f"error while adding value during copy: {e}") from None
         return doc
     raise _PatchError(f"Unexpected kind: {kind}")
 
@@ -414,7 +381,7 @@ def apply(obj: Dict[str, Any], ops: List[Dict[str, Any]], source: str) -> Dict[s
             ) from None
     if not isinstance(doc, dict):
         raise BuildError(
-            f"json: cannot unmarshal {_json_type(doc)} into Go value of type map[string]interface {{}}",
+            f"json: cannot unmarshal {go_json_kind(doc)} into Go value of type map[string]interface {{}}",
             tip=f"in JSON patch {source}")
     out: Dict[str, Any] = _from_float64(doc)
     return out
