@@ -23,3 +23,34 @@ def shard_arg(text: str) -> "tuple[int, int]":
         return parse_shard(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+
+
+ENGINES = ("builtin", "kustomize", "kubectl")
+
+
+def add_render_flags(p: argparse.ArgumentParser, verb: str = "render", setting: str = "the") -> None:
+    """The flags of the commands that render many roots (``hook render|validate|all``,
+    ``validate``, ``diff``), declared once so they mean and say the same everywhere.
+
+    ``verb`` says what a shard does with its roots ("render", "validate"); ``setting`` whose
+    settings the defaults come from ("the", "the base revision's")."""
+    p.add_argument("--engine", choices=ENGINES, help=f"override {setting} configured engine")
+    p.add_argument("--offline", action="store_true", help="use only cached remote references")
+    p.add_argument("-j", "--jobs", type=jobs_arg, default=0, metavar="N",
+                   help=f"parallel renders (default: {setting} `jobs` setting, else one per CPU)")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="list each root on stderr as it is done: built, cached or failed, and its time")
+    p.add_argument("--no-cache", action="store_true",
+                   help="render every root; do not use or fill the render cache")
+    p.add_argument("--shard", metavar="I/N", type=shard_arg,
+                   help=f"{verb} only part I of N (1-based) of the roots, for a CI matrix")
+
+
+def add_plugin_flags(p: argparse.ArgumentParser, default: str = "") -> None:
+    """kustomize's plugin switches, as ``kubectl kustomize`` spells them (build and diff)."""
+    p.add_argument("--enable-alpha-plugins", action="store_true",
+                   help="enable kustomize plugins (exec plugins and KRM functions)" + default)
+    p.add_argument("--enable-exec", action="store_true",
+                   help="with --enable-alpha-plugins: allow exec KRM functions" + default)
+    p.add_argument("--enable-helm", action="store_true",
+                   help="enable the Helm chart inflator generator (helmCharts)" + default)

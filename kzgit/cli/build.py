@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Optional
 
 from kzgit.build import BuildOptions, build
+from kzgit.cli import add_plugin_flags
 from kzgit.atomic import OutputError, write_atomic
 from kzgit.loader import RESTRICTORS, ROOT_ONLY
 
@@ -32,12 +33,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     p.add_argument("--reorder", choices=["legacy", "none"], default=None,
                    help="legacy: sort resources by kind as kustomize's legacy order; none: keep "
                         "input order (default: the kustomization's sortOptions, else legacy)")
-    p.add_argument("--enable-alpha-plugins", action="store_true",
-                   help="enable kustomize plugins (exec plugins and KRM functions)")
-    p.add_argument("--enable-exec", action="store_true",
-                   help="with --enable-alpha-plugins: allow exec KRM functions")
-    p.add_argument("--enable-helm", action="store_true",
-                   help="enable the Helm chart inflator generator (helmCharts)")
+    add_plugin_flags(p)
     p.add_argument("--helm-command", default="helm", metavar="PATH",
                    help="helm command (path to executable; default: %(default)s)")
     p.add_argument("--helm-api-versions", action="append", default=[], metavar="VERSION",

@@ -18,7 +18,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Optional, TextIO
 
-from kzgit.cli import jobs_arg, shard_arg
+from kzgit.cli import add_plugin_flags, add_render_flags
 from kzgit.errors import KzgitError, UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -44,21 +44,8 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     p.add_argument("--summary", metavar="FILE",
                    help="write the Markdown summary to FILE (with --format github and no --summary, "
                         "it is appended to $GITHUB_STEP_SUMMARY when that is set)")
-    p.add_argument("--engine", choices=["builtin", "kustomize", "kubectl"],
-                   help="override the base revision's configured engine")
-    p.add_argument("--enable-alpha-plugins", action="store_true",
-                   help="allow exec plugins and KRM functions (else the base revision's setting)")
-    p.add_argument("--enable-exec", action="store_true", help="allow exec KRM functions")
-    p.add_argument("--enable-helm", action="store_true", help="allow helmCharts")
-    p.add_argument("--offline", action="store_true", help="use only cached remote references")
-    p.add_argument("-j", "--jobs", type=jobs_arg, default=0, metavar="N",
-                   help="parallel renders (default: the base revision's `jobs` setting, else one per CPU)")
-    p.add_argument("-v", "--verbose", action="store_true",
-                   help="list each rendering on stderr: root, revision, built, cached or failed, time")
-    p.add_argument("--no-cache", action="store_true",
-                   help="render every root; do not use or fill the render cache")
-    p.add_argument("--shard", metavar="I/N", type=shard_arg,
-                   help="compare only part I of N (1-based) of the affected roots, for a CI matrix")
+    add_render_flags(p, "compare", "the base revision's")
+    add_plugin_flags(p, " (else the base revision's setting)")
     p.add_argument("--merge", nargs="+", metavar="REPORT",
                    help="render nothing: combine JSON reports of the shards of one diff and print "
                         "them as one report")

@@ -18,7 +18,7 @@ import sys
 import tempfile
 from typing import List, Optional
 
-from kzgit.cli import jobs_arg, shard_arg
+from kzgit.cli import add_render_flags
 from kzgit.config import Config, load_config
 from kzgit.errors import KzgitError
 from kzgit.hooks import Finding, Workspace
@@ -55,11 +55,10 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
         src.add_argument("--staged", action="store_true", help="check the git index (plain git hook)")
         src.add_argument("--rev", metavar="REV", help="check the tree of commit REV (pre-push)")
         h.add_argument("--from", dest="from_rev", metavar="OLD", help="with --rev: the changes since OLD")
-        if name in ("render", "localized-sync", "validate", "all"):
-            h.add_argument("--offline", action="store_true", help="use only cached remote references")
         if name in ("render", "validate", "all"):
-            add_render_flags(h, "validate" if name == "validate" else "render",
-                             "on stderr" if name == "validate" else "")
+            add_render_flags(h, "validate" if name == "validate" else "render")
+        elif name == "localized-sync":
+            h.add_argument("--offline", action="store_true", help="use only cached remote references")
         if name in ("pinned-refs", "all"):
             h.add_argument("--require-sha", action="store_true", help="accept full commit SHAs only")
         if name in ("exec-bits", "all"):
@@ -73,22 +72,6 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                            schema_locations=None, crds=None, skip_kinds=None, format="text",
                            output=None)
         h.set_defaults(func=run)
-
-
-def add_render_flags(p: argparse.ArgumentParser, verb: str, where: str) -> None:
-    """How roots are rendered: ``-j``, ``--engine``, ``-v`` (listed ``where``), ``--no-cache``,
-    ``--shard`` (``verb`` says what a shard does with its roots)."""
-    p.add_argument("-j", "--jobs", type=jobs_arg, default=0,
-                   help="parallel builds (default: the `jobs` setting, else one per CPU)")
-    p.add_argument("--engine", choices=["builtin", "kustomize", "kubectl"],
-                   help="override the configured engine")
-    p.add_argument("-v", "--verbose", action="store_true",
-                   help=" ".join(filter(None, ["list each root rendered", where])) +
-                   ": built, cached or failed, and its time")
-    p.add_argument("--no-cache", action="store_true",
-                   help="build every root; do not use or fill the render cache")
-    p.add_argument("--shard", metavar="I/N", type=shard_arg,
-                   help=f"{verb} only part I of N (1-based) of the roots, for a CI matrix")
 
 
 def _rel(repo: str, path: str) -> Optional[str]:

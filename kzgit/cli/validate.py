@@ -15,6 +15,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
+from kzgit.cli import add_render_flags
 from kzgit.config import MISSING_SCHEMAS, Config, ValidatePolicy, load_config
 from kzgit.errors import UsageError
 
@@ -72,9 +73,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     p.add_argument("--all", action="store_true", help="every root of the repository")
     p.add_argument("--manifests", action="append", metavar="FILE",
                    help="validate rendered YAML from FILE ('-' for stdin) without building (repeatable)")
-    p.add_argument("--offline", action="store_true", help="use only cached remote references")
-    from kzgit.cli.hook import add_render_flags   # the render hook's flags, one definition
-    add_render_flags(p, "validate", "on stderr")
+    add_render_flags(p, "validate")
     add_policy_flags(p)
     p.set_defaults(func=run)
 
