@@ -24,12 +24,12 @@ import re
 from typing import Any, Callable, List, NamedTuple, Optional, Tuple, Union
 
 from kzgit.errors import BuildError
-from kzgit.yamlio.tree import SpelledDict
+from kzgit.yamlio.tree import MAPPING, SEQUENCE, SpelledDict, node_kind
 
 __all__ = [
     "FieldPathError", "Scalar", "Slot", "CREATED", "path_splitter", "smarter_path_splitter",
     "convert_slice_index", "lookup", "path_match", "walk_fieldspec", "scalar_of", "resolve",
-    "is_scalar", "kind_of", "MISSING",
+    "is_scalar", "MISSING",
 ]
 
 
@@ -60,7 +60,6 @@ class _Created:
 CREATED: Any = _Created()
 
 # Node kinds, as in go-yaml.
-SCALAR, MAPPING, SEQUENCE = "scalar", "mapping", "sequence"
 
 Slot = Tuple[Union[dict, list], Any]
 """Where a matched node lives: ``container[key]``."""
@@ -80,14 +79,6 @@ _FLOAT_RE = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
 
 def is_scalar(v: Any) -> bool:
     return not isinstance(v, (dict, list))
-
-
-def kind_of(v: Any) -> str:
-    if isinstance(v, dict):
-        return MAPPING
-    if isinstance(v, list):
-        return SEQUENCE
-    return SCALAR
 
 
 def _format_float(v: float) -> str:
@@ -245,15 +236,10 @@ def split_index_name_value(p: str) -> Tuple[str, str]:
     return k, v
 
 
-def kind_name(v: Any) -> str:
-    """The kyaml node kind ``v`` would be (InvalidNodeKindError's words)."""
-    return {MAPPING: "MappingNode", SEQUENCE: "SequenceNode", SCALAR: "ScalarNode"}[kind_of(v)]
-
-
 def _wrong_kind(expected: str, v: Any) -> FieldPathError:
     # kyaml/yaml/fns.go InvalidNodeKindError; kustomize appends the node's YAML,
     # which kzgit leaves out.
-    return FieldPathError(f"wrong node kind: expected {expected} but got {kind_name(v)}")
+    return FieldPathError(f"wrong node kind: expected {expected} but got {node_kind(v)}")
 
 
 # --------------------------------------------------------------------------- PathGetter

@@ -14,7 +14,7 @@ from kzgit.errors import BuildError
 from kzgit.resource import ResMap
 from kzgit.resource.fieldspec import apply_fieldspec
 from kzgit.builtins.common import fieldspecs_from_config
-from kzgit.builtins.fieldpath import kind_name
+from kzgit.yamlio.tree import node_kind
 
 
 def split_image(image: str) -> Tuple[str, str, str]:
@@ -85,7 +85,7 @@ def _legacy_walk(node: Any, upd: _Updater) -> None:
                     if not isinstance(c, dict):
                         # legacy.go checkImageTagsFn: yaml.Get("image") on each element,
                         # which refuses anything but a mapping (or null)
-                        raise BuildError(f"wrong node kind: expected MappingNode but got {kind_name(c)}")
+                        raise BuildError(f"wrong node kind: expected MappingNode but got {node_kind(c)}")
                     if "image" in c:
                         c["image"] = upd(c["image"])
     elif isinstance(node, list):

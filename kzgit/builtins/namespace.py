@@ -13,7 +13,7 @@ from kzgit.errors import BuildError
 from kzgit.resource import ResMap
 from kzgit.resource.fieldspec import SCALAR, FieldSpec, apply_fieldspec
 from kzgit.builtins.common import fieldspecs_from_config
-from kzgit.builtins.fieldpath import kind_name
+from kzgit.yamlio.tree import node_kind
 
 _META_NS = FieldSpec("", "", "", "metadata/namespace", True)
 _WRONG_KIND = "wrong node kind: expected ScalarNode but got "
@@ -23,12 +23,12 @@ def _set_subjects(subjects: Any, mode: str, setter: Callable[[Any], Any]) -> Non
     """namespace.go roleBindingHack: RNode.VisitElements over ``subjects`` (a sequence of
     mappings, or kyaml's lookups fail), setting the namespace of the chosen subjects."""
     if not isinstance(subjects, list):
-        raise BuildError(f"wrong node kind: expected SequenceNode but got {kind_name(subjects)}")
+        raise BuildError(f"wrong node kind: expected SequenceNode but got {node_kind(subjects)}")
     looked_up = "name" if mode == "defaultOnly" else "kind"
     for s in subjects:
         if not isinstance(s, dict):
             raise BuildError(f"looking up {looked_up} on (cluster)role binding subject: "
-                             f"wrong node kind: expected MappingNode but got {kind_name(s)}")
+                             f"wrong node kind: expected MappingNode but got {node_kind(s)}")
         if (mode == "defaultOnly" and s.get("name") == "default") or \
                 (mode == "allServiceAccounts" and s.get("kind") == "ServiceAccount"):
             s["namespace"] = setter(s.get("namespace"))

@@ -32,10 +32,10 @@ from kzgit.yamlio.gostruct import GoDecodeError, ListOf, decode_json
 from kzgit.resource import ResId, ResMap, Resource
 from kzgit.resource.selector import metadata_texts, parse_label_selector
 from kzgit.yamlio.gostruct import go_json_kind
-from kzgit.yamlio.tree import SharedStr, SpelledDict, canonical_text, share_update, spelled
+from kzgit.yamlio.tree import SharedStr, SpelledDict, canonical_text, node_kind, share_update, spelled
 from kzgit.builtins.fieldpath import (
     CREATED, MISSING, FieldPathError, Scalar, Slot, decode, is_scalar,
-    kind_of, lookup, path_match, scalar_of, smarter_path_splitter,
+    lookup, path_match, scalar_of, smarter_path_splitter,
 )
 
 __all__ = ["apply_replacements", "resolve_entries", "DEFAULT_FIELD_PATH"]
@@ -59,7 +59,7 @@ class _Value:
 
     @property
     def kind(self) -> str:
-        return kind_of(self.value)
+        return node_kind(self.value)
 
     def text(self) -> str:
         """go-yaml ``Value`` of the node: empty for maps and sequences."""

@@ -46,6 +46,12 @@ def add_render_flags(p: argparse.ArgumentParser, verb: str = "render", setting: 
                    help=f"{verb} only part I of N (1-based) of the roots, for a CI matrix")
 
 
+def add_timeout_flag(p: argparse.ArgumentParser, runs: str) -> None:
+    """``--plugin-timeout``: every program kzgit runs has a time limit (build, transform)."""
+    p.add_argument("--plugin-timeout", type=float, default=60.0, metavar="SECONDS",
+                   help=f"time limit of each {runs} run (default: %(default)s)")
+
+
 def add_plugin_flags(p: argparse.ArgumentParser, default: str = "") -> None:
     """kustomize's plugin switches, as ``kubectl kustomize`` spells them (build and diff)."""
     p.add_argument("--enable-alpha-plugins", action="store_true",

@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Optional
 
 from kzgit.build import BuildOptions, build
-from kzgit.cli import add_plugin_flags
+from kzgit.cli import add_plugin_flags, add_timeout_flag
 from kzgit.atomic import OutputError, write_atomic
 from kzgit.loader import RESTRICTORS, ROOT_ONLY
 
@@ -51,8 +51,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                    help="accepted for compatibility; kustomize v5.5.0 does not use it")
     p.add_argument("--enable-managedby-label", action="store_true",
                    help="add the app.kubernetes.io/managed-by label to every resource")
-    p.add_argument("--plugin-timeout", type=float, default=60.0, metavar="SECONDS",
-                   help="time limit of each plugin or function run (default: %(default)s)")
+    add_timeout_flag(p, "plugin or function")
     p.add_argument("--network", action="store_true",
                    help="enable network access for functions that declare it")
     p.add_argument("--offline", action="store_true", help="use only cached remote references")

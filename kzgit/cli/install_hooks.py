@@ -18,6 +18,8 @@ from kzgit.errors import UsageError
 from kzgit.hooks.scripts import HOOK_TYPES, MARKER, script
 
 
+# Every command module registers its parser the same way (a one-line help, a description
+# paragraph, then its arguments): cli/build.py reads alike on purpose.
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     p = sub.add_parser(
         "install-hooks", help="install kzgit's plain git hooks (pre-commit, pre-push)",

@@ -12,6 +12,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, List, Optional, TextIO
 
+from kzgit.cli import add_timeout_flag
 from kzgit.errors import UsageError
 
 if TYPE_CHECKING:
@@ -46,8 +47,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                         "(its parents are created)")
     p.add_argument("--list-plugins", action="store_true",
                    help="print each plugin's metadata and optional flags, then exit")
-    p.add_argument("--plugin-timeout", type=float, default=60.0, metavar="SECONDS",
-                   help="time limit of each plugin run (default: %(default)s)")
+    add_timeout_flag(p, "plugin")
     p.add_argument("--enable-alpha-plugins", action="store_true",
                    help="when SOURCE is a kustomization: allow its exec plugins")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress or summary")

@@ -136,13 +136,7 @@ class Loader:
         lead (fileloader.go Load, loadrestrictions.go RestrictionRootOnly).
         """
         p = os.path.normpath(path if os.path.isabs(path) else os.path.join(self.root, path))
-        try:
-            real = self.fs.realpath(p)
-        except FileNotFoundError:
-            raise BuildError(f"evalsymlink failure on '{p}' : lstat {p}: no such file or directory") from None
-        except OSError as e:
-            # filepath.EvalSymlinks fails in its lstat (ENAMETOOLONG, EINVAL for a NUL...)
-            raise BuildError(f"evalsymlink failure on '{p}' : lstat {p}: {go_errno_text(e)}") from None
+        real = self._eval_symlinks(p)
         if self.restrictor == ROOT_ONLY:
             if self.fs.is_dir(real):
                 raise BuildError(f"'{p}' must resolve to a file")
@@ -151,6 +145,16 @@ class Loader:
         if self.repo_root and not is_within(real, self.repo_root):
             raise LoadRestrictionError(f"security; file '{p}' is not in or below '{self.repo_root}'")
         return real
+
+    def _eval_symlinks(self, p: str, context: str = "") -> str:
+        """filepath.EvalSymlinks of ``p``, failing in kustomize's words after ``context``."""
+        try:
+            return self.fs.realpath(p)
+        except FileNotFoundError:
+            cause = "no such file or directory"
+        except OSError as e:
+            cause = go_errno_text(e)   # its lstat fails: ENAMETOOLONG, EINVAL for a NUL...
+        raise BuildError(f"{context}evalsymlink failure on '{p}' : lstat {p}: {cause}")
 
     def load(self, path: str) -> bytes:
         real = self.resolve(path)
@@ -178,12 +182,7 @@ class Loader:
         if os.path.isabs(path):
             raise BuildError(f"new root '{path}' cannot be absolute")
         p = os.path.normpath(os.path.join(self.root, path))
-        try:
-            real = self.fs.realpath(p)
-        except FileNotFoundError:
-            raise BuildError(f"must build at directory: not a valid directory: evalsymlink failure on '{p}' : lstat {p}: no such file or directory") from None
-        except OSError as e:
-            raise BuildError(f"must build at directory: not a valid directory: evalsymlink failure on '{p}' : lstat {p}: {go_errno_text(e)}") from None
+        real = self._eval_symlinks(p, "must build at directory: not a valid directory: ")
         if not self.fs.is_dir(real):
             raise BuildError(f"must build at directory: '{real}': file is not directory")
         # containment in the clone before the cycle check, as fileloader.go New does

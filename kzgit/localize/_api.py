@@ -10,7 +10,7 @@ renamed into place only when everything, verification included, succeeded.
 """
 from __future__ import annotations
 
-import dataclasses
+from dataclasses import dataclass, field
 import difflib
 import os
 import posixpath
@@ -27,19 +27,19 @@ from kzgit.localize._fetch import Cloner, parse_repo_spec
 from kzgit.localize.errors import LocalizeError, PinMovedError, VerificationError
 
 
-@dataclasses.dataclass
+@dataclass
 class LocalizeResult:
     """What a localization did; the CLI prints ``messages`` to stdout, ``warnings`` to stderr."""
 
     target: str
     new_dir: str
     lock: Dict[str, Any]
-    warnings: List[str] = dataclasses.field(default_factory=list)
-    messages: List[str] = dataclasses.field(default_factory=list)
+    warnings: List[str] = field(default_factory=list)
+    messages: List[str] = field(default_factory=list)
     verified: bool = False
 
 
-@dataclasses.dataclass
+@dataclass
 class _Target:
     raw: str
     root: str                      # real path of the kustomization root
@@ -302,17 +302,17 @@ def _commit(tmp: str, final: str, replace: bool) -> None:
 
 # -- rebuild ------------------------------------------------------------------------------------
 
-@dataclasses.dataclass
+@dataclass
 class RebuildResult:
     """What ``kzgit rebuild`` changed in one copy."""
 
     copy_dir: str
-    added: List[str] = dataclasses.field(default_factory=list)
-    removed: List[str] = dataclasses.field(default_factory=list)
-    changed: List[str] = dataclasses.field(default_factory=list)
-    moved_pins: List[str] = dataclasses.field(default_factory=list)
-    warnings: List[str] = dataclasses.field(default_factory=list)
-    messages: List[str] = dataclasses.field(default_factory=list)
+    added: List[str] = field(default_factory=list)
+    removed: List[str] = field(default_factory=list)
+    changed: List[str] = field(default_factory=list)
+    moved_pins: List[str] = field(default_factory=list)
+    warnings: List[str] = field(default_factory=list)
+    messages: List[str] = field(default_factory=list)
 
     @property
     def unchanged(self) -> bool:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import re
 from typing import Any, Dict, Iterator, List, Tuple, Union
 
 import yaml
@@ -210,20 +211,12 @@ def _remove(con: Any, key: str) -> None:
     del con[idx]
 
 
+_ESCAPE = re.compile("~[01]")
+
+
 def _decode_key(k: str) -> str:
-    # rfc6901Decoder: strings.NewReplacer("~1", "/", "~0", "~")
-    out, i = [], 0
-    while i < len(k):
-        if k.startswith("~1", i):
-            out.append("/")
-            i += 2
-        elif k.startswith("~0", i):
-            out.append("~")
-            i += 2
-        else:
-            out.append(k[i])
-            i += 1
-    return "".join(out)
+    # rfc6901Decoder is strings.NewReplacer("~1", "/", "~0", "~"): one pass, left to right
+    return _ESCAPE.sub(lambda m: "/" if m.group() == "~1" else "~", k)
 
 
 def _find_object(doc: Any, path: str) -> Tuple[Any, str]:
@@ -324,17 +317,6 @@ def _apply_op(doc: Any, op: Dict[str, Any]) -> Any:
         with _prefixed(f"error in remove for path: '{path}'"):
             _set(con, key, _value(op))
         return doc
-    if kind == "move":
-        frm = _decoded(op, "move", "from")
-        con, key = _parent(doc, frm, "move operation does not apply: doc is missing from path")
-        with _prefixed(f"error in move for path: '{key}'"):
-            val = _get(con, key)
-            _remove(con, key)
-        path = _decoded(op, "move")
-        con, key = _parent(doc, path, "move operation does not apply: doc is missing destination path")
-        with _prefixed(f"error in move for path: '{path}'"):
-            _add(con, key, None if val is _MISSING else val)
-        return doc
     if kind == "test":
         path = _decoded(op, "test")
         if path == "":
@@ -351,15 +333,25 @@ def _apply_op(doc: Any, op: Dict[str, Any]) -> Any:
         if "value" not in op or not _equal(val, op["value"]):
             raise _PatchError(f"testing value {path} failed: test failed")
         return doc
-    if kind == "copy":
-        frm = _decoded(op, "copy", "from")
-        con, key = _parent(doc, frm, "copy operation does not apply: doc is missing from path")
-        with _prefixed(f"error in copy for from: '{frm}'"):
+    if kind in ("move", "copy"):
+        # evanphx's move and copy differ only in their words, in removing the source, in copying
+        # the value, and in how a bad destination path is reported (patch.go move/copy)
+        frm = _decoded(op, kind, "from")
+        con, key = _parent(doc, frm, f"{kind} operation does not apply: doc is missing from path")
+        with _prefixed(f"error in move for path: '{key}'" if kind == "move"
+                       else f"error in copy for from: '{frm}'"):
             val = _get(con, key)
-        path = _decoded(op, "copy", cause=False)
-        con, key = _parent(doc, path, "copy operation does not apply: doc is missing destination path")
-        with _prefixed("error while adding value during copy"):
-            _add(con, key, None if val is _MISSING else copy_tree(val))
+            if kind == "move":
+                _remove(con, key)
+        path = _decoded(op, kind, cause=kind == "move")
+        con, key = _parent(doc, path, f"{kind} operation does not apply: doc is missing destination path")
+        if val is _MISSING:
+            val = None
+        elif kind == "copy":
+            val = copy_tree(val)
+        with _prefixed(f"error in move for path: '{path}'" if kind == "move"
+                       else "error while adding value during copy"):
+            _add(con, key, val)
         return doc
     raise _PatchError(f"Unexpected kind: {kind}")
 

@@ -36,7 +36,10 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from kzgit.errors import BuildError
 from kzgit.openapi import Schema, schema_for
-from kzgit.yamlio.tree import DupKeys, SharedStr, SpelledDict, copy_tree, find_duplicates, share_update, spelled
+from kzgit.yamlio.tree import (
+    MAPPING, SCALAR, SEQUENCE, DupKeys, SharedStr, SpelledDict, copy_tree, find_duplicates, node_kind, share_update,
+    spelled,
+)
 
 __all__ = ["merge"]
 
@@ -63,15 +66,7 @@ KEEP_NULL: Any = _KeepNull()
 _DIRECTIVE = "$patch"
 
 # Node kinds as the walker sees them.
-_MAP, _SEQ, _SCALAR, _NONE = "MappingNode", "SequenceNode", "ScalarNode", 0
-
-
-def _kind(v: Any) -> Any:
-    if isinstance(v, dict):
-        return _MAP
-    if isinstance(v, list):
-        return _SEQ
-    return _SCALAR
+_MAP, _SEQ, _SCALAR, _NONE = MAPPING, SEQUENCE, SCALAR, 0
 
 
 def _is_missing_or_null(v: Any) -> bool:
@@ -118,13 +113,13 @@ def _get_value(v: Any) -> str:
 
 def _wrong_kind(expected: str, v: Any) -> BuildError:
     # fns.go InvalidNodeKindError
-    return BuildError(f"wrong node kind: expected {expected} but got {_kind(v)}")
+    return BuildError(f"wrong node kind: expected {expected} but got {node_kind(v)}")
 
 
 def _check_kinds(kind: str, sources: Sequence[Any]) -> None:
     """``yaml.ErrorIfAnyInvalidAndNonNull``."""
     for s in sources:
-        if not _is_missing_or_null(s) and _kind(s) != kind:
+        if not _is_missing_or_null(s) and node_kind(s) != kind:
             raise _wrong_kind(kind, s)
 
 
@@ -359,7 +354,7 @@ class _Walker:
         kind: Any = _NONE
         for s in self.sources:
             if not _is_missing_or_null(s):
-                kind = _kind(s)
+                kind = node_kind(s)
                 break
         if kind == _MAP:
             _check_kinds(_MAP, self.sources)
@@ -423,7 +418,8 @@ class _Walker:
             return origin
         return _merge_directive(dest, origin)
 
-    # walk/map.go walkMap
+    # walk/map.go walkMap; it starts as _walk_associative_sequence does, and in parallel on
+    # purpose: kyaml's walkers all visit first, then walk the fields (walk/walk.go)
     def _walk_map(self) -> Any:
         dest = self._visit_map()
         if dest is MISSING:
@@ -654,5 +650,5 @@ def merge(target: Dict[str, Any], patch: Dict[str, Any],
     if out is MISSING or out is None or out is KEEP_NULL:
         return None
     if not isinstance(out, dict):
-        raise BuildError(f"strategic merge patch produced a {_kind(out)}, not a map")
+        raise BuildError(f"strategic merge patch produced a {node_kind(out)}, not a map")
     return out

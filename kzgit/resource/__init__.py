@@ -157,6 +157,8 @@ class Resource:
             self.obj["metadata"] = md
         return md
 
+    # name and namespace: one pair of accessors each, in parallel on purpose (kyaml's
+    # RNode GetName/SetName and GetNamespace/SetNamespace)
     @property
     def name(self) -> str:
         return _meta_text(self.obj, "name")

@@ -36,6 +36,18 @@ def copy_tree(value: Any) -> Any:
 
 _CONTAINERS = (dict, list)
 
+# kyaml's node kinds, spelled as its errors print them ("expected ScalarNode but got ...").
+MAPPING, SEQUENCE, SCALAR = "MappingNode", "SequenceNode", "ScalarNode"
+
+
+def node_kind(value: Any) -> str:
+    """The kind of the yaml.Node a decoded value stands for (a null is a scalar node)."""
+    if isinstance(value, dict):
+        return MAPPING
+    if isinstance(value, list):
+        return SEQUENCE
+    return SCALAR
+
 
 class SpelledDict(dict):
     """A mapping that remembers the source text of some plain scalar values.

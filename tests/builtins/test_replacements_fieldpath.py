@@ -6,6 +6,7 @@ from typing import Any, List
 
 import pytest
 
+from kzgit.yamlio.tree import MAPPING, SCALAR
 from kzgit.builtins.fieldpath import (
     CREATED, MISSING, FieldPathError, convert_slice_index, lookup, path_match, path_splitter,
     smarter_path_splitter, walk_fieldspec,
@@ -82,14 +83,14 @@ def test_path_match_regex_wildcard_index() -> None:
 
 def test_path_match_create() -> None:
     doc: dict = {"spec": {}}
-    slots = path_match(doc, ["spec", "list", "0", "[name=n]", "value"], "scalar")
+    slots = path_match(doc, ["spec", "list", "0", "[name=n]", "value"], SCALAR)
     assert doc == {"spec": {"list": [[{"name": "n", "value": CREATED}]]}}
     assert len(slots) == 1
     doc2: dict = {"a": {"xs": [{"k": 1}]}}
-    path_match(doc2, ["a", "xs", "1", "k"], "scalar")        # index == len appends
+    path_match(doc2, ["a", "xs", "1", "k"], SCALAR)        # index == len appends
     assert doc2 == {"a": {"xs": [{"k": 1}, {"k": CREATED}]}}
     doc3: dict = {}
-    path_match(doc3, ["m"], "mapping")
+    path_match(doc3, ["m"], MAPPING)
     assert doc3 == {"m": {}}
 
 
