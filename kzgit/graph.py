@@ -22,6 +22,7 @@ import dataclasses
 import posixpath
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
+from kzgit.konfig.general import FUNCTION_ANNOTATIONS, HELM_DEFAULT_HOME
 from kzgit.loader import KUSTOMIZATION_FILE_NAMES
 
 ReadFn = Callable[[str], Optional[bytes]]
@@ -36,7 +37,6 @@ _PLUGIN_FIELDS = ("generators", "transformers", "validators")
 # Fields whose string entries are plain files.
 _FILE_LIST_FIELDS = ("crds", "configurations")
 _GENERATOR_FIELDS = ("configMapGenerator", "secretGenerator")
-_FUNCTION_ANNOTATION = "config.kubernetes.io/function"
 
 
 @dataclasses.dataclass
@@ -269,12 +269,14 @@ class _Fields:
         meta = obj.get("metadata") or {}
         ann = meta.get("annotations") if isinstance(meta, dict) else None
         spec: Any = None
-        if isinstance(ann, dict) and isinstance(ann.get(_FUNCTION_ANNOTATION), str):
+        text = next((ann[k] for k in FUNCTION_ANNOTATIONS if isinstance(ann, dict)
+                     and isinstance(ann.get(k), str)), None)   # runtimeutil.GetFunctionSpec
+        if text is not None:
+            import yaml
             try:
-                import yaml
-                spec = yaml.safe_load(ann[_FUNCTION_ANNOTATION])
-            except Exception:  # noqa: BLE001 - the build reports a bad annotation
-                spec = None
+                spec = yaml.safe_load(text)
+            except yaml.YAMLError:
+                spec = None   # the build reports the bad annotation; the graph only needs paths
         if isinstance(spec, dict):
             ex = spec.get("exec")
             if isinstance(ex, dict) and isinstance(ex.get("path"), str):
@@ -345,7 +347,7 @@ class _Fields:
         g = k.get("helmGlobals")
         globals_: Dict[str, Any] = g if isinstance(g, dict) else {}
         if charts or globals_:
-            self.tree(globals_.get("chartHome") or "charts")
+            self.tree(globals_.get("chartHome") or HELM_DEFAULT_HOME)
             if globals_.get("configHome"):
                 self.tree(globals_["configHome"])
         for chart in charts:

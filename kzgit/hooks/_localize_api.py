@@ -6,19 +6,19 @@ localizer, which a hook run on a repository without localized copies never needs
 from __future__ import annotations
 
 import posixpath
-from typing import Any, Callable, List, Optional
+from typing import Any, List, Optional
 
 
-def lock_file_name() -> Optional[str]:
+def lock_file_name() -> str:
     """The lock file name at the top of a localized copy."""
     from kzgit.localize import LOCK_FILE_NAME   # start-up: see the module docstring
     return LOCK_FILE_NAME
 
 
-def check_copy() -> Optional[Callable[[str], List[str]]]:
-    """``kzgit.localize.check_copy(copy_dir) -> list[str]`` (problems)."""
+def check_copy(copy_dir: str) -> List[str]:
+    """What makes the localized copy at ``copy_dir`` stale (:func:`kzgit.localize.check_copy`)."""
     from kzgit.localize import check_copy as check   # start-up: see the module docstring
-    return check
+    return check(copy_dir)
 
 
 def _lock(lock_path: str) -> Any:

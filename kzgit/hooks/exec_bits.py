@@ -21,15 +21,14 @@ def downloaded(ws: Workspace) -> Set[str]:
     """Repo-relative downloaded files among the workspace's files."""
     out = {f for f in ws.files if LOCALIZED_FILES_DIR in f.split("/")[:-1] and ws.in_localized_area(f)}
     lock_name = _localize_api.lock_file_name()
-    if lock_name:
-        files = set(ws.files)
-        for f in ws.files:
-            if posixpath.basename(f) == lock_name and ws.in_localized_area(f):
-                copy = posixpath.dirname(f)
-                for rel in _localize_api.downloaded_files(ws.path(f)):
-                    p = posixpath.normpath(posixpath.join(copy, rel))
-                    if p in files:
-                        out.add(p)
+    files = set(ws.files)
+    for f in ws.files:
+        if posixpath.basename(f) == lock_name and ws.in_localized_area(f):
+            copy = posixpath.dirname(f)
+            for rel in _localize_api.downloaded_files(ws.path(f)):
+                p = posixpath.normpath(posixpath.join(copy, rel))
+                if p in files:
+                    out.add(p)
     return out
 
 

@@ -4,9 +4,9 @@ A localized copy is found by its lock file.  For every copy whose files, or
 whose original's reach, the change touches, :func:`kzgit.localize.check_copy`
 compares the copy (files and lock) with a fresh localization made offline from
 the cache and the lock, and the copy's rendering with its original's.  A
-finding gives the exact ``kzgit rebuild`` command to run.  When this kzgit
-cannot check (no localize API, nothing cached), the hook says so and fails:
-it never passes silently.
+finding gives the exact ``kzgit rebuild`` command to run.  When a copy cannot be
+checked (its lock unreadable, nothing cached), the hook says so and fails: it
+never passes silently.
 """
 from __future__ import annotations
 
@@ -17,15 +17,13 @@ import shlex
 from typing import List
 
 from kzgit.errors import KzgitError
-from kzgit.hooks import LOCALIZED_FILES_DIR, Finding, Workspace
+from kzgit.hooks import Finding, Workspace
 from kzgit.hooks import _localize_api
 
 
 def copies(ws: Workspace) -> List[str]:
     """Repo-relative dirs of the localized copies in the workspace."""
     name = _localize_api.lock_file_name()
-    if not name:
-        return []
     found = sorted(posixpath.dirname(f) or "." for f in ws.files if posixpath.basename(f) == name)
     return [c for c in found if ws.in_localized_area(c)]
 
@@ -36,7 +34,7 @@ def _touched(ws: Workspace, copy: str) -> bool:
     prefix = "" if copy == "." else copy + "/"
     if any(c.startswith(prefix) for c in ws.changed):
         return True
-    name = _localize_api.lock_file_name() or ""
+    name = _localize_api.lock_file_name()
     original = _localize_api.original_of(ws.path(posixpath.join(copy, name)))
     if original is None:
         return True  # cannot tell what the original is: check, rather than skip
@@ -67,28 +65,12 @@ def _relative(ws: Workspace, problem: str) -> str:
 
 def run(ws: Workspace) -> List[Finding]:
     """Findings for stale localized copies, or for copies that cannot be checked."""
-    found = copies(ws)
-    check = _localize_api.check_copy()
-    if not found:
-        if _localize_api.lock_file_name() is None:
-            trees = sorted({f.split(f"/{LOCALIZED_FILES_DIR}/")[0] for f in ws.files
-                            if (f"/{LOCALIZED_FILES_DIR}/" in f or f.startswith(f"{LOCALIZED_FILES_DIR}/"))
-                            and ws.in_localized_area(f)})
-            touched = [t for t in trees if ws.changed is None
-                       or any(c.startswith(t + "/") for c in ws.changed)]
-            return [Finding(t, "cannot check this localized copy: this kzgit has no "
-                               "kzgit.localize lock support") for t in touched]
-        return []
     out: List[Finding] = []
-    for copy in found:
+    for copy in copies(ws):
         if not _touched(ws, copy):
             continue
-        if check is None:
-            out.append(Finding(copy, "cannot check this localized copy: this kzgit has no "
-                                     "kzgit.localize.check_copy"))
-            continue
         try:
-            problems = check(ws.path(copy))
+            problems = _localize_api.check_copy(ws.path(copy))
         except KzgitError as e:
             out.append(Finding(copy, f"cannot check this localized copy: {ws.scrub(str(e))}"))
             continue

@@ -193,9 +193,9 @@ def test_localized_sync_uses_check_copy(tmp_path: Path, monkeypatch: pytest.Monk
         seen.append(copy_dir)
         return ["kustomization.yaml differs"] if "stale" in copy_dir else []
 
-    monkeypatch.setattr(kzgit.localize, "LOCK_FILE_NAME", "kzgit-localize.lock", raising=False)
-    monkeypatch.setattr(kzgit.localize, "check_copy", check_copy, raising=False)
-    monkeypatch.setattr(kzgit.localize, "read_lock", lambda path: {"target": "../orig"}, raising=False)
+    monkeypatch.setattr(kzgit.localize, "LOCK_FILE_NAME", "kzgit-localize.lock")
+    monkeypatch.setattr(kzgit.localize, "check_copy", check_copy)
+    monkeypatch.setattr(kzgit.localize, "read_lock", lambda path: {"target": "../orig"})
     repo = make_repo(tmp_path / "r", {"fresh/kzgit-localize.lock": "{}", "fresh/kustomization.yaml": "",
                                       "stale/kzgit-localize.lock": "{}", "stale/kustomization.yaml": "",
                                       "orig/kustomization.yaml": "resources:\n- a.yaml\n",

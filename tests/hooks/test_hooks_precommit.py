@@ -17,7 +17,6 @@ from typing import Dict, Iterator, List, Tuple
 
 import pytest
 
-import kzgit.localize
 from helpers import (HOOKS_REPO, PROJECT, WEB_DEPLOYMENT, WIDGET_CRD, git_run as git, run, user_gitconfig,
                      write_tree as write)
 
@@ -163,8 +162,6 @@ def test_executable_downloaded_binary_is_fixed(session: Session, tmp_path: Path)
 
 
 def test_stale_localized_copy_is_refused(session: Session, tmp_path: Path) -> None:
-    if not (getattr(kzgit.localize, "check_copy", None) and getattr(kzgit.localize, "LOCK_FILE_NAME", None)):
-        pytest.skip("kzgit.localize has no check_copy/LOCK_FILE_NAME yet: localized-sync end to end untested")
     repo = session.repo(tmp_path / "r", GOOD, ["kzgit-localized-sync"])
     assert session.commit(repo)[0] == 0
     rc, out = run([sys.executable, "-m", "kzgit", "localize", "overlays/prod", "copy", "--scope", "."], repo, session.env)
