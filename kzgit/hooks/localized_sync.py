@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import posixpath
-import re
 import shlex
 from typing import List
 
@@ -50,17 +49,12 @@ def _rebuild_cmd(copy: str) -> str:
     return f"kzgit rebuild {shlex.quote(copy)}"
 
 
-# check_copy ends some problems with its own rebuild hint, naming the copy as it was
-# given (an absolute path here); the finding ends with the one command to run instead.
-_OWN_HINT = re.compile(r"(?: \(edit the original and run `kzgit rebuild [^`]*`\)|; run `kzgit rebuild [^`]*`)$")
-
-
 def _relative(ws: Workspace, problem: str) -> str:
     """A problem as the user reads it: paths relative to the repository's top (where
-    pre-commit runs hooks), no second rebuild command."""
+    pre-commit runs hooks)."""
     for top in sorted({ws.root, os.path.realpath(ws.root)}, key=len, reverse=True):
         problem = problem.replace(top.rstrip(os.sep) + os.sep, "")
-    return _OWN_HINT.sub("", ws.scrub(problem))
+    return ws.scrub(problem)
 
 
 def run(ws: Workspace) -> List[Finding]:

@@ -87,8 +87,7 @@ def check_copy(copy_dir: str) -> List[str]:
         rec = files[rel]
         p = os.path.join(copy_dir, rel)
         if os.path.islink(p) or _sha(p) != rec.get("sha256"):
-            problems.append(f"{copy_dir}/{rel}: modified in the copy (edit the original and run "
-                            f"`kzgit rebuild {copy_dir}`)")
+            problems.append(f"{copy_dir}/{rel}: modified in the copy (edit the original instead)")
         src = rec.get("source")
         if src and rec.get("source_sha256"):
             sp = os.path.normpath(os.path.join(copy_dir, src))
@@ -113,5 +112,5 @@ def check_copy(copy_dir: str) -> List[str]:
                                          f"'{os.path.relpath(os.path.join(d, n), sp)}'")
     if stale_sources:
         problems.extend(stale_sources)
-        problems.append(f"{copy_dir}: out of sync with its original; run `kzgit rebuild {copy_dir}`")
+        problems.append(f"{copy_dir}: out of sync with its original")
     return problems

@@ -361,7 +361,7 @@ def test_localized_sync_prints_one_rebuild_command_and_repo_relative_paths(
         assert out.count("kzgit rebuild") == 1 and out.endswith("    run: kzgit rebuild vendor/copy\n"), out
         assert str(tmp_path) not in out
         assert "vendor/copy/base/cm.yaml: its original 'base/cm.yaml' changed since localization" in out
-        assert "vendor/copy/base/cm.yaml: modified in the copy\n" in out
+        assert "vendor/copy/base/cm.yaml: modified in the copy (edit the original instead)\n" in out
     git(repo, "add", "-A")
     rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "localized-sync", "--all", "--staged")
     assert rc == 1 and out.count("kzgit rebuild") == 1 and str(tmp_path) not in out, out
