@@ -15,6 +15,7 @@ the resource's own file, or the patch that set the field, with a line.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import time
@@ -25,6 +26,7 @@ from kzgit.config import ValidatePolicy
 from kzgit.engine import Engine
 from kzgit.errors import KzgitError, full_message
 from kzgit.hooks import Workspace
+from kzgit.hooks import _findings_cache as found
 from kzgit.hooks.render import (Outcome, RootResult, options_for, render_each, roots_to_build,
                                 shard_of)
 from kzgit.rendercache import BUILT, FAILED, Produce, Store, lookup, render_cached
@@ -84,8 +86,10 @@ def _plain(v: Any) -> bool:
     return v is None or isinstance(v, (str, int, float))
 
 
-def _items(payload: bytes) -> List[Rendered]:
-    return [Rendered(obj, source, tuple(names)) for obj, source, names in json.loads(payload)]
+def _items(payload: bytes) -> Tuple[List[Rendered], str]:
+    """The resources of a ``resources`` entry, and its digest (what they are, for the findings cache)."""
+    items = [Rendered(obj, source, tuple(names)) for obj, source, names in json.loads(payload)]
+    return items, hashlib.sha256(payload).hexdigest()
 
 
 def _render(engine: Engine, path: str, options: BuildOptions, store: Optional[Store]) -> Outcome:
@@ -94,7 +98,7 @@ def _render(engine: Engine, path: str, options: BuildOptions, store: Optional[St
     if engine.name == "builtin":
         got = render_cached(path, options, store, FLAVOUR, _produce_items(path), looked=True)
         if got.error is not None:
-            return got.status, got.seconds, full_message(got.error), []
+            return got.status, got.seconds, full_message(got.error), ([], "")
         return got.status, got.seconds, None, _items(got.payload)
     start = time.monotonic()
     try:
@@ -102,8 +106,8 @@ def _render(engine: Engine, path: str, options: BuildOptions, store: Optional[St
         text = engine.render(path, options)
         items = [Rendered(d) for d in load_documents(text.encode("utf-8"), path) if d is not None]
     except KzgitError as e:
-        return FAILED, time.monotonic() - start, full_message(e), []
-    return BUILT, time.monotonic() - start, None, items
+        return FAILED, time.monotonic() - start, full_message(e), ([], "")
+    return BUILT, time.monotonic() - start, None, (items, "")   # "": its findings are not cached
 
 
 def _look_up(path: str, options: BuildOptions, store: Store, checker: Any) -> Optional[Outcome]:
@@ -111,7 +115,7 @@ def _look_up(path: str, options: BuildOptions, store: Store, checker: Any) -> Op
     if hit is None:
         return None
     if hit.error is not None:
-        return hit.status, hit.seconds, full_message(hit.error), []
+        return hit.status, hit.seconds, full_message(hit.error), ([], "")
     return hit.status, hit.seconds, None, _items(hit.payload)
 
 
@@ -152,37 +156,56 @@ def run(ws: Workspace, engine: Engine, policy: ValidatePolicy, *, roots: Optiona
     wanted = targets + extra
     outcomes = render_each(ws, engine, wanted, options_for(ws, offline), jobs, store,
                            _render, _look_up)
-    rendered = {r: (o[2], o[3]) for r, o in outcomes.items()}
+    rendered = {r: (o[2], o[3][0], o[3][1]) for r, o in outcomes.items()}
     for r in wanted:
         for item in rendered[r][1]:
             o = item.obj
             if isinstance(o, dict) and o.get("kind") == "CustomResourceDefinition" \
                     and o.get("apiVersion") == "apiextensions.k8s.io/v1":
                 validator.add_crd(o, _shown_source(ws, item) or r)
+    state = found.schema_state(policy, validator) if store is not None else None
     findings: List[Finding] = []
     counts: Dict[str, int] = {}
     warned: Set[Tuple[str, str]] = set()
     for r in targets:
-        err, items = rendered[r]
+        err, items, digest = rendered[r]
         if err is not None:
             findings.append(Finding(r, "", "", "", "", "build", "", "does not render: " + ws.scrub(err)))
             continue
-        counts[r] = 0
-        placer = _Placer(ws, r, items)
-        for item in items:
-            issues = validator.check(item.obj)
-            if issues is None:
-                continue
-            counts[r] += 1
-            for issue in issues:
-                key = (_s(item.obj.get("apiVersion")), _s(item.obj.get("kind")))
-                if issue.code == "missing-schema" and issue.severity == WARNING:
-                    if key in warned:
-                        continue  # listed once per kind
-                    warned.add(key)
-                findings.append(placer.finding(item, issue.code, issue.path, issue.message, issue.severity))
+        key = None
+        if store is not None and state is not None and digest:
+            key = found.key_for(ws, r, digest, found.source_files(ws, [i.source for i in items]), state)
+        hit = found.load(store, key) if store is not None and key is not None else None
+        if hit is None:
+            hit = _validate_root(ws, validator, r, items)
+            if store is not None and key is not None:
+                found.save(store, key, *hit)
+        counts[r] = hit[1]
+        for f in hit[0]:
+            if f.code == "missing-schema" and f.severity == WARNING:
+                if (f.api_version, f.kind) in warned:
+                    continue  # listed once per kind
+                warned.add((f.api_version, f.kind))
+            findings.append(f)
     renders = [RootResult(r, outcomes[r][0], outcomes[r][1]) for r in wanted]
     return Report(findings, targets, counts, validator.version, policy.strict, renders)
+
+
+def _validate_root(ws: Workspace, validator: Validator, root: str,
+                   items: List[Rendered]) -> Tuple[List[Finding], int]:
+    """The findings of one root's resources (every missing schema listed), and how many
+    resources were validated."""
+    out: List[Finding] = []
+    count = 0
+    placer = _Placer(ws, root, items)
+    for item in items:
+        issues = validator.check(item.obj)
+        if issues is None:
+            continue
+        count += 1
+        for issue in issues:
+            out.append(placer.finding(item, issue.code, issue.path, issue.message, issue.severity))
+    return out, count
 
 
 def _policy_changed(ws: Workspace, policy: ValidatePolicy, with_crds: Sequence[str]) -> bool:

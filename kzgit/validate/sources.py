@@ -98,6 +98,12 @@ class CrdSchemas:
         else:
             raise UsageError(f"crds: {shown}: no such file or directory")
 
+    def fingerprint(self) -> str:
+        """Every CRD schema registered and where it came from, as a cache key part."""
+        import hashlib
+        rows = [[list(k), schema, where] for k, (schema, where) in sorted(self._raw.items())]
+        return hashlib.sha256(json.dumps(rows, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+
     def __contains__(self, key: Tuple[str, str]) -> bool:
         return key in self._raw
 

@@ -12,6 +12,7 @@ from helpers import WEB_DEPLOYMENT, WIDGET_CRD
 from test_hooks import make_repo, write
 
 from kzgit.cli.main import main
+from kzgit.validate import Validator
 
 BAD_PORT = WEB_DEPLOYMENT + "        ports:\n        - containerPort: \"80\"\n"
 FILES: Dict[str, str] = {
@@ -61,7 +62,8 @@ def test_second_run_is_cached_with_the_same_findings(tmp_path: Path, monkeypatch
     assert "overlays/o2: Deployment/o2-web: /spec/template/spec/containers/0/ports/0/containerPort: " \
            'expected integer, got string "80" (base/deploy.yaml:' in first
     assert "widgets: Widget/w: /spec/size: expected integer" in first
-    assert len(entries(tmp_path)) == len(ROOTS)
+    # each root's render, and each root's findings
+    assert len(entries(tmp_path)) == 2 * len(ROOTS)
     rc, second, err = validate(repo, monkeypatch, capsys, "validate", "--all", "-v")
     assert (rc, second) == (1, first) and statuses(err) == {r: "cached" for r in ROOTS}
     # the JSON report stays JSON: -v goes to stderr
@@ -159,3 +161,58 @@ def test_an_unwritable_cache_is_a_warning(tmp_path: Path, monkeypatch: pytest.Mo
     assert rc == 1 and "widgets: Widget/w: /spec/size" in out
     assert "warning: the render cache" in err and "building without it" in err
     assert statuses(err) == {r: "built" for r in ROOTS}
+
+
+def _no_validation(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*a: object, **k: object) -> None:
+        raise AssertionError("validated although nothing changed")
+    monkeypatch.setattr(Validator, "check", refuse)
+
+
+def test_findings_are_reused_while_what_they_depend_on_is_unchanged(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    unknown = "apiVersion: other.io/v1\nkind: Thing\nmetadata:\n  name: t\n"
+    repo = make_repo(tmp_path / "r", {**FILES, "base/thing.yaml": unknown,
+                                      "base/kustomization.yaml": "resources:\n- deploy.yaml\n- thing.yaml\n"})
+    _, first, _ = validate(repo, monkeypatch, capsys, "validate", "--all")
+    # a kind without a schema is listed once for all roots, from the cache too
+    assert first.count("warning: no schema for Thing") == 1
+    with monkeypatch.context() as m:
+        _no_validation(m)
+        assert validate(repo, monkeypatch, capsys, "validate", "--all")[1] == first
+        # the JSON report counts the resources validated, from the cache too
+        _, out, _ = validate(repo, monkeypatch, capsys, "validate", "--all", "--format", "json")
+        assert json.loads(out)["summary"]["resources"] > 0
+    # a comment above the resource: the same render, another line for the finding
+    write(repo, {"base/deploy.yaml": "# the web server\n" + BAD_PORT})
+    _, out, _ = validate(repo, monkeypatch, capsys, "validate", "--all")
+    line = int(re.search(r"overlays/o0: Deployment/o0-web: .*\(base/deploy\.yaml:(\d+)\)", out).group(1))
+    old = int(re.search(r"overlays/o0: Deployment/o0-web: .*\(base/deploy\.yaml:(\d+)\)", first).group(1))
+    assert line == old + 1
+    # the settings change: validated again (strictness changes what a Deployment may hold)
+    write(repo, {"base/deploy.yaml": BAD_PORT.replace("spec:\n", "spec:\n  replica: 2\n", 1)})
+    _, strict, _ = validate(repo, monkeypatch, capsys, "validate", "--all")
+    assert 'unknown field "replica"' in strict
+    _, relaxed, _ = validate(repo, monkeypatch, capsys, "validate", "--all", "--no-strict")
+    assert 'unknown field "replica"' not in relaxed and "expected integer" in relaxed
+    # a CRD changes (another root renders it): its custom resources are validated again
+    write(repo, {"crds/crd.yaml": WIDGET_CRD.replace("size: {type: integer, minimum: 1}", "size: {type: string}")})
+    _, out, _ = validate(repo, monkeypatch, capsys, "validate", "--all")
+    assert "widgets:" not in out
+
+
+def test_findings_with_schema_locations_are_not_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Schema files found through templates are read as kinds need them: nothing keys them."""
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "color": {"type": "string"}}}}}
+    repo = make_repo(tmp_path / "r", {
+        "app/kustomization.yaml": "resources:\n- thing.yaml\n",
+        "app/thing.yaml": "apiVersion: other.io/v1\nkind: Thing\nmetadata:\n  name: t\nspec:\n  color: 3\n",
+        "schemas/thing-other.io-v1.json": json.dumps(schema),
+        ".kzgit.toml": '[validate]\nschema-locations = ["schemas/{{.ResourceKind}}-{{.Group}}-{{.ResourceAPIVersion}}.json"]\n'})
+    rc, first, _ = validate(repo, monkeypatch, capsys, "validate", "--all")
+    assert rc == 1 and "/spec/color" in first
+    schema["properties"]["spec"]["properties"]["color"]["type"] = "integer"
+    (repo / "schemas/thing-other.io-v1.json").write_text(json.dumps(schema))
+    assert validate(repo, monkeypatch, capsys, "validate", "--all")[:2] == (0, "")

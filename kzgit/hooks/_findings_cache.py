@@ -1,0 +1,111 @@
+"""A root's validation findings, kept in the render cache between runs.
+
+What ``kzgit validate`` finds in a root is a function of:
+
+* what the root renders: its resources with their source files and former names
+  (the digest of the render cache's ``resources`` entry payload);
+* the files a finding may point into (:class:`kzgit.validate.locate.Locator` reads the
+  root's files as the dependency graph reaches them, and the resources' own files), by
+  content;
+* the schemas: the validation settings, the bundled Kubernetes schema files of the
+  installed package, and every CRD in force (rendered by any root, or a ``crds`` file);
+* kzgit's own code.
+
+The key is all of those, so a hit is what validating again would find.  Schemas found
+through ``schema-locations`` templates are read as kinds need them, which no key
+covers: with ``schema-locations`` set, findings are not cached.  The findings are
+stored before "a missing schema is listed once per kind" is applied across roots.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from typing import TYPE_CHECKING, Any, List, Optional, Tuple
+
+from kzgit.validate import Finding
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kzgit.config import ValidatePolicy
+    from kzgit.hooks import Workspace
+    from kzgit.rendercache import Store
+    from kzgit.validate import Validator
+
+FORMAT = 1
+
+
+def schema_state(policy: "ValidatePolicy", validator: "Validator") -> Optional[str]:
+    """What the schemas of this run are, as a key part; None when they cannot be keyed."""
+    if policy.schema_locations:
+        return None
+    from kzgit.rendercache import code_fingerprint
+    from kzgit.validate.kubernetes import schema_root
+    settings = dataclasses.asdict(policy)
+    settings.pop("source", None)   # where the settings came from, not what they say
+    files: List[Any] = []
+    root = schema_root()
+    if root is not None:
+        for name in sorted(os.listdir(root)):
+            for leaf in ("_definitions.json",):
+                try:
+                    st = os.stat(os.path.join(root, name, leaf))
+                except OSError:
+                    continue
+                files.append([name, st.st_size, st.st_mtime_ns])
+    parts = {"format": FORMAT, "kzgit": code_fingerprint(), "settings": settings,
+             "version": validator.version, "kubernetes": [root, files],
+             "crds": validator.crds.fingerprint()}
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+
+
+def key_for(ws: "Workspace", root: str, digest: str, sources: List[str], state: str) -> Optional[str]:
+    """The key of ``root``'s findings (None: the root is not in the graph)."""
+    from kzgit.rendercache._record import blob_id
+    try:
+        reach = ws.graph.reach(root)
+    except KeyError:
+        return None
+    files = sorted(set(reach.files) | set(sources))
+    blobs = []
+    for f in files:
+        data = ws.read(f)
+        blobs.append([f, blob_id(data) if data is not None else None])
+    parts = {"state": state, "root": root, "top": ws.root, "resources": digest, "files": blobs,
+             "kdirs": sorted(reach.kustomization_dirs)}
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def load(store: "Store", key: str) -> Optional[Tuple[List[Finding], int]]:
+    """The stored findings of ``key`` and how many resources were validated, else None."""
+    for entry in store.variants(key):
+        got = store.read(entry, key)
+        if got is None:
+            continue
+        header = got[0]
+        try:
+            findings = [Finding(**f) for f in header["findings"]]
+            count = int(header["validated"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        store.touch(entry)
+        return findings, count
+    return None
+
+
+def save(store: "Store", key: str, findings: List[Finding], count: int) -> None:
+    """Store ``findings`` (best effort, as every cache entry)."""
+    store.write(key, {"trace": None, "findings": [dataclasses.asdict(f) for f in findings],
+                      "validated": count}, b"")
+
+
+def source_files(ws: "Workspace", sources: List[str]) -> List[str]:
+    """The repository-relative paths of resource files inside the workspace."""
+    out = []
+    for s in sources:
+        if not s:
+            continue
+        rel = os.path.relpath(s, ws.root)
+        if not rel.startswith(".."):
+            out.append(rel.replace(os.sep, "/"))
+    return out
