@@ -191,6 +191,73 @@ def scan(paths: Iterable[str], read: ReadFn, *, roots: Sequence[str] = (),
     return Graph(nodes, root_dirs)
 
 
+GRAPH_FORMAT = 1
+
+
+def scan_cached(paths: Iterable[str], read: ReadFn, store: Any, *, roots: Sequence[str] = (),
+                exclude: Sequence[str] = ()) -> Graph:
+    """:func:`scan` through the render cache ``store`` (:class:`kzgit.rendercache.Store`).
+
+    A scan depends on the list of files, the configuration's ``roots``/``exclude``, kzgit's
+    code, and the bytes of every file it reads (kustomizations, plugin configs): the first
+    three key the entry, the files read (by git blob id) are checked again before it is used.
+    A warm hook then parses no YAML before it knows what to build.
+    """
+    import hashlib
+    import json
+
+    from kzgit.rendercache import code_fingerprint
+    from kzgit.rendercache._record import blob_id
+
+    listed = sorted({n for n in (_norm(p) for p in paths) if n is not None})
+    key = hashlib.sha256(json.dumps(["graph", GRAPH_FORMAT, code_fingerprint(), listed, list(roots),
+                                     list(exclude)]).encode("utf-8")).hexdigest()
+
+    def blob(path: str) -> Optional[str]:
+        data = read(path)
+        return blob_id(data) if data is not None else None
+
+    for entry in store.variants(key):
+        got = store.read(entry, key)
+        if got is None:
+            continue
+        trace, saved = got[0].get("trace"), got[0].get("graph")
+        if not isinstance(trace, list) or not all(isinstance(r, list) and len(r) == 2 for r in trace):
+            continue
+        if all(blob(p) == b for p, b in trace):
+            graph = _graph_from_json(saved)
+            if graph is not None:
+                store.touch(entry)
+                return graph
+    reads: Dict[str, Optional[str]] = {}
+
+    def recording(path: str) -> Optional[bytes]:
+        data = read(path)
+        reads[path] = blob_id(data) if data is not None else None
+        return data
+    graph = scan(listed, recording, roots=roots, exclude=exclude)
+    store.write(key, {"trace": sorted([p, b] for p, b in reads.items()), "graph": _graph_json(graph)}, b"")
+    return graph
+
+
+def _graph_json(g: Graph) -> Dict[str, Any]:
+    return {"roots": list(g.roots), "nodes": [
+        [n.dir, n.file, sorted(n.children), sorted(n.files), sorted(n.trees),
+         [[r.file, r.field, r.value, r.line, r.kind] for r in n.remotes], n.error]
+        for n in g.nodes.values()]}
+
+
+def _graph_from_json(doc: Any) -> Optional[Graph]:
+    try:
+        nodes = {}
+        for d, f, children, files, trees, remotes, error in doc["nodes"]:
+            nodes[d] = Kustomization(d, f, set(children), set(files), set(trees),
+                                     [RemoteRef(*r) for r in remotes], error)
+        return Graph(nodes, list(doc["roots"]))
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
 class _Ctx:
     def __init__(self, files: Set[str], dirs: Set[str], kdirs: Set[str], read: ReadFn,
                  looks_remote: Callable[[str], bool]) -> None:

@@ -59,9 +59,10 @@ def open_for_workspace(ws: "Workspace", no_cache: bool) -> Optional["Store"]:
     """The render cache for a hook or ``kzgit validate`` on ``ws``, or None (``--no-cache``,
     ``cache = false``, an unwritable cache, or a temporary export of the index or a commit:
     that is at a new path every run, and messages name the path, so its renders could
-    never be reused)."""
+    never be reused).  The workspace's dependency graph is kept there too."""
     exported = os.path.realpath(ws.root) != os.path.realpath(ws.repo)
-    return open_for_cli(ws.config.cache and not exported and not no_cache, ws.config.cache_size_mb)
+    ws.cache = open_for_cli(ws.config.cache and not exported and not no_cache, ws.config.cache_size_mb)
+    return ws.cache
 
 
 def print_renders(renders: "Sequence[RootResult]", file: "Optional[TextIO]" = None) -> None:

@@ -160,9 +160,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _validate_in_all(args: argparse.Namespace, ws: Workspace) -> int:
     """``kzgit hook validate`` as a step of ``all``: its findings (warnings too) under a header."""
+    from kzgit.cli.cache import open_for_workspace
     from kzgit.cli.validate import emit, policy_from, validate_report
     policy, names = policy_from(args, ws.config)
-    got = validate_report(args, ws, policy, names, None)
+    got = validate_report(args, ws, policy, names, None, open_for_workspace(ws, args.no_cache))
     if not got.findings:
         return 0
     print("kzgit-validate:")

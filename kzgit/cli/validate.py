@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kzgit.engine import Engine
     from kzgit.hooks import Workspace
     from kzgit.hooks.validate import Report
+    from kzgit.rendercache import Store
 
 FORMATS = ("text", "json", "github", "junit")
 
@@ -163,8 +164,10 @@ def run(args: argparse.Namespace) -> int:
     # the work tree as it is, untracked files included (ignored ones not): what a user edits
     files = gitio.worktree_files(repo) if in_git else walk.tree_files(repo)
     ws = Workspace(repo, files, None, config, repo=repo)
+    from kzgit.cli.cache import open_for_workspace
+    store = open_for_workspace(ws, args.no_cache)   # before the graph: it is kept there too
     roots = _select_roots(args, ws, repo)
-    report = validate_report(args, ws, policy, names, roots)
+    report = validate_report(args, ws, policy, names, roots, store)
     if args.manifests:
         more = hook.run_manifests(_read_manifests(args.manifests), policy, repo, names)
         report.findings += more.findings
@@ -198,17 +201,19 @@ def run_hook(args: argparse.Namespace, ws: "Workspace") -> int:
     """``kzgit hook validate``: the affected roots of the workspace."""
     config = ws.config
     policy, names = policy_from(args, config)
-    return emit(args, validate_report(args, ws, policy, names, None))
+    from kzgit.cli.cache import open_for_workspace
+    return emit(args, validate_report(args, ws, policy, names, None,
+                                      open_for_workspace(ws, args.no_cache)))
 
 
 def validate_report(args: argparse.Namespace, ws: "Workspace", policy: ValidatePolicy,
-              names: Dict[str, str], roots: Optional[List[str]]) -> "Report":
-    """Render and validate ``roots`` (None: the affected ones) through the render cache; with
-    ``-v`` (or under pre-commit) list each root on stderr, where it stays out of the report."""
-    from kzgit.cli.cache import open_for_workspace, print_renders
+              names: Dict[str, str], roots: Optional[List[str]], store: "Optional[Store]") -> "Report":
+    """Render and validate ``roots`` (None: the affected ones) through the render cache
+    ``store``; with ``-v`` (or under pre-commit) list each root on stderr, where it stays out
+    of the report."""
+    from kzgit.cli.cache import print_renders
     from kzgit.hooks import validate as hook
     engine = _engine(args, ws.config)
-    store = open_for_workspace(ws, args.no_cache)
     report = hook.run(ws, engine, policy, roots=roots, jobs=args.jobs, offline=args.offline,
                       names=names, store=store, shard=args.shard)
     if store is not None and any(r.status != "cached" for r in report.renders):

@@ -12,10 +12,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-from typing import List, Optional
+from typing import Any, List, Optional
 
 from kzgit.config import Config, glob_match
-from kzgit.graph import Graph, ReadFn, disk_reader, scan
+from kzgit.graph import Graph, ReadFn, disk_reader, scan, scan_cached
 
 LOCALIZED_FILES_DIR = "localized-files"
 
@@ -44,6 +44,8 @@ class Workspace:
     config: Config
     repo: str = ""                  # the git work tree (index edits, messages); default root
     staged: bool = False            # content is the index (exec-bits edits the index too)
+    # the render cache of the command (kzgit.rendercache.Store), which keeps the graph too
+    cache: Optional[Any] = None
 
     def __post_init__(self) -> None:
         self.repo = self.repo or self.root
@@ -58,6 +60,9 @@ class Workspace:
     @functools.cached_property
     def graph(self) -> Graph:
         """The dependency graph of the content checked."""
+        if self.cache is not None:
+            return scan_cached(self.files, self.read, self.cache, roots=self.config.roots,
+                               exclude=self.config.exclude)
         return scan(self.files, self.read, roots=self.config.roots, exclude=self.config.exclude)
 
     def path(self, rel: str) -> str:

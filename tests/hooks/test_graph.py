@@ -1,6 +1,7 @@
 """The dependency graph: what each kustomization reaches, roots, affected roots."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Dict, List, Optional
 
 import pytest
@@ -117,3 +118,45 @@ def test_root_dir_kustomization() -> None:
     g = _graph(repo)
     assert g.roots == ["."]
     assert g.affected_roots(["app/d.yaml"]) == ["."]
+
+
+def test_the_graph_kept_in_the_render_cache_is_the_graph_scan_gives(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import kzgit.graph
+    from kzgit.graph import scan_cached
+    from kzgit.rendercache import open_store
+    store, _ = open_store(str(tmp_path / "renders"))
+    assert store is not None
+    repo = dict(REPO)
+    reads: List[str] = []
+
+    def read(path: str) -> Optional[bytes]:
+        reads.append(path)
+        return repo[path].encode() if path in repo else None
+
+    def same(a: Graph, b: Graph) -> bool:
+        return a.nodes == b.nodes and a.roots == b.roots
+
+    first = scan_cached(list(repo), read, store)
+    assert same(first, scan(list(repo), read)) and first.nodes["overlays/broken"].error
+    real_scan = kzgit.graph.scan
+    with monkeypatch.context() as m:
+        def no_scan(*a: object, **k: object) -> Graph:
+            raise AssertionError("parsed although nothing changed")
+        m.setattr(kzgit.graph, "scan", no_scan)
+        assert same(scan_cached(list(reversed(repo)), read, store), first)
+    # a kustomization's bytes change: parsed again
+    repo["components/mon/kustomization.yaml"] += "- path: q.yaml\n"
+    repo["components/mon/q.yaml"] = ""
+    again = scan_cached(list(repo), read, store)
+    assert "components/mon/q.yaml" in again.nodes["components/mon"].files
+    assert same(again, real_scan(list(repo), read))
+    # a plugin config the scan read changes (its exec path): parsed again
+    repo["overlays/prod/fn.yaml"] = repo["overlays/prod/fn.yaml"].replace("./bin/fn", "./bin/fn2")
+    assert same(scan_cached(list(repo), read, store), real_scan(list(repo), read))
+    # a new file (a directory appears where a resources entry pointed): the list keys the entry
+    repo["components-free.yaml/x"] = ""
+    assert same(scan_cached(list(repo), read, store), real_scan(list(repo), read))
+    # the configuration's globs key it too
+    assert scan_cached(list(repo), read, store, roots=["overlays/*"]).roots == \
+        real_scan(list(repo), read, roots=["overlays/*"]).roots

@@ -62,8 +62,8 @@ def test_second_run_is_cached_with_the_same_findings(tmp_path: Path, monkeypatch
     assert "overlays/o2: Deployment/o2-web: /spec/template/spec/containers/0/ports/0/containerPort: " \
            'expected integer, got string "80" (base/deploy.yaml:' in first
     assert "widgets: Widget/w: /spec/size: expected integer" in first
-    # each root's render, and each root's findings
-    assert len(entries(tmp_path)) == 2 * len(ROOTS)
+    # each root's render, each root's findings, and the repository's dependency graph
+    assert len(entries(tmp_path)) == 2 * len(ROOTS) + 1
     rc, second, err = validate(repo, monkeypatch, capsys, "validate", "--all", "-v")
     assert (rc, second) == (1, first) and statuses(err) == {r: "cached" for r in ROOTS}
     # the JSON report stays JSON: -v goes to stderr
