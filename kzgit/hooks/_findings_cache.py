@@ -60,12 +60,12 @@ def schema_state(policy: "ValidatePolicy", validator: "Validator") -> Optional[s
 
 
 def key_for(ws: "Workspace", root: str, digest: str, sources: List[str], state: str) -> Optional[str]:
-    """The key of ``root``'s findings (None: the root is not in the graph)."""
+    """The key of ``root``'s findings (None: the root is not a kustomization of the graph,
+    e.g. one in an excluded directory named on the command line: what it reaches is unknown)."""
     from kzgit.rendercache._record import blob_id
-    try:
-        reach = ws.graph.reach(root)
-    except KeyError:
+    if root not in ws.graph.nodes:
         return None
+    reach = ws.graph.reach(root)
     files = sorted(set(reach.files) | set(sources))
     blobs = []
     for f in files:

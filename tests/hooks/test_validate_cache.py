@@ -216,3 +216,20 @@ def test_findings_with_schema_locations_are_not_cached(tmp_path: Path, monkeypat
     schema["properties"]["spec"]["properties"]["color"]["type"] = "integer"
     (repo / "schemas/thing-other.io-v1.json").write_text(json.dumps(schema))
     assert validate(repo, monkeypatch, capsys, "validate", "--all")[:2] == (0, "")
+
+
+def test_a_root_outside_the_graph_is_validated_afresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """An excluded directory named on the command line: what it reaches is not known, so
+    nothing keys the kustomization whose inline patch a finding points into."""
+    kust = ("resources:\n- ../base\npatches:\n- patch: |-\n    apiVersion: apps/v1\n    kind: Deployment\n"
+            "    metadata:\n      name: web\n    spec:\n      paused: maybe\n")
+    repo = make_repo(tmp_path / "r", {**FILES, ".kzgit.toml": 'exclude = ["ex"]\n',
+                                      "base/deploy.yaml": BAD_PORT.replace('"80"', "80"),
+                                      "ex/kustomization.yaml": kust})
+    _, first, _ = validate(repo, monkeypatch, capsys, "validate", "ex")
+    where = re.search(r"/spec/paused: .*\(ex/kustomization\.yaml:(\d+)\)", first)
+    assert where is not None, first
+    write(repo, {"ex/kustomization.yaml": "# pause it\n" + kust})
+    _, second, _ = validate(repo, monkeypatch, capsys, "validate", "ex")
+    assert f"(ex/kustomization.yaml:{int(where.group(1)) + 1})" in second
