@@ -96,12 +96,12 @@ def _stringify_annotations(r: Resource) -> None:
     if not isinstance(md, dict) or "annotations" not in md:
         return
     ann = md["annotations"]
-    if ann is None or ann == {}:
-        # kustomize stores build annotations during the build and re-sets the map
-        # afterwards; an empty map is removed then [verified with kubectl v1.32]
+    if ann == {} or not isinstance(ann, dict):
+        # Kustomizer.Run's RemoveOriginAnnotations re-sets every resource's annotations
+        # (Resource.SetOrigin: SetAnnotations(GetAnnotations())), and GetAnnotations reads
+        # a null, a scalar or an empty sequence as no annotations: the field is cleared
+        # (kyaml rnode.go setMapInMetadata) [verified with kubectl v1.32]
         del md["annotations"]
-        return
-    if not isinstance(ann, dict):
         return
     if ann.__class__ is DupKeys:
         # GetAnnotations decodes the node into a map: of a key written twice the last wins

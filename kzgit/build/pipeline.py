@@ -22,11 +22,12 @@ from kzgit.builtins import images, metadata, namespace, prefix_suffix, replicas
 from kzgit.builtins import patches as patch_tf
 from kzgit.builtins.hashing import add_hashes
 from kzgit.builtins.nameref import fix_back_references
+from kzgit.yamlio.tree import node_kind
 from kzgit.generators import make_configmap, make_secret
 from kzgit.errors import BuildError, KzgitError, YamlError
 from kzgit.kustomization import Kustomization, parse_kustomization
 from kzgit.loader import Loader, new_root_loader
-from kzgit.resource import ResMap
+from kzgit.resource import ResMap, Resource
 from kzgit.resource.factory import resources_from_bytes
 from kzgit.plugins.builtin import Configs, apply_replacement_entries
 from kzgit.plugins.common import config_meta
@@ -43,6 +44,17 @@ def _check_json6902_target(config: Dict[str, Any]) -> None:
     target = config.get("target")
     if target is not None and not target.get("name"):
         raise BuildError("must specify the target name")
+
+
+def _check_annotatable(r: Resource, path: str) -> None:
+    """kusttarget.go accumulateFile: the origin annotation is set through the metadata/annotations
+    field spec (ResMap.AnnotateAll), which refuses annotations that are not a mapping (or null)."""
+    md = r.obj.get("metadata")
+    ann = md.get("annotations") if isinstance(md, dict) else None
+    if ann is not None and not isinstance(ann, dict):
+        raise BuildError(f"cannot add path annotation for '{path}': considering field "
+                         f"'metadata/annotations' of object {r.cur_id()}: wrong node kind: "
+                         f"expected MappingNode but got {node_kind(ann)}")
 
 
 def _go_quote(text: str) -> str:
@@ -215,6 +227,7 @@ class Target:
         try:
             for r in res:
                 if self.origin is not None:
+                    _check_annotatable(r, path)
                     r.origin = {"path": self.origin_of(path)}
                 ra.resmap.append(r)
         except KzgitError as e:

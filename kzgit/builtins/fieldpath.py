@@ -374,10 +374,15 @@ def _match_field(node: Any, part: str, rest: List[str], create: Optional[str]) -
         return []
     if not isinstance(node, dict):
         raise _wrong_kind("MappingNode", node)
-    if part not in node or (node[part] is None and create and rest):
+    if part not in node:
         if not create:
             return []
         node[part] = _new_node(_part_kind(rest[0] if rest else "", create))
+    elif node[part] is None and create and rest:
+        # match.go doField: Get finds the null node, and the next level's SetField appends
+        # to that scalar's content (ErrorIfInvalid lets a null pass), which never prints:
+        # the value goes to a node outside the resource, and the field stays null
+        return path_match(_new_node(_part_kind(rest[0], create)), rest, create, None)
     return path_match(node[part], rest, create, (node, part))
 
 
