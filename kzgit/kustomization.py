@@ -31,11 +31,14 @@ def _list(elem: Any) -> ListOf:
 
 
 # api/types/fieldspec.go (resid.Gvk inline): no apiVersion, name or namespace
+GVK = ("group", "version", "kind")            # resid.Gvk, embedded inline
+RESID = GVK + ("name", "namespace")          # resid.ResId, embedded inline
 FIELDSPEC = Struct("FieldSpec", {"group": STR, "version": STR, "kind": STR, "path": STR,
-                                 "create": BOOL})
+                                 "create": BOOL}, promoted=GVK)
 FSLICE = ListOf(FIELDSPEC, "types.FsSlice")
 SELECTOR = Struct("Selector", {"group": STR, "version": STR, "kind": STR, "name": STR,
-                               "namespace": STR, "labelSelector": STR, "annotationSelector": STR})
+                               "namespace": STR, "labelSelector": STR, "annotationSelector": STR},
+                  promoted=RESID)
 GENERATOR_OPTIONS = Struct("GeneratorOptions", {"labels": MAP_STR, "annotations": MAP_STR,
                                                 "disableNameSuffixHash": BOOL, "immutable": BOOL})
 _GENERATOR_FIELDS = {"namespace": STR, "name": STR, "behavior": STR, "literals": LIST_STR,
@@ -64,10 +67,10 @@ SORT_OPTIONS = Struct("SortOptions", {
 # are flattened into the structs that embed them, as encoding/json does
 FIELD_OPTIONS = Struct("FieldOptions", {"delimiter": STR, "index": Named(INT, "int"), "encoding": STR,
                                         "create": BOOL}, go="*types.FieldOptions")
-SELECTOR_PTR = Struct("Selector", dict(SELECTOR), go="*types.Selector")
+SELECTOR_PTR = Struct("Selector", dict(SELECTOR), go="*types.Selector", promoted=RESID)
 SOURCE_SELECTOR = Struct("SourceSelector", {
     "group": STR, "version": STR, "kind": STR, "name": STR, "namespace": STR, "fieldPath": STR,
-    "options": FIELD_OPTIONS}, go="*types.SourceSelector")
+    "options": FIELD_OPTIONS}, go="*types.SourceSelector", promoted=RESID)
 TARGET_SELECTOR = Struct("TargetSelector", {
     "select": SELECTOR_PTR, "reject": ListOf(SELECTOR_PTR, "[]*types.Selector"),
     "fieldPaths": LIST_STR, "options": FIELD_OPTIONS}, go="*types.TargetSelector")

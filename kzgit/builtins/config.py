@@ -13,7 +13,7 @@ from kzgit.errors import BuildError
 from kzgit.konfig import LEGACY_ORDER_FIRST, LEGACY_ORDER_LAST, default_fieldspec_rows, default_namereference_rows
 from kzgit.resource import Gvk
 from kzgit.resource.fieldspec import FieldSpec, merge_specs, rows_to_specs
-from kzgit.kustomization import FSLICE
+from kzgit.kustomization import FSLICE, GVK
 from kzgit.yamlio import load_yaml11
 from kzgit.yamlio.gostruct import STR, GoDecodeError, ListOf, Struct, decode_json
 
@@ -128,7 +128,7 @@ def default_config() -> TransformerConfig:
 # (namebackreferences.go, resid.Gvk inline)
 _NAME_BACK_REFERENCES = Struct("NameBackReferences", {"group": STR, "version": STR, "kind": STR,
                                                       "fieldSpecs": FSLICE},
-                               go="builtinconfig.NameBackReferences")
+                               go="builtinconfig.NameBackReferences", promoted=GVK)
 TRANSFORMER_CONFIG = Struct("TransformerConfig", dict(
     {t: FSLICE for t in TABLES},
     nameReference=ListOf(_NAME_BACK_REFERENCES, "builtinconfig.nbrSlice")), go="builtinconfig.TransformerConfig")

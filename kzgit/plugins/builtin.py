@@ -47,8 +47,11 @@ def _generator_args(config: Dict[str, Any]) -> Dict[str, Any]:
 # The Go structs of the builtin plugins' configs (api/internal/builtins/<Kind>.go, json tags).
 
 
-def _plugin(kind: str, fields: Dict[str, Any]) -> Struct:
-    return Struct(f"{kind}Plugin", fields, go=f"builtins.{kind}Plugin")
+def _plugin(kind: str, fields: Dict[str, Any], embedded: bool = False) -> Struct:
+    """``embedded``: every field but metadata comes from an embedded args struct
+    (types.ConfigMapArgs, types.IAMPolicyGeneratorArgs), see Struct.promoted."""
+    return Struct(f"{kind}Plugin", fields, go=f"builtins.{kind}Plugin",
+                  promoted=[f for f in fields if f != "metadata"] if embedded else ())
 
 
 _GENERATOR_FIELDS = {"metadata": METADATA, "namespace": STR, "name": STR, "behavior": STR,
@@ -85,9 +88,9 @@ CONFIG_STRUCTS: Dict[str, Struct] = {
     "ValueAddTransformer": _plugin("ValueAddTransformer", {
         "value": STR, "targets": ListOf(ANY, "[]*builtins.TargetSpec")}),
     "SortOrderTransformer": _plugin("SortOrderTransformer", {}),
-    "ConfigMapGenerator": _plugin("ConfigMapGenerator", dict(_GENERATOR_FIELDS)),
-    "SecretGenerator": _plugin("SecretGenerator", dict(_GENERATOR_FIELDS, type=STR)),
-    "IAMPolicyGenerator": _plugin("IAMPolicyGenerator", {
+    "ConfigMapGenerator": _plugin("ConfigMapGenerator", dict(_GENERATOR_FIELDS), embedded=True),
+    "SecretGenerator": _plugin("SecretGenerator", dict(_GENERATOR_FIELDS, type=STR), embedded=True),
+    "IAMPolicyGenerator": _plugin("IAMPolicyGenerator", embedded=True, fields={
         "cloud": Named(STR, "types.Cloud"),
         "kubernetesService": Struct("KubernetesService", {"namespace": STR, "name": STR}),
         "serviceAccount": Struct("ServiceAccount", {"name": STR, "projectId": STR})}),

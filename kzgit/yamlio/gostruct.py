@@ -20,7 +20,7 @@ of the scalar names :data:`STR`, :data:`BOOL`, :data:`INT`, :data:`ANY`.
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterable, List, Optional
 
 from kzgit.yamlio._gonum import format_float_json
 
@@ -39,10 +39,15 @@ class Struct(Dict[str, Any]):
     itself is named as a field's type (``types.Selector``).
     """
 
-    def __init__(self, name: str, fields: Dict[str, Any], go: str = "") -> None:
+    def __init__(self, name: str, fields: Dict[str, Any], go: str = "",
+                 promoted: Iterable[str] = ()) -> None:
         super().__init__(fields)
         self.name = name
         self.go = go or f"types.{name}"
+        # fields of an embedded struct (``resid.Gvk `json:",inline"```): sigs.k8s.io/yaml's
+        # target-aware conversion looks at the embedded struct's kind, not the field's, so a
+        # number or bool bound for one of them stays a number (an error), see decode_json
+        self.promoted = frozenset(promoted)
 
 
 class Named:
@@ -148,14 +153,16 @@ class _JsonDecoder:
         else:
             self.save(f"json: cannot unmarshal {what} into Go value of type {go_type}")
 
-    def decode(self, value: Any, typ: Any, struct: str, path: str) -> Any:
-        """``value`` as ``typ`` with canonical keys; errors are saved, a bad value becomes None."""
+    def decode(self, value: Any, typ: Any, struct: str, path: str, promoted: bool = False) -> Any:
+        """``value`` as ``typ`` with canonical keys; errors are saved, a bad value becomes None.
+        ``promoted``: the value is, or is inside, a field of an embedded struct (sigs.k8s.io/yaml
+        then has no target type for it: no conversion)."""
         if typ == ANY:
             return value
         if value is None:
             return None
         kind = typ.kind if isinstance(typ, Named) else typ
-        if kind == STR and self.to_target:
+        if kind == STR and self.to_target and not promoted:
             value = _scalar_as_target_string(value)
         if kind == STR:
             if isinstance(value, str):
@@ -174,21 +181,21 @@ class _JsonDecoder:
                 return None
         elif isinstance(typ, MapOf):
             if isinstance(value, dict):
-                return {str(k): self.decode(v, typ.elem, struct, path) for k, v in value.items()}
+                return {str(k): self.decode(v, typ.elem, struct, path, promoted) for k, v in value.items()}
         elif isinstance(typ, ListOf):
             if isinstance(value, list):
-                out = [self.decode(v, typ.elem, struct, path) for v in value]
+                out = [self.decode(v, typ.elem, struct, path, promoted) for v in value]
                 # a null element of a []string is "" (Go's zero value), of a []T{} the zero T
                 return ["" if v is None and typ.elem == STR else v for v in out]
         elif isinstance(typ, Struct):
             if isinstance(value, dict):
-                return self.struct(value, typ, path)
+                return self.struct(value, typ, path, promoted)
         else:
             raise AssertionError(typ)
         self.type_error(value, struct, path, _go_name(typ))
         return None
 
-    def struct(self, value: Dict[Any, Any], typ: Struct, path: str) -> Dict[str, Any]:
+    def struct(self, value: Dict[Any, Any], typ: Struct, path: str, promoted: bool = False) -> Dict[str, Any]:
         folded = {k.lower(): k for k in typ}
         out: Dict[str, Any] = {}
         # sigs.k8s.io/yaml hands encoding/json the keys sorted; each key matching a field
@@ -201,7 +208,8 @@ class _JsonDecoder:
                     self.save(f'json: unknown field "{name}"')
                 continue
             ftyp = typ[canon]
-            v = self.decode(value[key], ftyp, typ.name, f"{path}.{canon}" if path else canon)
+            v = self.decode(value[key], ftyp, typ.name, f"{path}.{canon}" if path else canon,
+                            promoted or canon in typ.promoted)
             if value[key] is None and not (ftyp == ANY or isinstance(ftyp, (ListOf, MapOf))):
                 continue   # null leaves a string, bool, number or struct as it was
             out[canon] = v

@@ -72,6 +72,8 @@ def kubectl_message(recorded: str) -> Optional[str]:
 
 # kustomize's message, whole, inside kzgit's (which adds the kustomization file)
 CONTAINED = [
+    "errors/builtin-config-selector-name-number",
+    "errors/configurations-fieldspec-kind-bool",
     "errors/configurations-fieldspec-apiversion",
     "errors/configurations-unknown-field",
     "errors/configurations-wrong-type",
