@@ -35,17 +35,34 @@ def patch(err: KzgitError, kfile: str, field: str, index: int, entry: Any,
     path = entry.get("path")
     path = path if isinstance(path, str) and path else None
     where = f"{kfile}: {field}[{index}]"
+    return _patch_lead(err, where + (".path" if path else ".patch"), where, path, entry.get("patch"), load)
+
+
+def strategic_merge(err: KzgitError, kfile: str, index: int, entry: str, inline: bool,
+                    load: Callable[[str], bytes]) -> KzgitError:
+    """Lead for the ``patchesStrategicMerge[index]`` entry (a file path, or an inline patch)."""
+    if err.lead is not None:
+        return err
+    where = f"{kfile}: patchesStrategicMerge[{index}]"
+    return _patch_lead(err, where, where, None if inline else entry, entry if inline else None, load)
+
+
+def _patch_lead(err: KzgitError, at_text: str, at_entry: str, path: Optional[str], inline: Any,
+                load: Callable[[str], bytes]) -> KzgitError:
+    """``at_text`` names where the patch text is (``patches[2].path``), ``at_entry`` the entry."""
     msg = err.message
     if path and _MISSING in msg:
-        return err.with_lead(f"{where}.path: '{path}' does not exist")
+        return err.with_lead(f"{at_text}: '{path}' does not exist")
     what = f"the patch file '{path}'" if path else "the inline patch"
     if msg.startswith("no resource matches") or "failed to find unique target for patch" in msg:
-        return err.with_lead(f"{where}: {what} matches no resource")
+        return err.with_lead(f"{at_entry}: {what} matches no resource")
+    problem = _yaml_problem(path, inline, load) if (
+        "unable to parse SM or JSON patch" in msg or "yaml:" in msg) else None
+    if problem:
+        return err.with_lead(f"{at_text}: {what} is not valid YAML: {problem}")
     if "unable to parse SM or JSON patch" in msg:
-        problem = _yaml_problem(path, entry.get("patch"), load)
-        if problem:
-            field_name = "path" if path else "patch"
-            return err.with_lead(f"{where}.{field_name}: {what} is not valid YAML: {problem}")
+        return err.with_lead(f"{at_text}: {what} is neither a strategic-merge patch (resources "
+                             "with kind and metadata.name) nor a list of JSON 6902 operations")
     return err
 
 

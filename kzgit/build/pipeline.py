@@ -333,7 +333,10 @@ class Target:
         t = cfg.tables
         out.kind = "PatchStrategicMergeTransformer"
         if k.get("patchesStrategicMerge"):
-            out.append(lambda m: patch_tf.patch_strategic_merge(m, k.get("patchesStrategicMerge"), self.loader, self.kfile))
+            psm = k.get("patchesStrategicMerge")
+            out.append(lambda m: patch_tf.patch_strategic_merge(
+                m, psm, self.loader, self.kfile,
+                lambda e, i, inline: leads.strategic_merge(e, self.kfile, i, psm[i], inline, self.loader.load)))
         out.kind = "PatchTransformer"
         for i, p in enumerate(k.get("patches", [])):
             self._leading("patches", i, p, functools.partial(

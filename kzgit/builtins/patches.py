@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from kzgit.errors import BuildError, KzgitError
 from kzgit.loader import Loader
 from kzgit.resource import ResId, ResMap, Resource, split_api_version
-from kzgit.resource.factory import objects_from_bytes
+from kzgit.resource.factory import objects_from_bytes, validate_object
 from kzgit.resource.selector import Selector
 from kzgit.yamlio import load_yaml11
 from kzgit.yamlio.tree import DupKeys, find_duplicates
@@ -91,9 +91,18 @@ def _sm_docs(data: bytes, source: str) -> Optional[List[Dict[str, Any]]]:
     """RF().SliceFromBytes: the patch's documents (empty ones dropped), None when they do not
     parse as resources."""
     try:
-        return objects_from_bytes(data, source, first_wins=True)
+        return _sm_objects(data, source)
     except KzgitError:
         return None
+
+
+def _sm_objects(data: bytes, source: str) -> List[Dict[str, Any]]:
+    """The strategic-merge patch documents of ``data``, each a resource with kind and name
+    (factory.go resourcesFromRNodes → DropLocalNodes → GetValidatedMetadata)."""
+    docs = objects_from_bytes(data, source, first_wins=True)
+    for d in docs:
+        validate_object(d, source)
+    return docs
 
 
 def _json_ops(data: bytes, source: str) -> Tuple[bool, List[Any]]:
@@ -264,19 +273,31 @@ def _with_build_annotations(res: Resource, fn: Callable[[Dict[str, Any]], Option
     return out
 
 
-def patch_strategic_merge(m: ResMap, entries: List[str], loader: Loader, kfile: str) -> None:
-    """The deprecated ``patchesStrategicMerge`` field: file paths or inline YAML strings."""
-    patches: List[Dict[str, Any]] = []
-    for e in entries:
+def patch_strategic_merge(m: ResMap, entries: List[str], loader: Loader, kfile: str,
+                          on_error: Optional[Callable[[KzgitError, int, bool], KzgitError]] = None) -> None:
+    """The deprecated ``patchesStrategicMerge`` field: file paths or inline YAML strings.
+    ``on_error(err, index, inline)`` may reword an error of entry ``index`` (a lead)."""
+    def failed(e: KzgitError, i: int, inline: bool) -> KzgitError:
+        return on_error(e, i, inline) if on_error is not None else e
+
+    patches: List[Tuple[Dict[str, Any], int, bool]] = []
+    for i, e in enumerate(entries):
         docs = _sm_docs(e.encode("utf-8", "surrogateescape"), f"inline patch in {kfile}")
+        inline = docs is not None
         if docs is None:
-            docs = objects_from_bytes(loader.load(e), e, first_wins=True)
-        patches.extend(docs)
+            try:
+                docs = _sm_objects(loader.load(e), e)
+            except KzgitError as err:
+                raise failed(err, i, False) from None
+        patches.extend((d, i, inline) for d in docs)
     if not patches:
         raise BuildError(f"{kfile}: patch appears to be empty; files={entries}")
-    for p in patches:
-        res = _get_by_id(m, _patch_id(p))
-        _apply_sm_to(m, [res], p, False, False)
+    for p, i, inline in patches:
+        try:
+            res = _get_by_id(m, _patch_id(p))
+            _apply_sm_to(m, [res], p, False, False)
+        except KzgitError as err:
+            raise failed(err, i, inline) from None
 
 
 def patch_json6902(m: ResMap, entry: Dict[str, Any], loader: Loader, kfile: str) -> None:

@@ -11,8 +11,9 @@ from kzgit.resource import Resource
 
 
 def _literal(src: str) -> Tuple[str, str]:
-    # kv.go parseLiteralSource: split on the first '='; strip one pair of matching quotes
-    if "=" not in src:
+    # kv.go parseLiteralSource: a leading '=' is invalid; split on the first '='; strip one
+    # pair of matching quotes
+    if "=" not in src or src.startswith("="):
         raise BuildError(f"invalid literal source {src}, expected key=value")
     k, v = src.split("=", 1)
     if len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"":

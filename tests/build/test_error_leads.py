@@ -67,6 +67,51 @@ def test_patch_that_is_not_yaml_says_file_and_line(tmp_path: Path) -> None:
                            "is not valid YAML: line ")
 
 
+def test_inline_patch_that_is_not_yaml_says_the_line_inside_the_patch(tmp_path: Path) -> None:
+    app = write_tree(tmp_path / "app", {
+        "kustomization.yaml": "resources:\n- cm.yaml\npatches:\n- patch: |-\n    apiVersion: v1\n"
+                              "    kind: ConfigMap\n    data: [x\n      y: 1\n",
+        "cm.yaml": CM})
+    lead, _ = failure(app)
+    assert lead.startswith(f"{app}/kustomization.yaml: patches[0].patch: the inline patch is not valid "
+                           "YAML: line 4: "), lead
+
+
+def test_inline_patch_that_is_no_patch_says_what_a_patch_is(tmp_path: Path) -> None:
+    app = write_tree(tmp_path / "app", {
+        "kustomization.yaml": "resources:\n- cm.yaml\npatches:\n- patch: 'data: {y: q}'\n"
+                              "  target: {kind: ConfigMap}\n", "cm.yaml": CM})
+    lead, chain = failure(app)
+    assert lead == (f"{app}/kustomization.yaml: patches[0].patch: the inline patch is neither a "
+                    "strategic-merge patch (resources with kind and metadata.name) nor a list of "
+                    "JSON 6902 operations")
+    assert "unable to parse SM or JSON patch" in chain
+
+
+@pytest.mark.parametrize("files, want", [
+    ({"p.yaml": PATCH}, "patchesStrategicMerge[1]: 'nosuch.yaml' does not exist"),
+    ({"p.yaml": PATCH, "nosuch.yaml": PATCH.replace("name: a", "name: zzz")},
+     "patchesStrategicMerge[1]: the patch file 'nosuch.yaml' matches no resource"),
+    ({"p.yaml": PATCH, "nosuch.yaml": "kind: ConfigMap\nmetadata:\n  name: [a\n"},
+     "patchesStrategicMerge[1]: the patch file 'nosuch.yaml' is not valid YAML: line "),
+])
+def test_patches_strategic_merge_names_the_entry(tmp_path: Path, files: dict, want: str) -> None:
+    app = write_tree(tmp_path / "app", {
+        "kustomization.yaml": "resources:\n- cm.yaml\npatchesStrategicMerge:\n- p.yaml\n- nosuch.yaml\n",
+        "cm.yaml": CM, **files})
+    lead, _ = failure(app)
+    assert lead.startswith(f"{app}/kustomization.yaml: {want}"), lead
+
+
+def test_patches_strategic_merge_inline_entry_that_matches_nothing(tmp_path: Path) -> None:
+    app = write_tree(tmp_path / "app", {
+        "kustomization.yaml": "resources:\n- cm.yaml\npatchesStrategicMerge:\n- |-\n"
+                              + "".join("  " + ln + "\n" for ln in PATCH.replace("name: a", "name: zzz").splitlines()),
+        "cm.yaml": CM})
+    lead, _ = failure(app)
+    assert lead == f"{app}/kustomization.yaml: patchesStrategicMerge[0]: the inline patch matches no resource"
+
+
 def test_cli_prints_the_lead_first_then_kustomizes_chain(tmp_path: Path,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
     app = write_tree(tmp_path / "app", {"kustomization.yaml": "resources:\n- missing.yaml\n"})
