@@ -25,6 +25,7 @@ import shutil
 from typing import Dict, Iterator, List, Mapping, Optional, Protocol
 
 from kzgit import proc
+from kzgit import build
 from kzgit.build import BuildOptions
 from kzgit.config import Config
 from kzgit.errors import BuildError, UsageError
@@ -55,7 +56,6 @@ class BuiltinEngine:
 
     def render(self, path: str, options: BuildOptions) -> str:
         """Render with :func:`kzgit.build`."""
-        from kzgit import build
         return build(path, options).to_yaml()
 
 
@@ -147,7 +147,7 @@ def render_pool(engine: Engine, workers: int) -> Iterator[concurrent.futures.Exe
     try:
         yield pool
     except BaseException:
-        from kzgit.workers import stop_workers
+        from kzgit.workers import stop_workers   # as init_worker above: loaded with a pool
         stop_workers(pool)   # queued and running renders too, and what they started
         pool.shutdown(wait=False, cancel_futures=True)
         proc.kill_all()

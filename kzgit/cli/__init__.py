@@ -1,4 +1,8 @@
-"""The ``kzgit`` command line: ``main`` owns argv, one module per command."""
+"""The ``kzgit`` command line: ``main`` owns argv, one module per command.
+
+``main`` imports every command module on each run to register its arguments, so a command module
+imports what only its own command needs inside the functions that run it, each such import marked
+``# start-up`` (``tests/cli/test_cli_startup.py`` checks what a build imports)."""
 from __future__ import annotations
 
 import argparse

@@ -13,6 +13,7 @@ report, in any format, with the exit status one unsharded run would have.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -77,9 +78,7 @@ class _Progress:
 
 
 def _merged(paths: "list[str]") -> "DiffReport":
-    import json
-
-    from kzgit.diff.report import ReportFormatError, from_dict, merge
+    from kzgit.diff.report import ReportFormatError, from_dict, merge   # start-up
     reports = []
     for path in paths:
         try:
@@ -97,8 +96,8 @@ def _merged(paths: "list[str]") -> "DiffReport":
 
 def _cache_enabled() -> "tuple[bool, int]":
     """The render cache settings of the repository's configuration (on, when it cannot be read)."""
-    from kzgit import gitio
-    from kzgit.config import load_config
+    from kzgit import gitio   # start-up
+    from kzgit.config import load_config   # start-up
     try:
         c = load_config(gitio.repo_root(os.getcwd()))
     except KzgitError:
@@ -107,13 +106,13 @@ def _cache_enabled() -> "tuple[bool, int]":
 
 
 def run(args: argparse.Namespace) -> int:
-    from kzgit.diff import DiffOptions, diff
+    from kzgit.diff import DiffOptions, diff   # start-up
     if args.merge:
         return _finish(_merged(args.merge), args)
     progress = _Progress(sys.stderr) if sys.stderr.isatty() else None
     store = None
     if not args.no_cache:
-        from kzgit.cli.cache import open_for_cli
+        from kzgit.cli.cache import open_for_cli   # start-up
         store = open_for_cli(*_cache_enabled())
     options = DiffOptions(base=args.base, head=args.head, engine=args.engine,
                           enable_alpha_plugins=args.enable_alpha_plugins,
@@ -167,7 +166,7 @@ def _status(report: "DiffReport", args: argparse.Namespace) -> int:
 
 
 def _print(report: "DiffReport", args: argparse.Namespace) -> None:
-    from kzgit.diff import github, output
+    from kzgit.diff import github, output   # start-up
     if args.format == "json":
         sys.stdout.write(output.to_json(report))
     elif args.format == "github":
@@ -181,7 +180,7 @@ def _print(report: "DiffReport", args: argparse.Namespace) -> None:
 
 def _write_summary(text: str, path: Optional[str]) -> None:
     if path:
-        from kzgit.atomic import OutputError, write_atomic
+        from kzgit.atomic import OutputError, write_atomic   # start-up
         try:
             write_atomic(path, text)
         except OutputError as e:

@@ -36,7 +36,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 
 def hooks_dir(cwd: str = ".") -> str:
     """Where git runs hooks for the repository at ``cwd`` (core.hooksPath honoured)."""
-    from kzgit import gitio
+    from kzgit import gitio   # start-up
     root = gitio.repo_root(cwd)
     out = gitio.git(["rev-parse", "--git-path", "hooks"], root).decode().strip()
     return os.path.normpath(os.path.join(root, out))

@@ -36,7 +36,7 @@ def _engine() -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kzgit.localize import localize
+    from kzgit.localize import localize   # start-up
     engine = None if args.no_verify else _engine()
     result = localize(args.target, args.new_dir, scope=args.scope, verify=not args.no_verify,
                       engine=engine)

@@ -36,7 +36,7 @@ def _repo_root() -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kzgit.localize import find_copies, rebuild
+    from kzgit.localize import find_copies, rebuild   # start-up
     copies = args.copies
     if not copies:
         root = _repo_root()

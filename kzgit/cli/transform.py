@@ -66,7 +66,7 @@ def _shadowed(dropped: "List[CranePlugin]", err: TextIO) -> None:
 
 def list_plugins(plugin_dir: str, timeout: float, out: TextIO, skip: str = "",
                  err: Optional[TextIO] = None) -> int:
-    from kzgit.crane import plugin_list, skip_plugins
+    from kzgit.crane import plugin_list, skip_plugins   # start-up
     found, dropped = plugin_list(plugin_dir, timeout)
     _shadowed(dropped, err or sys.stderr)
     plugins = skip_plugins(found, _names(skip))
@@ -123,10 +123,10 @@ def _check_plugin_dir(plugin_dir: str) -> None:
 
 def run(args: argparse.Namespace, stdout: Optional[TextIO] = None,
         stderr: Optional[TextIO] = None) -> int:
-    from kzgit.build import BuildOptions
-    from kzgit.crane import (KubernetesPlugin, parse_optional_flags, plugin_list,
+    from kzgit.build import BuildOptions   # start-up
+    from kzgit.crane import (KubernetesPlugin, parse_optional_flags, plugin_list,   # start-up
                                  run_transform, skip_plugins)
-    from kzgit.crane.kubernetes import flag_warnings
+    from kzgit.crane.kubernetes import flag_warnings   # start-up
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
     timeout = args.plugin_timeout if args.plugin_timeout > 0 else None

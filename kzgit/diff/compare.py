@@ -24,21 +24,27 @@ import contextlib
 import dataclasses
 import json
 import os
+import time
 from typing import Callable, Dict, List, Optional, Tuple
 
-from kzgit.build import BuildOptions
+from kzgit import gitio
+from kzgit.build import BuildOptions, build
 from kzgit.build.cache import BuildCache
 from kzgit.config import Config, glob_match
 from kzgit.diff import drift as _drift
+from kzgit.diff.gittree import GitTreeFS
 from kzgit.diff.report import (ADDED, CHANGED, ERROR, REMOVED, UNCHANGED, DiffReport, RenderedResource,
                                RenderError, RenderStat, RootDiff, Side, compare, stem_from_shape)
 from kzgit.diff.revision import ConfinedDiskFS, Revision, changed_paths, open_commit, open_worktree
 from kzgit.engine import Engine, get_engine, render_pool
 from kzgit.errors import BuildError, KzgitError, UsageError
-from kzgit.graph import Graph, scan
-from kzgit.loader import FileSystem
-from kzgit.rendercache import BUILT, FAILED, Rendered, Store
+from kzgit.graph import Graph, root_weights, scan, shard
+from kzgit.loader import DiskFS, FileSystem
+from kzgit.rendercache import BUILT, FAILED, Rendered, Store, lookup, render_cached
+from kzgit.rendercache._record import Checker
 from kzgit.resource import Resource
+from kzgit.workers import guarded
+from kzgit.yamlio import dump_documents, load_documents
 
 Progress = Callable[[int, int, str], None]
 """``progress(done, total, what)``: renders done out of ``total``, the one under way or just done;
@@ -68,7 +74,6 @@ def diff(cwd: str, options: DiffOptions) -> DiffReport:
     Raises :class:`~kzgit.errors.UsageError` for a bad revision, configuration or
     engine; a root that does not render is reported (:attr:`DiffReport.failed`), not raised.
     """
-    from kzgit import gitio
     repo = os.path.realpath(gitio.repo_root(cwd))
     with contextlib.ExitStack() as cleanup:
         cleanup.callback(_TREES.clear)
@@ -103,6 +108,7 @@ def diff(cwd: str, options: DiffOptions) -> DiffReport:
             options.progress(len(results), len(results), "")
         report.roots = [_root_diff(root, base, head, base_graph, head_graph, results) for root in roots]
         if options.shard is None or options.shard[0] == 1:   # once across the shards
+            # ruamel.yaml and the localizer load only where localized copies are checked
             from kzgit.localize import LOCK_FILE_NAME, check_copy
             report.drift = _drift.find(head, head_graph, config, changed, check_copy, LOCK_FILE_NAME)
         return report
@@ -111,7 +117,6 @@ def diff(cwd: str, options: DiffOptions) -> DiffReport:
 def _shard(roots: List[str], base: Revision, head: Revision, base_graph: Graph, head_graph: Graph,
            index: int, count: int) -> List[str]:
     """Part ``index`` of ``count`` of ``roots``, weighed by their inputs at the head (else the base)."""
-    from kzgit.graph import root_weights, shard
 
     def size_in(side: Revision) -> Callable[[str], int]:
         return lambda rel: len(side.read(rel) or b"")
@@ -180,9 +185,8 @@ def _tree_fs(where: _Where) -> FileSystem:
     assert where.commit is not None
     key = (os.getpid(), where.repo, where.commit)
     if key not in _TREES:
-        import pygit2
+        import pygit2   # slow to import: only a side read from a git commit pays for it
 
-        from kzgit.diff.gittree import GitTreeFS
         repo = pygit2.Repository(where.repo)
         _TREES[key] = GitTreeFS(repo, repo[where.commit].peel(pygit2.Tree), where.repo)
     return _TREES[key]
@@ -200,7 +204,6 @@ def _builtin_inputs(where: _Where, root: str, options: BuildOptions) -> Tuple[st
 def _render(where: _Where, root: str, engine: Engine, options: BuildOptions,
             store: Optional[Store] = None, looked: bool = False) -> _Outcome:
     """Render ``root`` of one side (in a worker, or in process)."""
-    import time
     start = time.monotonic()
     try:
         if engine.name == "builtin":
@@ -222,7 +225,6 @@ _FLAVOUR = "diff-resources"
 
 def _produce(path: str) -> "Callable[[BuildOptions], Tuple[bytes, List[str]]]":
     def produce(opts: BuildOptions) -> Tuple[bytes, List[str]]:
-        from kzgit.build import build
         result = build(path, opts)
         rows = [dataclasses.astuple(_from_resource(r)) for r in result.resources]
         return json.dumps(rows, ensure_ascii=False).encode("utf-8"), list(result.warnings)
@@ -239,7 +241,6 @@ def _outcome(got: "Rendered") -> _Outcome:
 
 
 def _builtin(path: str, options: BuildOptions, store: Optional[Store], looked: bool = False) -> _Outcome:
-    from kzgit.rendercache import render_cached
     return _outcome(render_cached(path, options, store, _FLAVOUR, _produce(path), looked))
 
 
@@ -258,9 +259,6 @@ def _render_all(roots: List[str], base: Revision, head: Revision, base_graph: Gr
     if store is not None and engine.name == "builtin":
         # what the cache holds is answered here (no process pool for a warm run), each
         # side's files hashed once however many roots read them
-        from kzgit.loader import DiskFS
-        from kzgit.rendercache import lookup
-        from kzgit.rendercache._record import Checker
         checkers: Dict[str, Checker] = {}
         misses = []
         for job in todo:
@@ -289,7 +287,6 @@ def _render_all(roots: List[str], base: Revision, head: Revision, base_graph: Gr
             results[job] = _render(where[job[1]], job[0], engine, options, store, looked)
         return results
     with render_pool(engine, workers) as pool:
-        from kzgit.workers import guarded
         futures = {pool.submit(guarded, _render, where[job[1]], job[0], engine, options, store,
                                looked): job for job in todo}
         for i, future in enumerate(concurrent.futures.as_completed(futures)):
@@ -336,13 +333,11 @@ def _recorded_stem(r: Resource) -> Optional[str]:
 
 
 def _from_resource(r: Resource) -> RenderedResource:
-    from kzgit.yamlio import dump_documents
     return RenderedResource(r.api_version, r.kind, r.namespace, r.name, dump_documents([r.obj]),
                             _recorded_stem(r))
 
 
 def _from_yaml(text: str, root: str) -> List[RenderedResource]:
-    from kzgit.yamlio import dump_documents, load_documents
     out: List[RenderedResource] = []
     for obj in load_documents(text, f"the rendering of {root}"):
         if not isinstance(obj, dict):

@@ -16,6 +16,7 @@ same apiVersion, kind, namespace and name; same kind, namespace and name
 from __future__ import annotations
 
 import dataclasses
+import shlex
 import difflib
 import re
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -117,7 +118,6 @@ class Drift:
 
     @property
     def rebuild(self) -> str:
-        import shlex
         return f"kzgit rebuild {shlex.quote(self.copy)}"
 
 

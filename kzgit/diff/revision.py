@@ -19,6 +19,7 @@ from typing import List, Optional
 
 from kzgit import gitio
 from kzgit.config import Config, config_from_reader
+from kzgit.diff.gittree import GitTreeFS
 from kzgit.errors import BuildError, UsageError
 from kzgit.graph import ReadFn, disk_reader
 from kzgit.loader import DiskFS, FileSystem, is_within
@@ -111,9 +112,8 @@ class ConfinedDiskFS(DiskFS):
 
 def open_commit(repo: str, rev: str, cleanup: contextlib.ExitStack) -> Revision:
     """The commit ``rev`` names, read from git objects."""
-    import pygit2
+    import pygit2   # slow to import: only what reads git objects pays for it
 
-    from kzgit.diff.gittree import GitTreeFS
 
     commit = gitio.resolve_commit(repo, rev)
     if gitio.is_partial_clone(repo):

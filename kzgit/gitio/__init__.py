@@ -18,7 +18,7 @@ from kzgit import proc
 from kzgit.errors import KzgitError, UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
-    import pygit2
+    import pygit2   # slow to import: only what reads git objects pays for it
 
 GIT_TIMEOUT = 120.0
 MODE_EXECUTABLE = 0o100755
@@ -133,7 +133,7 @@ def rev_files(root: str, rev: str) -> List[str]:
 
 
 def _open_index(root: str) -> "pygit2.Index":
-    import pygit2
+    import pygit2   # slow to import: only what reads git objects pays for it
     env_index = os.environ.get("GIT_INDEX_FILE")
     if env_index:
         # git commit -a / git commit FILE: the hook must see and edit git's temporary index.
@@ -158,7 +158,7 @@ def clear_exec_bits_in_index(root: str, paths: Iterable[str]) -> List[str]:
 
     Only the mode changes: the entry keeps its blob id, so the staged content is untouched.
     """
-    import pygit2
+    import pygit2   # slow to import: only what reads git objects pays for it
     index = _open_index(root)
     changed: List[str] = []
     for path in paths:

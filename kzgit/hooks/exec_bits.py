@@ -13,6 +13,7 @@ import posixpath
 import stat
 from typing import Dict, List, Set
 
+from kzgit.gitio import MODE_EXECUTABLE, clear_exec_bits_in_index, index_modes
 from kzgit.hooks import LOCALIZED_FILES_DIR, Finding, Workspace
 from kzgit.hooks import _localize_api
 
@@ -46,7 +47,6 @@ def run(ws: Workspace, fix: bool = True) -> List[Finding]:
             continue
         if stat.S_ISREG(st.st_mode) and st.st_mode & 0o111:
             bad_tree.append(p)
-    from kzgit.gitio import MODE_EXECUTABLE, index_modes
     try:
         modes = index_modes(ws.repo, targets)
     except Exception:  # noqa: BLE001 - not a git repo (e.g. a plain directory): tree only
@@ -68,7 +68,6 @@ def run(ws: Workspace, fix: bool = True) -> List[Finding]:
                 if os.path.isfile(real) and not os.path.islink(real):
                     os.chmod(real, stat.S_IMODE(os.lstat(real).st_mode) & ~0o111)
         if bad_index:
-            from kzgit.gitio import clear_exec_bits_in_index
             clear_exec_bits_in_index(ws.repo, bad_index)
     verb = "removed executable bit" if fix else "downloaded file is executable"
     for p, places in where.items():

@@ -75,7 +75,7 @@ def _branch_in_cache(url: str, ref: str) -> bool:
     if spec is None:
         return False
     try:
-        from kzgit.remote import cached_ref_kind
+        from kzgit.remote import cached_ref_kind   # only refs.check-cache reads the remote cache
         return cached_ref_kind(spec, ref) == "branch"
     except Exception:  # noqa: BLE001 - an unreadable cache entry proves nothing
         return False

@@ -16,6 +16,7 @@ import os
 import posixpath
 import shutil
 import tempfile
+from kzgit.build import BuildOptions
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from kzgit.engine import BuiltinEngine, Engine
@@ -25,6 +26,7 @@ from kzgit.localize import _paths, lock as _lock
 from kzgit.localize._core import Run, _Localizer
 from kzgit.localize._fetch import Cloner, parse_repo_spec
 from kzgit.localize.errors import LocalizeError, PinMovedError, VerificationError
+from kzgit.walk import tree_files
 
 
 @dataclass
@@ -184,7 +186,6 @@ def _verify(engine: Engine, t: _Target, copy_target: str, shown_target: str, sho
     comparison must see the commits this localization just downloaded (a tag
     may have moved, which is what ``kzgit rebuild`` reports).
     """
-    from kzgit.build import BuildOptions
     opts = BuildOptions()   # no plugins, no exec, no helm: never enabled by localize
     original = t.root if t.remote else t.raw
     saved = os.environ.get("KZGIT_CACHE_DIR")
@@ -377,7 +378,6 @@ def find_copies(start: str) -> List[str]:
     a tool's cache or a sibling checkout is not taken for one of ours.  A copy inside
     another is part of it.
     """
-    from kzgit.walk import tree_files
     found = {posixpath.dirname(f) or "." for f in tree_files(start)
              if posixpath.basename(f) == _lock.LOCK_FILE_NAME}
     return sorted(c for c in found

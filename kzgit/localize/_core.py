@@ -22,6 +22,7 @@ import stat
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from kzgit.errors import BuildError, KzgitError, LoadRestrictionError
+from kzgit.kustomization import decode_kustomization
 from kzgit.konfig.general import BUILTIN_API_VERSION, FUNCTION_ANNOTATIONS, HELM_DEFAULT_HOME
 from kzgit.loader import ROOT_ONLY, Loader, is_within
 from kzgit.localize import _paths
@@ -29,6 +30,7 @@ from kzgit.localize._fetch import Clone, Cloner, RepoSpec, fetch_file, parse_rep
 from kzgit.localize._yaml import YamlText
 from kzgit.localize.errors import LocalizeError
 from kzgit.remote import is_http_url, redact
+from kzgit.yamlio import load_documents, load_yaml11
 
 
 # api/internal/localizer/builtinplugins.go: which fields of which builtin plugin
@@ -120,7 +122,6 @@ def _resource_problem(doc: Any) -> Optional[str]:
 
 def _check_resources(text: str, what: str) -> None:
     """kustomize's resmap factory ``NewResMapFromBytes``: every document is a resource."""
-    from kzgit.yamlio import load_documents
     for doc in load_documents(text.encode("utf-8") if isinstance(text, str) else text, what):
         problem = _resource_problem(doc)
         if problem:
@@ -585,7 +586,6 @@ class _Localizer:
         spec: Any = None
         for key in FUNCTION_ANNOTATIONS:
             if key in ann and isinstance(ann[key], str):
-                from kzgit.yamlio import load_yaml11
                 try:
                     spec = load_yaml11(str(ann[key]), f"{ident} annotation {key}")
                 except KzgitError:
@@ -663,8 +663,6 @@ def _unmarshal_kustomization(content: bytes, path: str) -> None:
     (TestLoadGVKNN, TestLocalizeBases); unknown fields are errors
     (TestLoadUnknownKustFields).
     """
-    from kzgit.kustomization import decode_kustomization
-    from kzgit.yamlio import load_yaml11
     raw = load_yaml11(content, path)
     if raw is None:
         return

@@ -19,6 +19,7 @@ from typing import Any, List, Tuple, Union
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
+from ruamel.yaml.scalarstring import LiteralScalarString
 
 from kzgit.errors import YamlError
 
@@ -102,7 +103,6 @@ class YamlText:
             except TypeError:
                 container[key] = new
         elif "\n" in new:
-            from ruamel.yaml.scalarstring import LiteralScalarString
             container[key] = LiteralScalarString(new)
         else:
             container[key] = new

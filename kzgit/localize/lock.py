@@ -9,6 +9,7 @@ in the copy and of the original it was copied from.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from typing import Any, Dict, List, Optional
@@ -41,7 +42,6 @@ def read_lock(copy_dir: str) -> Dict[str, Any]:
 
 
 def _sha(path: str) -> Optional[str]:
-    import hashlib
     try:
         with open(path, "rb") as f:
             return hashlib.sha256(f.read()).hexdigest()

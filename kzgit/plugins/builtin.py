@@ -101,8 +101,8 @@ _YAML_V3_CONFIGS = ("PrefixTransformer", "SuffixTransformer")
 def _field_lines(cfg: Dict[str, Any]) -> Dict[str, int]:
     """The line of each top-level field's value in the config as kustomize hands it to the
     plugin (Resource.AsYAML: keys sorted), for go-yaml's ``line N:`` in errors."""
-    import yaml
-    from kzgit.yamlio import dump_documents
+    import yaml   # only a config that fails to decode needs its lines
+    from kzgit.yamlio import dump_documents   # (with yaml above)
     lines: Dict[str, int] = {}
     try:
         root = yaml.compose(dump_documents([cfg]), Loader=yaml.CSafeLoader)

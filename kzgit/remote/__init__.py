@@ -22,6 +22,7 @@ killed; credentials never appear in messages.
 """
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import weakref
@@ -49,7 +50,6 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
@@ -90,7 +90,7 @@ def looks_remote(ref: str) -> bool:
 def cached_ref_kind(spec: RepoSpec, ref: Optional[str] = None) -> Optional[str]:
     """``"tag"`` or ``"branch"`` when kzgit's cache has resolved ``ref`` (default: ``spec.ref``)
     of this repository before, else ``None``.  Reads the cache only: no network, no process."""
-    from kzgit.remote._cache import RepoCache
+    from kzgit.remote._cache import RepoCache   # start-up: loaded when a remote is fetched
     ref = spec.ref if ref is None else ref
     try:
         refs = RepoCache(spec).refs()
@@ -115,8 +115,8 @@ def fresh_checkout(spec: RepoSpec, dest: str) -> str:
     git would read as options are refused before ``dest`` is created.  Raises
     :class:`kzgit.errors.RemoteError`; messages never contain credentials.
     """
-    from kzgit.remote import _gitcli
-    from kzgit.remote._cache import validate_spec
+    from kzgit.remote import _gitcli   # start-up: loaded when a remote is fetched
+    from kzgit.remote._cache import validate_spec   # start-up: loaded when a remote is fetched
     validate_spec(spec)   # refs that git would read as options are refused
     label = spec.redacted()
     os.makedirs(dest)
@@ -185,7 +185,7 @@ def open_remote_repo(parent: Optional[Loader], ref: str, options: "BuildOptions"
     except RepoSpecError as e:
         raise RemoteError(f"'{redact(ref)}' is not a git repository URL: {e}") from None
     _check_repo_cycle(parent, spec)
-    from kzgit.remote._cache import checkout, validate_spec
+    from kzgit.remote._cache import checkout, validate_spec   # start-up: loaded when a remote is fetched
     validate_spec(spec)
     tree = os.path.realpath(checkout(spec, offline=bool(getattr(options, "offline", False))))
     want = os.path.normpath(os.path.join(tree, spec.path))

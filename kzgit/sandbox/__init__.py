@@ -38,8 +38,10 @@ from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Seque
 from kzgit import proc
 from kzgit.config import SANDBOX_MODES as MODES
 from kzgit.config import SandboxSettings
+from kzgit.config import load_config
 from kzgit.paths import repository_top
 from kzgit.errors import PluginError
+from kzgit.loader import NO_RESTRICTIONS, is_within
 
 if TYPE_CHECKING:  # pragma: no cover
     from kzgit.build import BuildOptions
@@ -68,7 +70,7 @@ def available() -> Tuple[bool, str]:
     """Whether this machine can confine programs, and if not why (for messages)."""
     if not sys.platform.startswith("linux"):
         return False, f"kzgit confines plugins with Landlock, which {sys.platform} does not have"
-    from kzgit.sandbox import _landlock
+    from kzgit.sandbox import _landlock   # ctypes and Landlock load only to confine a program
     abi = _landlock.abi_version()
     if abi < 1:
         return False, (f"this Linux kernel ({os.uname().release}) offers no Landlock "
@@ -132,7 +134,7 @@ class _Confinement:
 
     def __init__(self, settings: SandboxSettings, program: str, read: Sequence[str],
                  write: Sequence[str], network: bool, env: Optional[Mapping[str, str]]) -> None:
-        from kzgit.sandbox import _landlock
+        from kzgit.sandbox import _landlock   # ctypes and Landlock load only to confine a program
         self.tmpdir = tempfile.mkdtemp(prefix="kzgit-sandbox-")
         self.network = network
         program = os.path.abspath(program)
@@ -227,7 +229,6 @@ def _hint(c: _Confinement) -> str:
 def _repo_top(root: str, options: "BuildOptions") -> List[str]:
     """With ``LoadRestrictionsNone`` a kustomization reads beyond its root: the repository's
     top is readable too."""
-    from kzgit.loader import NO_RESTRICTIONS
     if options.load_restrictor != NO_RESTRICTIONS:
         return []
     top = repository_top(root)
@@ -237,7 +238,6 @@ def _repo_top(root: str, options: "BuildOptions") -> List[str]:
 def settings_for(target: str) -> SandboxSettings:
     """``[sandbox]`` of the repository holding the kustomization directory ``target`` (the
     defaults for a remote target or outside a repository)."""
-    from kzgit.config import load_config
     if not os.path.isdir(target):
         return SandboxSettings()
     top = repository_top(target)
@@ -251,7 +251,6 @@ def check_mount(src: str, root: str, settings: Optional[SandboxSettings], rw: bo
     settings = settings or SandboxSettings()
     if settings.mode == "off":
         return
-    from kzgit.loader import is_within
     path = os.path.realpath(src)
     if is_within(path, os.path.realpath(root)):
         return
