@@ -61,8 +61,11 @@ def group_alive(pgid: int) -> bool:
     return False
 
 
-def wait_gone(pgid: int, seconds: float = 3.0) -> bool:
-    """Poll until no live process of group ``pgid`` is left; False if some outlive ``seconds``."""
+def wait_gone(pgid: int, seconds: float = 10.0) -> bool:
+    """Poll until no live process of group ``pgid`` is left; False if some outlive ``seconds``.
+
+    The processes the tests start sleep for minutes, so an orphan is still caught; the margin
+    is for a loaded machine, where killed processes take a while to be reaped."""
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         if not group_alive(pgid):
