@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING, List, Optional, Sequence, TextIO, Tuple
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover
     from kzgit.build import BuildOptions
@@ -65,10 +65,11 @@ def open_for_workspace(ws: "Workspace", no_cache: bool) -> Optional["Store"]:
     return ws.cache
 
 
-def print_renders(renders: "Sequence[RootResult]", file: "Optional[TextIO]" = None) -> None:
-    """``-v``: each root rendered, ``built``, ``cached`` or ``failed``, and its time."""
+def print_renders(renders: "Sequence[RootResult]") -> None:
+    """``-v``: each root rendered, ``built``, ``cached`` or ``failed``, and its time, on stderr
+    (stdout is the findings, or a report in a format)."""
     for r in renders:
-        print(f"{r.status:<7} {r.root} ({r.seconds:.2f}s)", file=file)
+        print(f"{r.status:<7} {r.root} ({r.seconds:.2f}s)", file=sys.stderr)
 
 
 def build_settings(target: str) -> Tuple[bool, int]:

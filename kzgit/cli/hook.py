@@ -5,7 +5,7 @@ Under the pre-commit framework a hook gets the file names pre-commit passes
 everything.  The plain git hooks use ``--staged`` (the index, exported to a
 temporary directory) and ``--rev REV [--from OLD]`` (a commit being pushed).
 Silent on success; findings go to stdout and make the exit code 1.  The
-render hook lists each root it rendered (``built``, ``cached`` or ``failed``,
+render hook lists on stderr each root it rendered (``built``, ``cached`` or ``failed``,
 and its time) with ``-v``, and always under the pre-commit framework, which
 shows a hook's output only when it fails or runs with ``--verbose``.
 """
@@ -190,7 +190,7 @@ def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace) -> List[Findin
         if store is not None and any(r.status != "cached" for r in results):
             store.trim()   # workers may have written: keep the cache within its bound
         if getattr(args, "verbose", False) or os.environ.get("PRE_COMMIT") == "1":
-            print_renders(results)
+            print_renders(results)   # on stderr: stdout holds the findings
         return render.findings(results)
     if hook == "localized-sync":
         from kzgit.hooks import localized_sync

@@ -219,6 +219,6 @@ def validate_report(args: argparse.Namespace, ws: "Workspace", policy: ValidateP
     if store is not None and any(r.status != "cached" for r in report.renders):
         store.trim()   # workers may have written: keep the cache within its bound
     if args.verbose or os.environ.get("PRE_COMMIT") == "1":
-        print_renders(report.renders, sys.stderr)
+        print_renders(report.renders)
     return report
 

@@ -26,27 +26,28 @@ def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("PRE_COMMIT", raising=False)
 
 
-def statuses(out: str) -> Dict[str, str]:
-    found = re.findall(r"^(built|cached|failed) +(\S+) \(\d+\.\d\ds\)$", out, re.M)
+def statuses(err: str) -> Dict[str, str]:
+    """What -v listed (on stderr, away from the findings)."""
+    found = re.findall(r"^(built|cached|failed) +(\S+) \(\d+\.\d\ds\)$", err, re.M)
     return {root: status for status, root in found}
 
 
 def test_verbose_lists_each_root_built_then_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     repo = make_repo(tmp_path / "r", FILES)
-    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "render", "--all", "-v")
-    assert rc == 0 and statuses(out) == {r: "built" for r in ROOTS}
-    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "render", "--all", "-v")
-    assert rc == 0 and statuses(out) == {r: "cached" for r in ROOTS}
+    rc, out, err = kz(repo, monkeypatch, capsys, "hook", "render", "--all", "-v")
+    assert rc == 0 and statuses(err) == {r: "built" for r in ROOTS}
+    rc, out, err = kz(repo, monkeypatch, capsys, "hook", "render", "--all", "-v")
+    assert rc == 0 and statuses(err) == {r: "cached" for r in ROOTS}
     # quiet without -v, as before
     assert kz(repo, monkeypatch, capsys, "hook", "render", "--all") == (0, "", "")
     # one root's input changes: only that root is built
     write(repo, {"overlays/o2/kustomization.yaml": "resources:\n- ../../base\nnamePrefix: x-\n"})
-    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "render", "--all", "-v")
-    assert statuses(out) == {**{r: "cached" for r in ROOTS}, "overlays/o2": "built"}
+    rc, out, err = kz(repo, monkeypatch, capsys, "hook", "render", "--all", "-v")
+    assert statuses(err) == {**{r: "cached" for r in ROOTS}, "overlays/o2": "built"}
     write(repo, {"overlays/o1/kustomization.yaml": "resources:\n- ../../base\n- gone.yaml\n"})
-    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "render", "--all", "-v")
-    assert rc == 1 and statuses(out)["overlays/o1"] == "failed"
+    rc, out, err = kz(repo, monkeypatch, capsys, "hook", "render", "--all", "-v")
+    assert rc == 1 and statuses(err)["overlays/o1"] == "failed"
     assert "overlays/o1: does not render" in out
 
 
@@ -55,21 +56,21 @@ def test_under_pre_commit_the_list_is_always_printed(tmp_path: Path, monkeypatch
     """pre-commit shows a hook's output only with --verbose (or when it fails)."""
     repo = make_repo(tmp_path / "r", FILES)
     monkeypatch.setenv("PRE_COMMIT", "1")
-    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "render", "base/cm.yaml")
-    assert rc == 0 and set(statuses(out)) == set(ROOTS)
+    rc, out, err = kz(repo, monkeypatch, capsys, "hook", "render", "base/cm.yaml")
+    assert rc == 0 and set(statuses(err)) == set(ROOTS)
 
 
 def test_no_cache_and_cache_false(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                   capsys: pytest.CaptureFixture[str]) -> None:
     repo = make_repo(tmp_path / "r", FILES)
     for _ in range(2):
-        _, out, _ = kz(repo, monkeypatch, capsys, "hook", "render", "--all", "-v", "--no-cache")
-        assert set(statuses(out).values()) == {"built"}
+        _, out, err = kz(repo, monkeypatch, capsys, "hook", "render", "--all", "-v", "--no-cache")
+        assert set(statuses(err).values()) == {"built"}
     assert not list((tmp_path / "cache").rglob("*.kzr"))
     write(repo, {".kzgit.toml": "cache = false\n"})
     for _ in range(2):
-        _, out, _ = kz(repo, monkeypatch, capsys, "hook", "render", "--all", "-v")
-        assert set(statuses(out).values()) == {"built"}
+        _, out, err = kz(repo, monkeypatch, capsys, "hook", "render", "--all", "-v")
+        assert set(statuses(err).values()) == {"built"}
     assert not list((tmp_path / "cache").rglob("*.kzr"))
     write(repo, {".kzgit.toml": "cache-size-mb = 0\n"})
     rc, _, err = kz(repo, monkeypatch, capsys, "hook", "render", "--all")
@@ -82,9 +83,9 @@ def test_shards_are_disjoint_and_complete(tmp_path: Path, monkeypatch: pytest.Mo
     for n in (1, 2, 3, 5):
         seen: List[str] = []
         for i in range(1, n + 1):
-            rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "render", "--all", "-v", "--shard", f"{i}/{n}")
+            rc, out, err = kz(repo, monkeypatch, capsys, "hook", "render", "--all", "-v", "--shard", f"{i}/{n}")
             assert rc == 0
-            seen += list(statuses(out))
+            seen += list(statuses(err))
         assert sorted(seen) == ROOTS, n
     with pytest.raises(SystemExit) as e:
         kz(repo, monkeypatch, capsys, "hook", "render", "--all", "--shard", "3/2")
@@ -116,6 +117,6 @@ def test_exports_of_the_index_are_not_cached(tmp_path: Path, monkeypatch: pytest
     write(repo, {"base/cm.yaml": FILES["base/cm.yaml"] + "  c: d\n"})
     git(repo, "add", "-A")
     for _ in range(2):
-        rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "render", "--staged", "-v")
-        assert rc == 0 and statuses(out) == {r: "built" for r in ROOTS}
+        rc, out, err = kz(repo, monkeypatch, capsys, "hook", "render", "--staged", "-v")
+        assert rc == 0 and statuses(err) == {r: "built" for r in ROOTS}
     assert not list((tmp_path / "cache").rglob("*.kzr"))
