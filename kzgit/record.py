@@ -9,9 +9,11 @@ signature); the base adds the rest, with ``dataclasses``' semantics.
 """
 from __future__ import annotations
 
-from typing import Any, Tuple, TypeVar
+from typing import TYPE_CHECKING, Any, Tuple
 
-R = TypeVar("R", bound="Record")
+if TYPE_CHECKING:  # pragma: no cover - a TypeVar bound by name costs a compile() at import
+    from typing import TypeVar
+    R = TypeVar("R", bound="Record")
 
 
 class Record:

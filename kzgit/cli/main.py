@@ -10,11 +10,17 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import signal
 import sys
-from typing import Any, Dict, List, NoReturn, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, NoReturn, Optional
 
 from kzgit.errors import KzgitError, UsageError, full_message
+
+if TYPE_CHECKING:  # pragma: no cover
+    import signal
+else:
+    # _signal, not signal: signal wraps the same functions and constants in enums whose
+    # construction costs every run about as much as parsing its command line.
+    import _signal as signal
 
 # Command modules under kzgit/cli/, in the order ``kzgit --help`` lists them.
 COMMANDS = ["build", "transform", "localize", "rebuild", "diff", "validate", "hook", "install_hooks", "cache"]
@@ -138,7 +144,7 @@ def _install_signal_handlers() -> Dict[int, Any]:
     for s in _UNWIND_SIGNALS:
         try:
             old = signal.getsignal(s)
-            if old is signal.SIG_IGN:
+            if old == signal.SIG_IGN:
                 continue
             signal.signal(s, _unwind)
         except ValueError:  # not in the main thread
@@ -161,7 +167,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         return _main(argv)
     except KeyboardInterrupt as e:  # the command's own cleanup has run while this unwound
         if isinstance(e, _Signalled):
-            _say(f"Interrupted ({signal.Signals(e.signum).name})")
+            from signal import Signals
+            _say(f"Interrupted ({Signals(e.signum).name})")
             return 128 + e.signum
         _say("Interrupted (^C)")
         return 130
@@ -190,6 +197,10 @@ def _main(argv: Optional[List[str]]) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
+    # main() without argv runs this process's own command line (the kzgit script, python -m
+    # kzgit); with argv a host program calls it (tests): commands then leave process-wide
+    # state alone (kzgit.cli.build freezes the garbage collector's view of its imports)
+    args.own_process = argv is None
     try:
         return int(args.func(args) or 0)
     except UsageError as e:

@@ -53,6 +53,8 @@ NOT_FOR_A_SMALL_BUILD = [
     # records are kzgit.record's plain classes: dataclasses imports inspect (ast, dis, tokenize);
     # the base cache's lock is _thread's
     "dataclasses", "inspect", "ast", "threading",
+    # the CLI's signal handlers use _signal: signal builds enums of every signal at import
+    "signal",
 ]
 
 # A build answered from the render cache checks what the cached build read and prints its output.
@@ -120,3 +122,27 @@ def test_help_still_lists_every_command() -> None:
                          timeout=60, cwd=PROJECT)
     for name in ("build", "transform", "localize", "rebuild", "diff", "hook", "install-hooks"):
         assert f"    {name}" in out.stdout
+
+
+FREEZE_PROBE = """
+import contextlib, gc, io, sys
+from kzgit.cli.main import main
+with contextlib.redirect_stdout(io.StringIO()):
+    if sys.argv[1] == "own":
+        sys.argv = ["kzgit", "build", "--no-cache", sys.argv[2]]
+        main()
+    else:
+        main(["build", "--no-cache", sys.argv[2]])
+print(gc.get_freeze_count() > 0, gc.isenabled())
+"""
+
+
+@pytest.mark.parametrize("how, frozen", [("own", "True"), ("hosted", "False")])
+def test_only_the_process_s_own_build_freezes_its_imports(how: str, frozen: str) -> None:
+    # kzgit build's process hides the engine's modules from the garbage collector; a program
+    # calling main(argv) (tests, an embedding tool) keeps its objects collectable
+    target = str(PROJECT / "examples" / "overlays" / "production")
+    out = subprocess.run([sys.executable, "-c", FREEZE_PROBE, how, target], capture_output=True,
+                         text=True, timeout=60, cwd=PROJECT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [frozen, "True"]
