@@ -18,7 +18,9 @@ swagger ``definitions`` shape, pruned to what SMP needs, so that the same code
 reads it and a user's custom ``openapi: {path: …}`` file.
 
 Usage: ``python scripts/gen_openapi.py`` (needs network for one
-``pip download``); writes the JSON file and a ``.sha256`` beside it.
+``pip download``); writes the JSON file and a ``.sha256`` beside it, and the index
+``kzgit.openapi`` reads to parse only the definitions a merge asks for
+(``k8s-1.21.index.json``; ``--index`` rewrites just that from the JSON file).
 """
 from __future__ import annotations
 
@@ -173,8 +175,20 @@ def main() -> int:
     OUT.write_text(text, encoding="utf-8")
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     OUT.with_name(OUT.name + ".sha256").write_text(f"{digest}  {OUT.name}\n", encoding="utf-8")
+    write_index(text)
     return 0
 
 
+def write_index(text: str) -> None:
+    """Write ``k8s-1.21.index.json``: where each definition is in ``text`` (kzgit.openapi._index)."""
+    sys.path.insert(0, str(OUT.parent.parent.parent))
+    from kzgit.openapi._index import make_index
+    index = json.dumps(make_index(text), sort_keys=True, separators=(",", ":")) + "\n"
+    OUT.with_name("k8s-1.21.index.json").write_text(index, encoding="utf-8")
+
+
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--index"]:
+        write_index(OUT.read_text(encoding="utf-8"))
+        raise SystemExit(0)
     raise SystemExit(main())

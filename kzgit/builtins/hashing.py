@@ -1,7 +1,6 @@
 """Name hash suffixes (api/hasher/hasher.go, api/internal/builtins/HashTransformer.go)."""
 from __future__ import annotations
 
-import hashlib
 from typing import Any, Dict
 
 from kzgit.errors import UnsupportedError
@@ -41,6 +40,7 @@ def _hash_obj(r: Resource) -> Dict[str, Any]:
 
 
 def hash_suffix(r: Resource) -> str:
+    import hashlib  # only builds with a generator hash: loading OpenSSL costs a small build ~3%
     text = go_json_dumps(_hash_obj(r))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:10].translate(_SUBST)
 

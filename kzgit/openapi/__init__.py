@@ -22,6 +22,7 @@ import os
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from kzgit.errors import BuildError
+from kzgit.openapi._index import Definitions, gvk_rows, text_checksum
 
 __all__ = [
     "BUILTIN_VERSION",
@@ -43,9 +44,9 @@ BUILTIN_VERSION = "v1.21.2"
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _DATA_FILE = os.path.join(_HERE, "k8s-1.21.json")
+_INDEX_FILE = os.path.join(_HERE, "k8s-1.21.index.json")
 
 # Extension keys (kyaml/openapi/openapi.go constants).
-_GVK_EXT = "x-kubernetes-group-version-kind"
 _STRATEGY_EXT = "x-kubernetes-patch-strategy"
 _MERGE_KEY_EXT = "x-kubernetes-patch-merge-key"
 _MAP_KEYS_EXT = "x-kubernetes-list-map-keys"
@@ -60,16 +61,17 @@ class _Store:
         self.by_type: Dict[Tuple[str, str], Dict[str, Any]] = {}
         # AddDefinitions: every definition carrying the GVK extension is
         # indexed under each (apiVersion, kind) it lists; later wins.
-        for d in self.definitions.values():
-            if not isinstance(d, dict):
-                continue
-            exts = d.get(_GVK_EXT)
-            if not isinstance(exts, list):
-                continue
-            for ext in exts:
-                tm = _to_type_meta(ext)
-                if tm is not None:
-                    self.by_type[tm] = d
+        for api_version, kind, name in gvk_rows(self.definitions):
+            self.by_type[(api_version, kind)] = self.definitions[name]
+
+    @classmethod
+    def lazy(cls, index: Dict[str, Any], text: str) -> "_Store":
+        """The builtin definitions, each parsed from ``text`` when first asked for."""
+        store = cls({})
+        store.definitions = Definitions(text)
+        store.by_type = _LazyByType(store.definitions,
+                                    {(av, kind): name for av, kind, name in index["gvk"]})
+        return store
 
     def add(self, definitions: Mapping[str, Any]) -> None:
         """Merge more definitions in (kyaml AddDefinitions; later wins)."""
@@ -91,17 +93,20 @@ class _Store:
         return node if isinstance(node, dict) else None
 
 
-def _to_type_meta(ext: Any) -> Optional[Tuple[str, str]]:
-    """kyaml ``toTypeMeta``: ``group/version`` (or ``version``) and kind."""
-    if not isinstance(ext, dict):
-        return None
-    version = ext.get("version")
-    kind = ext.get("kind")
-    if not isinstance(version, str) or not isinstance(kind, str):
-        return None
-    group = ext.get("group")
-    api_version = f"{group}/{version}" if isinstance(group, str) and group else version
-    return (api_version, kind)
+class _LazyByType(dict):
+    """(apiVersion, kind) -> definition, resolving the builtin index's names on first use
+    (added stores put definitions in, which win as a later AddDefinitions does)."""
+
+    def __init__(self, definitions: Dict[str, Any], names: Dict[Tuple[str, str], str]) -> None:
+        super().__init__(names)
+        self._definitions = definitions
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        value = dict.get(self, key, default)
+        if isinstance(value, str):   # a name from the index
+            value = self._definitions.get(value, default)
+            self[key] = value
+        return value
 
 
 class Schema:
@@ -199,16 +204,39 @@ def _builtin_document() -> Dict[str, Any]:
     return doc
 
 
+@functools.lru_cache(maxsize=None)
+def _builtin_index() -> Optional[Tuple[Dict[str, Any], str]]:
+    """The index of the builtin document and the document's text; None when the index is
+    missing or describes another text (then the document is parsed whole)."""
+    try:
+        with open(_INDEX_FILE, encoding="utf-8") as f:
+            index: Dict[str, Any] = json.load(f)
+        with open(_DATA_FILE, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, ValueError):
+        return None
+    if not isinstance(index, dict) or index.get("crc32") != text_checksum(text):
+        return None
+    return index, text
+
+
 def _kustomization_definitions() -> Dict[str, Any]:
     # Part of the builtin file (see scripts/gen_openapi.py); initSchema parses
     # kustomizationapi/swagger.json after a custom schema too.
-    defs: Dict[str, Any] = _builtin_document()["kustomization"]
+    indexed = _builtin_index()
+    defs: Dict[str, Any] = (indexed[0] if indexed is not None else _builtin_document())["kustomization"]
     return defs
 
 
 @functools.lru_cache(maxsize=None)
 def _builtin_store() -> _Store:
-    store = _Store(_builtin_document()["definitions"])
+    indexed = _builtin_index()
+    try:
+        store = _Store.lazy(*indexed) if indexed is not None else None
+    except ValueError:   # not the layout gen_openapi.py writes: parse it whole
+        store = None
+    if store is None:
+        store = _Store(_builtin_document()["definitions"])
     store.add(_kustomization_definitions())
     return store
 

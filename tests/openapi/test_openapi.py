@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 import kzgit.openapi as oa
+from kzgit.openapi._index import Definitions
 from kzgit.errors import BuildError
 from kzgit.patch.smp import merge
 from helpers import TESTS
@@ -145,3 +146,55 @@ def test_crd_fieldspecs_ignores_non_k8s_types_and_cycles() -> None:
     specs = oa.crd_fieldspecs(doc)
     assert specs["commonLabels"] == []
     assert ["", "", "Loop", "self", False] in specs["commonAnnotations"]
+
+
+def test_index_is_the_one_make_index_derives_from_the_document() -> None:
+    from kzgit.openapi._index import make_index
+    text = (OPENAPI_DIR / "k8s-1.21.json").read_text(encoding="utf-8")
+    shipped = json.loads((OPENAPI_DIR / "k8s-1.21.index.json").read_text(encoding="utf-8"))
+    assert shipped == make_index(text)   # else: python scripts/gen_openapi.py --index
+
+
+def test_lazy_builtin_store_answers_as_the_whole_document() -> None:
+    # each definition parsed from its span is the definition; every GVK finds the same node
+    text = (OPENAPI_DIR / "k8s-1.21.json").read_text(encoding="utf-8")
+    doc = json.loads(text)
+    whole = oa._Store(doc["definitions"])
+    indexed = oa._builtin_index()
+    assert indexed is not None and indexed[1] == text
+    lazy = oa._Store.lazy(*indexed)
+    assert list(dict.keys(lazy.definitions)) == []          # nothing parsed yet
+    assert isinstance(lazy.definitions, Definitions)
+    for key, node in whole.by_type.items():
+        assert lazy.by_type.get(key) == node, key
+    for name, node in doc["definitions"].items():
+        assert name in lazy.definitions and lazy.definitions.get(name) == node == lazy.definitions[name]
+    assert lazy.definitions.get("no.such.Definition") is None and "no.such.Definition" not in lazy.definitions
+    assert lazy.by_type.get(("no/v1", "Nothing")) is None
+
+
+def test_added_definitions_win_over_the_lazy_builtin_ones() -> None:
+    indexed = oa._builtin_index()
+    assert indexed is not None
+    lazy = oa._Store.lazy(*indexed)
+    mine = {"io.k8s.api.apps.v1.Deployment": {"x-kubernetes-group-version-kind": [
+        {"group": "apps", "kind": "Deployment", "version": "v1"}], "properties": {}}}
+    lazy.add(mine)
+    assert lazy.definitions.get("io.k8s.api.apps.v1.Deployment") == mine["io.k8s.api.apps.v1.Deployment"]
+    assert lazy.by_type.get(("apps/v1", "Deployment")) == mine["io.k8s.api.apps.v1.Deployment"]
+
+
+def test_an_index_of_another_document_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    stale = json.loads((OPENAPI_DIR / "k8s-1.21.index.json").read_text(encoding="utf-8"))
+    stale["crc32"] += 1
+    (tmp_path / "index.json").write_text(json.dumps(stale), encoding="utf-8")
+    monkeypatch.setattr(oa, "_INDEX_FILE", str(tmp_path / "index.json"))
+    oa._builtin_index.cache_clear()
+    oa._builtin_store.cache_clear()
+    try:
+        assert oa._builtin_index() is None
+        assert not isinstance(oa._builtin_store().definitions, Definitions)
+        assert _lookup("apps/v1", "Deployment", "spec", "template", "spec", "containers") is not None
+    finally:
+        oa._builtin_index.cache_clear()
+        oa._builtin_store.cache_clear()
