@@ -6,8 +6,9 @@ does.  Library code raises, it never prints.
 """
 from __future__ import annotations
 
-import copy
-from typing import Optional
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Optional
 
 
 class KzgitError(Exception):
@@ -48,6 +49,7 @@ class KzgitError(Exception):
 
     def reworded(self, message: str) -> "KzgitError":
         """The same error (class and tip) with another message."""
+        import copy  # here: copy imports weakref, and most runs never reword an error
         new = copy.copy(self)
         new.args = (message,)
         return new

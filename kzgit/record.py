@@ -9,9 +9,9 @@ signature); the base adds the rest, with ``dataclasses``' semantics.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Tuple
-
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover - a TypeVar bound by name costs a compile() at import
+    from typing import Any, Tuple
     from typing import TypeVar
     R = TypeVar("R", bound="Record")
 

@@ -1,12 +1,13 @@
 """The build: ``build(path, options) -> BuildResult``, kustomize v5.5.0's pipeline."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List, Optional
 
 from kzgit.loader import ROOT_ONLY
 from kzgit.record import Record
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import List, Optional
     from kzgit.build.cache import BuildCache
     from kzgit.config import SandboxSettings
     from kzgit.loader import FileSystem

@@ -4,14 +4,15 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING, Optional
 
 from kzgit.build import BuildOptions, build
 from kzgit.cli import add_plugin_flags, add_timeout_flag
 from kzgit.atomic import OutputError, write_atomic
 from kzgit.loader import RESTRICTORS, ROOT_ONLY
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Optional
     from kzgit.config import SandboxSettings
 
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import List, Optional, Sequence, Tuple
     from kzgit.build import BuildOptions
     from kzgit.hooks import Workspace
     from kzgit.hooks.render import RootResult

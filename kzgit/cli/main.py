@@ -11,11 +11,12 @@ import argparse
 import importlib
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Dict, List, NoReturn, Optional
 
 from kzgit.errors import KzgitError, UsageError, full_message
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict, List, NoReturn, Optional
     import signal
 else:
     # _signal, not signal: signal wraps the same functions and constants in enums whose

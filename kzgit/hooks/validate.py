@@ -19,7 +19,7 @@ import hashlib
 import json
 import os
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from kzgit.build import BuildOptions
 from kzgit.config import ValidatePolicy
@@ -29,8 +29,11 @@ from kzgit.hooks import Workspace
 from kzgit.hooks import _findings_cache as found
 from kzgit.hooks.render import (Outcome, RootResult, options_for, render_each, roots_to_build,
                                 shard_of)
-from kzgit.rendercache import BUILT, FAILED, Produce, Store, lookup, render_cached
+from kzgit.rendercache import BUILT, FAILED, Store, lookup, render_cached
 from kzgit.validate import ERROR, WARNING, Finding, Validator
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kzgit.rendercache import Produce
 
 CRD_MARK = b"CustomResourceDefinition"
 

@@ -13,9 +13,13 @@ import contextvars
 import errno
 import os
 import stat
-from typing import Any, List, Optional, Protocol, Tuple
-
 from kzgit.errors import BuildError, KzgitError, LoadRestrictionError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, List, Optional, Protocol, Tuple
+else:
+    Protocol = object  # FileSystem below is a structural type for checkers only
 
 ROOT_ONLY = "LoadRestrictionsRootOnly"
 NO_RESTRICTIONS = "LoadRestrictionsNone"

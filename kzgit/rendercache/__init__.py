@@ -26,14 +26,18 @@ import json
 import os
 import sys
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from kzgit.build import BuildOptions
 from kzgit.errors import KzgitError, PluginError, RemoteError, UsageError
 from kzgit.record import Record
 from kzgit.rendercache._store import DEFAULT_SIZE_MB, Store, open_store
 
-__all__ = ["BUILT", "CACHED", "DEFAULT_SIZE_MB", "FAILED", "Produce", "Rendered", "Store", "cache_dir",
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable, Dict, List, Optional, Tuple
+
+# Produce (the type of a build function) is for type checkers only: import it under TYPE_CHECKING
+__all__ = ["BUILT", "CACHED", "DEFAULT_SIZE_MB", "FAILED", "Rendered", "Store", "cache_dir",
            "default_store", "lookup", "lookup_yaml", "open_store", "render_cached", "render_yaml"]
 
 BUILT, CACHED, FAILED = "built", "cached", "failed"
@@ -151,8 +155,9 @@ def _replay_error(header: Dict[str, Any]) -> KzgitError:
     return e
 
 
-Produce = Callable[[BuildOptions], Tuple[bytes, List[str]]]
-"""Build with these options; return the payload to store and the build's warnings."""
+if TYPE_CHECKING:  # pragma: no cover
+    Produce = Callable[[BuildOptions], Tuple[bytes, List[str]]]
+    """Build with these options; return the payload to store and the build's warnings."""
 
 
 def render_cached(path: str, options: BuildOptions, store: Optional[Store], flavour: str,

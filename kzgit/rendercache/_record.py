@@ -23,11 +23,12 @@ from __future__ import annotations
 import hashlib
 import os
 import posixpath
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
 from kzgit.loader import KUSTOMIZATION_FILE_NAMES, DiskFS, FileSystem
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable, Dict, List, Optional, Tuple
     from kzgit.loader import Loader
 
 # Kustomization fields whose builds run what no file system question covers: helm
@@ -42,8 +43,9 @@ _TARGET_FIELDS = ("resources", "bases", "components", "generators", "transformer
 
 MAIN, DISK = "m", "d"   # the build's own file system; the disk (a remote checkout)
 
-Trace = List[List[Any]]
-"""``[fs tag, question, path, answer]`` rows, JSON-friendly."""
+if TYPE_CHECKING:  # pragma: no cover
+    Trace = List[List[Any]]
+    """``[fs tag, question, path, answer]`` rows, JSON-friendly."""
 
 
 def blob_id(data: bytes) -> str:

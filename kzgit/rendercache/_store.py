@@ -20,9 +20,12 @@ import hashlib
 import json
 import os
 import time
-from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from kzgit.atomic import new_temp_file
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 MAGIC = b"KZGIT-RENDER 1\n"
 SUFFIX = ".kzr"

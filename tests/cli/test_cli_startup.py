@@ -64,6 +64,8 @@ NOT_FOR_A_CACHE_HIT = NOT_FOR_A_SMALL_BUILD + [
     "kzgit.openapi", "kzgit.konfig",
     # remote references (the cache root is kzgit.cachedir's)
     "kzgit.remote",
+    # annotations only: the modules on this path import typing for type checkers alone
+    "typing",
 ]
 
 
