@@ -6,7 +6,10 @@ repository's ``cache`` setting) before it knows whether it will build at all.
 from __future__ import annotations
 
 import os
-from typing import Optional
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Optional
 
 
 def repository_top(path: str) -> Optional[str]:
