@@ -116,15 +116,16 @@ def run(args: argparse.Namespace) -> int:
     options = options_from_args(args)
     to_dir = bool(args.output) and os.path.isdir(args.output)
     result = None
+    load = _load_engine if getattr(args, "own_process", False) else None
     if args.no_cache or to_dir:   # -o DIR needs the resources themselves
-        if getattr(args, "own_process", False):
-            _load_engine()
+        if load is not None:
+            load()
         result = build(args.dir, options)
         warnings = result.warnings
     else:
-        # through the render cache (kzgit.rendercache)
+        # through the render cache (kzgit.rendercache); the engine is loaded on a miss only
         from kzgit.cli.cache import cached_yaml
-        text, warnings = cached_yaml(args.dir, options)
+        text, warnings = cached_yaml(args.dir, options, before_build=load)
     for w in warnings:
         print(w, file=sys.stderr)
     if args.enable_alpha_plugins or args.enable_exec or args.enable_helm:

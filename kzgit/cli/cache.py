@@ -11,7 +11,7 @@ import sys
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import List, Optional, Sequence, Tuple
+    from typing import Callable, List, Optional, Sequence, Tuple
     from kzgit.build import BuildOptions
     from kzgit.hooks import Workspace
     from kzgit.hooks.render import RootResult
@@ -109,12 +109,18 @@ def _read_or_empty(path: str) -> bytes:
         return b""
 
 
-def cached_yaml(path: str, options: "BuildOptions") -> Tuple[str, List[str]]:
+def cached_yaml(path: str, options: "BuildOptions", before_build: "Optional[Callable[[], None]]" = None
+                ) -> Tuple[str, List[str]]:
     """``kzgit build``'s output and warnings through the render cache (unless the repository's
-    configuration says ``cache = false``); raises the build's error."""
-    from kzgit.rendercache import render_yaml
+    configuration says ``cache = false``); raises the build's error.  ``before_build`` runs
+    when the cache has no answer, before building (kzgit.cli.build loads the engine so)."""
+    from kzgit.rendercache import lookup_yaml, render_yaml
     store = open_for_cli(*build_settings(path))
-    got = render_yaml(path, options, store)
+    got = lookup_yaml(path, options, store) if store is not None else None
+    if got is None:
+        if before_build is not None:
+            before_build()
+        got = render_yaml(path, options, store, looked=store is not None)
     if store is not None and store.wrote:
         store.trim()
     if got.error is not None:

@@ -18,7 +18,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import pytest
 from helpers import FIXTURES, PROJECT
@@ -137,22 +137,31 @@ def test_help_still_lists_every_command() -> None:
 FREEZE_PROBE = """
 import contextlib, gc, io, sys
 from kzgit.cli.main import main
+how, flags = sys.argv[1], sys.argv[3:]
 with contextlib.redirect_stdout(io.StringIO()):
-    if sys.argv[1] == "own":
-        sys.argv = ["kzgit", "build", "--no-cache", sys.argv[2]]
+    if how == "own":
+        sys.argv = ["kzgit", "build", *flags, sys.argv[2]]
         main()
     else:
-        main(["build", "--no-cache", sys.argv[2]])
-print(gc.get_freeze_count() > 0, gc.isenabled())
+        main(["build", *flags, sys.argv[2]])
+print(gc.get_freeze_count() > 0, gc.isenabled(), "kzgit.build.pipeline" in sys.modules)
 """
 
 
 @pytest.mark.parametrize("how, frozen", [("own", "True"), ("hosted", "False")])
-def test_only_the_process_s_own_build_freezes_its_imports(how: str, frozen: str) -> None:
+def test_only_the_process_s_own_build_freezes_its_imports(how: str, frozen: str, tmp_path: Path) -> None:
     # kzgit build's process hides the engine's modules from the garbage collector; a program
-    # calling main(argv) (tests, an embedding tool) keeps its objects collectable
+    # calling main(argv) (tests, an embedding tool) keeps its objects collectable.  Through the
+    # render cache the engine is loaded (and frozen) on a miss only.
     target = str(PROJECT / "examples" / "overlays" / "production")
-    out = subprocess.run([sys.executable, "-c", FREEZE_PROBE, how, target], capture_output=True,
-                         text=True, timeout=60, cwd=PROJECT)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == [frozen, "True"]
+    env = dict(os.environ, KZGIT_CACHE_DIR=str(tmp_path / "cache"))
+
+    def probe(*flags: str) -> List[str]:
+        out = subprocess.run([sys.executable, "-c", FREEZE_PROBE, how, target, *flags],
+                             capture_output=True, text=True, timeout=60, cwd=PROJECT, env=env)
+        assert out.returncode == 0, out.stderr
+        return out.stdout.split()
+
+    assert probe("--no-cache") == [frozen, "True", "True"]
+    assert probe() == [frozen, "True", "True"]          # a miss: built
+    assert probe() == ["False", "True", "False"]        # a hit: nothing loaded, nothing frozen
