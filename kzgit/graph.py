@@ -452,7 +452,7 @@ def disk_reader(repo_root: str) -> ReadFn:
                 return None
             with open(real, "rb") as f:
                 return f.read()
-        except OSError:
+        except (OSError, ValueError):   # ValueError: a path holding a NUL byte
             return None
     return read
 

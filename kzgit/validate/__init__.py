@@ -110,8 +110,9 @@ class Validator:
         self.skip_kinds, self.skip_gvks = _parse_skip(policy.skip_kinds)
 
     def add_crd(self, obj: Dict[str, Any], where: str) -> None:
-        """Register a CustomResourceDefinition rendered by a root (``where`` names it)."""
-        self.crds.add(obj, where)
+        """Register a CustomResourceDefinition rendered by a root (``where`` names it); one that
+        gives no schema is not an error here (the resource itself is validated like any other)."""
+        self.crds.add(obj, where, strict=False)
 
     def skipped(self, obj: Dict[str, Any]) -> bool:
         """``skip-kinds`` or the resource's own ``kzgit.io/validate: "false"`` annotation."""

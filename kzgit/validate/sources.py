@@ -29,25 +29,39 @@ from kzgit.validate.schema import Check, Compiler, SchemaError, pointer_get
 CRD_API = "apiextensions.k8s.io/v1"
 
 
-def crd_versions(obj: Dict[str, Any], where: str) -> List[Tuple[str, str, Dict[str, Any]]]:
-    """(apiVersion, kind, openAPIV3Schema) per served version of a CRD object."""
+def crd_versions(obj: Dict[str, Any], where: str,
+                 strict: bool = True) -> List[Tuple[str, str, Dict[str, Any]]]:
+    """(apiVersion, kind, openAPIV3Schema) per served version of a CRD object.
+
+    ``strict`` (a CRD the configuration names): a CRD that gives no schema is a usage error.
+    Otherwise (a CRD some root renders, maybe a test fixture) what gives no schema is skipped,
+    as kubeconform's CRD converter does: resources of its kinds then have no schema, which
+    ``missing-schemas`` decides about."""
     spec = obj.get("spec")
     name = (obj.get("metadata") or {}).get("name", "")
     label = f"{where}: CustomResourceDefinition {name}"
     if not isinstance(spec, dict):
+        if not strict:
+            return []
         raise UsageError(f"{label}: no spec")
     group = spec.get("group")
     kind = (spec.get("names") or {}).get("kind") if isinstance(spec.get("names"), dict) else None
     if not isinstance(group, str) or not isinstance(kind, str):
+        if not strict:
+            return []
         raise UsageError(f"{label}: spec.group and spec.names.kind are required")
     out = []
     for v in spec.get("versions") or []:
         if not isinstance(v, dict) or not isinstance(v.get("name"), str):
+            if not strict:
+                continue
             raise UsageError(f"{label}: spec.versions entries need a name")
         if v.get("served") is False:
             continue
         schema = (v.get("schema") or {}).get("openAPIV3Schema") if isinstance(v.get("schema"), dict) else None
         if not isinstance(schema, dict):
+            if not strict:
+                continue
             raise UsageError(f"{label}: version {v['name']} has no schema.openAPIV3Schema")
         out.append((f"{group}/{v['name']}", kind, schema))
     return out
@@ -62,9 +76,10 @@ class CrdSchemas:
         self._raw: Dict[Tuple[str, str], Tuple[Dict[str, Any], str]] = {}
         self._checks: Dict[Tuple[str, str], Check] = {}
 
-    def add(self, obj: Dict[str, Any], where: str) -> None:
-        """Register a CRD object read from ``where`` (the first definition of a kind wins)."""
-        for api_version, kind, schema in crd_versions(obj, where):
+    def add(self, obj: Dict[str, Any], where: str, strict: bool = True) -> None:
+        """Register a CRD object read from ``where`` (the first definition of a kind wins);
+        ``strict`` as :func:`crd_versions`."""
+        for api_version, kind, schema in crd_versions(obj, where, strict):
             self._raw.setdefault((api_version, kind), (schema, where))
 
     def add_file(self, path: str, shown: str) -> None:

@@ -245,3 +245,24 @@ def test_external_engine_output_is_validated(tmp_path: Path, run) -> None:  # ty
     rc, out, _ = run(tmp_path, "overlays/prod", "--engine", "kubectl")
     assert rc == 1
     assert out == 'overlays/prod: Deployment/shop/prod-web: /spec/replicas: expected integer, got string "many"\n'
+
+
+def test_a_rendered_crd_without_schema_is_no_error(tmp_path: Path, run) -> None:  # type: ignore[no-untyped-def]
+    # a root elsewhere in the repository (a test fixture, say) renders a CRD that gives no
+    # schema: the other roots still validate, and its own custom resource has no schema
+    no_schema = ("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n"
+                 "metadata:\n  name: as.b\nspec:\n  group: b\n  names: {kind: A}\n"
+                 "  versions:\n  - name: v1\n    served: true\n")
+    tree(tmp_path, {**TREE, "fixture/kustomization.yaml": "resources:\n- crd.yaml\n- a.yaml\n",
+                    "fixture/crd.yaml": no_schema,
+                    "fixture/a.yaml": "apiVersion: b/v1\nkind: A\nmetadata:\n  name: a\n"})
+    assert run(tmp_path, "overlays/prod")[0] == 0
+    rc, _, err = run(tmp_path, "fixture", "--missing-schemas", "error")
+    assert rc == 1 and "Traceback" not in err
+
+
+def test_a_root_naming_a_nul_path_is_no_crash(tmp_path: Path, run) -> None:  # type: ignore[no-untyped-def]
+    # every root's files are read to find the CRDs; one naming an impossible path is skipped
+    tree(tmp_path, {**TREE, "odd/kustomization.yaml": 'resources:\n- "x\\0y.yaml"\n'})
+    rc, _, err = run(tmp_path, "overlays/prod")
+    assert rc == 0 and "Traceback" not in err, err
