@@ -55,9 +55,17 @@ class KzgitError(Exception):
         return new
 
 
+# Control characters (a path holding a NUL byte) as Go's strconv.Quote writes them, which is
+# how kubectl shows them (klog quotes a one-line error); newlines and tabs stay as they are
+_CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x09), *range(0x0b, 0x20), 0x7f]}
+_CONTROLS.update({0x07: "\\a", 0x08: "\\b", 0x0b: "\\v", 0x0c: "\\f", 0x0d: "\\r"})
+
+
 def full_message(e: KzgitError) -> str:
-    """What the user reads: the lead line, when there is one, then the message (and tip)."""
-    return f"{e.lead}\n{e}" if e.lead else str(e)
+    """What the user reads: the lead line, when there is one, then the message (and tip),
+    control characters escaped."""
+    text = f"{e.lead}\n{e}" if e.lead else str(e)
+    return text.translate(_CONTROLS)
 
 
 class BuildError(KzgitError):

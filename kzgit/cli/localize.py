@@ -25,6 +25,9 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                    "(default: TARGET)")
     p.add_argument("--no-verify", action="store_true",
                    help="do not build TARGET and NEWDIR to compare their output")
+    p.add_argument("--parents", action="store_true",
+                   help="create NEWDIR's missing parent directories, as mkdir -p does (removed "
+                        "again if localize fails); without it they must exist, as in kustomize")
     p.set_defaults(func=run)
 
 
@@ -39,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     from kzgit.localize import localize   # start-up
     engine = None if args.no_verify else _engine()
     result = localize(args.target, args.new_dir, scope=args.scope, verify=not args.no_verify,
-                      engine=engine)
+                      engine=engine, parents=args.parents)
     for w in result.warnings:
         print(w, file=sys.stderr)
     for m in result.messages:

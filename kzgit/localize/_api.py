@@ -105,19 +105,51 @@ def _establish_target(target: str, scope: Optional[str], cloner: Cloner) -> _Tar
     return _Target(target, ldr.root, real_scope, False)
 
 
-def _final_new_dir(new_dir: str, replace: bool) -> str:
-    """util.go createNewDir: NEWDIR must not exist; its parent must."""
+def _final_new_dir(new_dir: str, replace: bool, parents: bool = False) -> str:
+    """util.go createNewDir: NEWDIR must not exist; its parent must (kustomize's
+    TestBadArgs/dst_in_non-existing_dir), unless ``parents`` lets localize create it."""
     abs_new = os.path.abspath(new_dir)
     if os.path.lexists(abs_new) and not replace:
         raise LocalizeError(f"invalid localize destination '{new_dir}': localize destination "
                             f"'{new_dir}' already exists",
                             tip="choose another NEWDIR, or use `kzgit rebuild` to refresh a copy")
     parent = os.path.dirname(abs_new)
-    if not os.path.isdir(parent):
+    if not os.path.isdir(parent) and not (parents and not os.path.lexists(parent)):
+        shown = os.path.dirname(new_dir) or "."
+        what = "is not a directory" if os.path.lexists(parent) else "does not exist"
         raise LocalizeError(f"invalid localize destination '{new_dir}': unable to create localize "
-                            f"destination directory: parent directory '{os.path.dirname(new_dir) or '.'}' "
-                            "does not exist")
+                            f"destination directory: parent directory '{shown}' {what}",
+                            tip=None if os.path.lexists(parent) else
+                            f"pass --parents to create '{shown}' (as mkdir -p does)")
     return os.path.join(os.path.realpath(parent), os.path.basename(abs_new))
+
+
+def _make_parents(directory: str) -> List[str]:
+    """``mkdir -p directory``; returns the directories it created, outermost first."""
+    missing: List[str] = []
+    d = directory
+    while not os.path.lexists(d):
+        missing.append(d)
+        d = os.path.dirname(d)
+    created: List[str] = []
+    try:
+        for m in reversed(missing):
+            os.mkdir(m)
+            created.append(m)
+    except OSError as e:
+        _remove_created(created)
+        raise LocalizeError(f"unable to create the parent directories of the localize destination: "
+                            f"{e.strerror or e}: '{e.filename}'") from None
+    return created
+
+
+def _remove_created(created: List[str]) -> None:
+    """Remove the directories ``_make_parents`` created, innermost first (if still empty)."""
+    for d in reversed(created):
+        try:
+            os.rmdir(d)
+        except OSError:
+            break
 
 
 def _rel_or_url(path: str, start: str) -> str:
@@ -216,24 +248,28 @@ def _verify(engine: Engine, t: _Target, copy_target: str, shown_target: str, sho
 
 
 def localize(target: str, new_dir: Optional[str] = None, *, scope: Optional[str] = None,
-             verify: bool = True, engine: Optional[Engine] = None,
+             verify: bool = True, engine: Optional[Engine] = None, parents: bool = False,
              _replace: bool = False,
              _before_commit: Optional[Callable[[Dict[str, Any]], None]] = None) -> LocalizeResult:
     """Make a self-contained copy of ``target`` at ``new_dir`` (``kzgit localize``).
 
     Raises :class:`~kzgit.localize.errors.LocalizeError` for every error case of the
     proposal; on any failure (or Ctrl-C) nothing is left behind and the target is
-    untouched.
+    untouched.  ``parents``: create NEWDIR's missing parent directories (removed again when
+    localize fails).
     """
     shown_new = new_dir or _default_new_dir(target)
     work = tempfile.mkdtemp(prefix="kzgit-localize-")
     tmp: Optional[str] = None
+    created: List[str] = []
     try:
         if _target_is_remote(target):  # fail before cloning
-            _final_new_dir(shown_new, _replace)
+            _final_new_dir(shown_new, _replace, parents)
         cloner = Cloner(work)
         t = _establish_target(target, scope, cloner)
-        final = _final_new_dir(shown_new, _replace)
+        final = _final_new_dir(shown_new, _replace, parents)
+        if parents:
+            created = _make_parents(os.path.dirname(final))
         tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(final)}.kzgit-tmp-",
                                dir=os.path.dirname(final))
         os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp's 0700 is not what a new directory gets
@@ -266,10 +302,12 @@ def localize(target: str, new_dir: Optional[str] = None, *, scope: Optional[str]
                 result.messages.append(f"SUCCESS: {target}, {shown_new} produce same kustomize build output")
         _commit(tmp, final, _replace)
         tmp = None
+        created = []
         return result
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
+        _remove_created(created)
         shutil.rmtree(work, ignore_errors=True)
 
 

@@ -112,3 +112,18 @@ def test_message_matches_kustomize(case_id: str, tmp_path: Path) -> None:
         assert want in got
     else:
         assert got == want
+
+
+def test_cli_escapes_a_nul_byte_as_kubectl_shows_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    from kzgit.cli.main import main
+    case_dir = FIXTURES / "errors/resource-path-nul-byte"
+    work = tmp_path / "case"
+    shutil.copytree(case_dir, work, symlinks=True)
+    monkeypatch.chdir(work)
+    assert main(["build", "."]) == 1
+    err = capsys.readouterr().err
+    # kubectl (klog) prints the one-line error Go-quoted: the NUL as \x00
+    recorded = (case_dir / "expected.err").read_text(encoding="utf-8")
+    assert "a\\x00b.yaml" in recorded
+    assert "\x00" not in err and "accumulating resources from 'a\\x00b.yaml'" in err

@@ -257,6 +257,30 @@ def test_error_newdir_exists(tmp: str, capsys: pytest.CaptureFixture[str]) -> No
     _fails(tmp, ["t", "dst"], ["already exists"], capsys)
 
 
+def test_error_newdir_parent_missing_names_the_flag(tmp: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # kustomize's default (TestBadArgs/dst_in_non-existing_dir): the parent must exist
+    write(tmp, {"t/kustomization.yaml": "namePrefix: a-\n"})
+    err = _fails(tmp, ["t", "vendor/copy"], ["parent directory 'vendor' does not exist"], capsys)
+    assert "TIP: pass --parents to create 'vendor'" in err
+
+
+def test_parents_creates_the_missing_directories(tmp: str, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp, {"t/kustomization.yaml": "resources:\n- pod.yaml\n", "t/pod.yaml": POD})
+    assert main(["localize", "t", "vendor/a/copy", "--parents", "--no-verify"]) == 0, capsys.readouterr().err
+    assert os.path.isfile(os.path.join(tmp, "vendor/a/copy/pod.yaml"))
+
+
+def test_parents_removes_what_it_created_when_localize_fails(tmp: str, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp, {"t/kustomization.yaml": "resources:\n- ../pod.yaml\n", "pod.yaml": POD, "vendor/keep": "x"})
+    # vendor/ existed and stays; vendor/a and vendor/a/b were created and are removed
+    _fails(tmp, ["t", "vendor/a/b/copy", "--parents"], ["not in or below"], capsys)
+
+
+def test_parents_refuses_a_parent_that_is_a_file(tmp: str, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp, {"t/kustomization.yaml": "namePrefix: a-\n", "vendor": "a file"})
+    _fails(tmp, ["t", "vendor/copy", "--parents"], ["parent directory 'vendor' is not a directory"], capsys)
+
+
 def test_error_scope_with_remote_target(tmp: str, capsys: pytest.CaptureFixture[str]) -> None:
     repo = GitRepo.create(os.path.normpath(os.path.join(tmp, "..", "r")), {"k/kustomization.yaml": "namePrefix: a-\n"})
     repo.tag("v1")
