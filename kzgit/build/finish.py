@@ -15,7 +15,7 @@ from kzgit.konfig.general import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from kzgit.resource import Resource
 from kzgit.resource.selector import metadata_texts
 from kzgit.yamlio import plain_scalar_is_string
-from kzgit.yamlio.tree import DupKeys, find_duplicates, spelled
+from kzgit.yamlio.tree import DupKeys, spelled, undecodable
 
 __all__ = ["finish"]
 
@@ -44,7 +44,7 @@ def finish(resources: List[Resource], sort_options: Any, build_metadata: List[st
     for r in resources:
         _stringify_annotations(r)
         _check_annotation_keys(r)
-        _check_duplicate_keys(r)
+        _check_decodable(r)
     annotate_origins(resources, "originAnnotations" in build_md, "transformerAnnotations" in build_md)
     return resources
 
@@ -69,14 +69,15 @@ def _check_annotation_keys(r: Resource) -> None:
                 "map[interface {}]interface {}); quoting does not help")
 
 
-def _check_duplicate_keys(r: Resource) -> None:
-    """A key written twice in a resource file is kept until the output (kyaml holds nodes, and
-    its lookups find the first key); printing decodes each resource into a Go map, which fails
-    on a key still written twice (yaml.v3 "mapping key already defined"; resource.go AsYAML).
-    The annotations were re-set from a map before (last value wins), so they never fail."""
-    dup = find_duplicates(r.obj)
-    if dup is not None:
-        raise BuildError(f"{r.cur_id()}: {dup}")
+def _check_decodable(r: Resource) -> None:
+    """A key written twice in a resource file, or a scalar that cannot be decoded (``.inf``,
+    ``!!int f``), is kept until the output (kyaml holds nodes, and its lookups find the first
+    key, read the text); printing decodes each resource into a Go map, which fails then
+    (yaml.v3 "mapping key already defined"; resource.go AsYAML).  The annotations were re-set
+    from a map before (last value wins), so a key written twice there never fails."""
+    why = undecodable(r.obj)
+    if why is not None:
+        raise BuildError(f"{r.cur_id()}: {why}")
 
 
 def _scalar_text(v: Any) -> str:

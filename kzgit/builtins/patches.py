@@ -17,7 +17,7 @@ from kzgit.resource import ResId, ResMap, Resource, split_api_version
 from kzgit.resource.factory import objects_from_bytes, validate_object
 from kzgit.resource.selector import Selector
 from kzgit.yamlio import load_yaml11
-from kzgit.yamlio.tree import DupKeys, find_duplicates
+from kzgit.yamlio.tree import DupKeys, undecodable
 
 
 def _patch_id(p: Dict[str, Any]) -> ResId:
@@ -184,11 +184,11 @@ def _json6902(m: ResMap, sel: Selector, ops: List[Any], source: str) -> None:
     from kzgit.patch.json6902 import apply
     touches = _touches_annotations(ops)
     for res in sel.select(m):
-        dup = find_duplicates(res.obj)
-        if dup is not None:
+        why = undecodable(res.obj)
+        if why is not None:
             # patchjson6902.Filter patches the resource's JSON (RNode.MarshalJSON decodes it
-            # into a Go map): a key still written twice fails there
-            raise BuildError(f"{res.cur_id()}: {dup}")
+            # into a Go map): a key still written twice, a .inf, fails there
+            raise BuildError(f"{res.cur_id()}: {why}")
         res.store_prev_id()
         if touches:
             # StorePreviousId writes the previous-id annotations before the patch runs

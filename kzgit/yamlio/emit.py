@@ -28,7 +28,7 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from kzgit.errors import YamlError
 from kzgit.yamlio.load import MAX_DEPTH, no_gc
 from kzgit.yamlio._gonum import DOT_FLOAT, parse_timestamp, resolve_number, yaml_number_text
-from kzgit.yamlio.tree import DupKeys, SharedStr, SpelledDict
+from kzgit.yamlio.tree import DupKeys, LazyError, SharedStr, SpelledDict
 
 # One tag for every node: see _Dumper.
 _TAG = "tag:yaml.org,2002:str"
@@ -287,6 +287,8 @@ class _Writer:
                 return SequenceNode(_SEQ, [node(x, depth) for x in o], None, None, False)
             if t is SharedStr:
                 return node(str(o), depth)  # libyaml wants an exact str
+            if t is LazyError:
+                raise YamlError(o.error)
             return ScalarNode(_STR, _scalar_text(o)[0], None, None, None)
 
         old = sys.getrecursionlimit()

@@ -11,7 +11,7 @@ from typing import Any, List
 
 from kzgit.errors import YamlError
 from kzgit.yamlio._gonum import format_float_json
-from kzgit.yamlio.tree import DupKeys, SharedStr, SpelledDict
+from kzgit.yamlio.tree import DupKeys, LazyError, SharedStr, SpelledDict
 
 _encode_str = json.encoder.encode_basestring
 
@@ -28,6 +28,8 @@ def _write(v: Any, out: List[str]) -> None:
     t = type(v)
     if t is str or t is SharedStr:
         out.append(_go_string(v))
+    elif t is LazyError:
+        raise YamlError(v.error)
     elif t is dict or t is SpelledDict or t is DupKeys:
         out.append("{")
         first = True

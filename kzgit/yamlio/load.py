@@ -38,7 +38,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from kzgit.errors import YamlError
 from kzgit.yamlio._gonum import DOT_FLOAT, parse_timestamp, resolve_number
-from kzgit.yamlio.tree import DupKeys, SpelledDict, canonical_text, copy_tree
+from kzgit.yamlio.tree import DupKeys, LazyError, SpelledDict, canonical_text, copy_tree
 
 # go-yaml v3's parser refuses deeper nesting ("exceeded max depth of 10000",
 # goyaml.v3 parserc.go / scannerc.go max_flow_level and max_indents).
@@ -192,6 +192,13 @@ class _Builder:
         line = node.start_mark.line + 1 if node.start_mark is not None else 0
         return YamlError(f"{self.source}: yaml: line {line}: {msg}")
 
+    def undecodable(self, node: ScalarNode, msg: str) -> Any:
+        """A scalar decoding fails on: kyaml (v3) keeps the node and kustomize fails only
+        when it decodes the resource (see LazyError); go-yaml v2 fails at once."""
+        if not self.v3:
+            raise self.fail(node, msg)
+        return LazyError(node.value, str(self.fail(node, msg).message))
+
     def scalar(self, node: ScalarNode) -> Any:
         tag = node.tag
         value = node.value
@@ -202,7 +209,8 @@ class _Builder:
             if v is _INF:
                 # encoding/json refuses ±Inf and NaN when kustomize converts the
                 # resource (resource.go AsYAML → json.Marshal).
-                raise self.fail(node, f"json: unsupported value: {value!s} (.inf and .nan cannot be converted to JSON)")
+                return self.undecodable(node, f"json: unsupported value: {value!s} (.inf and .nan "
+                                              "cannot be converted to JSON)")
             return v
         if tag == _QUOTED or tag == _STR:
             if node.style == ">":
@@ -219,7 +227,7 @@ class _Builder:
         if tag in (_INT, _FLOAT, _BOOL, _NULL, _TIMESTAMP):
             v = _resolve_plain(value, self.words, self.v3) if value else None
             if v is _INF:
-                raise self.fail(node, f"json: unsupported value: {value}")
+                return self.undecodable(node, f"json: unsupported value: {value}")
             if tag == _FLOAT and type(v) is int:
                 return float(v)
             if tag == _TIMESTAMP:
@@ -227,7 +235,7 @@ class _Builder:
             ok = {_INT: (int,), _FLOAT: (float,), _BOOL: (bool,), _NULL: (type(None),)}[tag]
             if type(v) not in ok:
                 short = "!!" + tag.rsplit(":", 1)[1]
-                raise self.fail(node, f"cannot decode !!str `{value}` as a {short}")
+                return self.undecodable(node, f"cannot decode !!str `{value}` as a {short}")
             return v
         # Unknown or local tags (!foo, !!python/...): go-yaml ignores them and
         # keeps the text as a string (resolvableTag is false).

@@ -10,7 +10,7 @@ in-place edit of one of them needs (kyaml expands aliases before editing).
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 
 def copy_tree(value: Any) -> Any:
@@ -120,17 +120,55 @@ class DupKeys(SpelledDict):
         return out
 
 
+class LazyError(str):
+    """A scalar kyaml keeps as a node but kustomize cannot decode: ``.inf``/``.nan`` (no JSON
+    number) or an explicit tag its text does not fit (``!!int f``).
+
+    kustomize fails only when it decodes the resource (a JSON 6902 patch, the output), so a
+    resource that is dropped first, or whose value a transformer rewrites (a name prefix),
+    builds.  Until then the value reads as its text, as kyaml reads ``Node.Value``;
+    ``error`` is the message decoding gives.
+    """
+
+    __slots__ = ("error",)
+    error: str
+
+    def __new__(cls, text: str, error: str) -> "LazyError":
+        self = super().__new__(cls, text)
+        self.error = error
+        return self
+
+
 def find_duplicates(value: Any) -> Optional[str]:
     """The first :class:`DupKeys` error anywhere in ``value``, or None."""
+    return _first_error(value, False)
+
+
+def undecodable(value: Any) -> Optional[str]:
+    """Why decoding ``value`` into Go values fails (a key still written twice, a
+    :class:`LazyError`), or None."""
+    return _first_error(value, True)
+
+
+def _first_error(value: Any, lazy: bool) -> Optional[str]:
+    if lazy and value.__class__ is LazyError:
+        return str(value.error)
     stack = [value]
     while stack:
         v = stack.pop()
         if isinstance(v, dict):
             if v.__class__ is DupKeys and v.duplicates:
                 return v.duplicates[0]
-            stack.extend(x for x in v.values() if isinstance(x, (dict, list)))
+            items: Iterable[Any] = v.values()
         elif isinstance(v, list):
-            stack.extend(x for x in v if isinstance(x, (dict, list)))
+            items = v
+        else:
+            continue
+        for x in items:
+            if isinstance(x, (dict, list)):
+                stack.append(x)
+            elif lazy and x.__class__ is LazyError:
+                return str(x.error)
     return None
 
 

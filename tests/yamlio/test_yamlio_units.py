@@ -117,9 +117,27 @@ def test_duplicate_key_quoted_and_plain_text_collide() -> None:
     assert "already defined" in _err('data:\n  "1": a\n  1: b\n')
 
 
-@pytest.mark.parametrize("text", [".inf", "-.inf", "+.Inf", ".nan", ".NaN"])
-def test_inf_and_nan_are_errors(text: str) -> None:
-    assert "unsupported value" in _err("a: " + text + "\n")
+@pytest.mark.parametrize("text,why", [
+    (".inf", "unsupported value"), ("-.inf", "unsupported value"), ("+.Inf", "unsupported value"),
+    (".nan", "unsupported value"), (".NaN", "unsupported value"),
+    ("!!int f", "cannot decode !!str `f` as a !!int"), ("!!bool x", "cannot decode !!str `x` as a !!bool"),
+])
+def test_undecodable_scalars_fail_when_decoded(text: str, why: str) -> None:
+    # kyaml keeps the node: the value reads as its text until kustomize decodes the resource
+    from kzgit.yamlio.tree import LazyError, undecodable
+    doc = load_documents("a: " + text + "\nb: c\n", "res.yaml")[0]
+    assert isinstance(doc["a"], LazyError) and doc["a"] == text.split()[-1]
+    err = undecodable(doc)
+    assert err is not None and why in err and "res.yaml" in err and "line 1" in err
+    with pytest.raises(YamlError, match="unsupported value|cannot decode"):
+        dump(doc)
+
+
+@pytest.mark.parametrize("text", [".inf", ".nan", "!!int f"])
+def test_undecodable_scalars_fail_at_once_in_yaml11(text: str) -> None:
+    # go-yaml v2 (a kustomization file) converts to JSON at once
+    with pytest.raises(YamlError):
+        load_yaml11("a: " + text + "\n", "kustomization.yaml")
 
 
 @pytest.mark.parametrize("key", ["1", "true", "~", "1.5", "2001-12-14"])
