@@ -181,7 +181,9 @@ class _JsonDecoder:
                 return None
         elif isinstance(typ, MapOf):
             if isinstance(value, dict):
-                return {str(k): self.decode(v, typ.elem, struct, path, promoted) for k, v in value.items()}
+                out_map = {str(k): self.decode(v, typ.elem, struct, path, promoted) for k, v in value.items()}
+                # a null map value of a map[string]string is "" (Go's zero value)
+                return {k: "" if v is None and typ.elem == STR else v for k, v in out_map.items()}
         elif isinstance(typ, ListOf):
             if isinstance(value, list):
                 out = [self.decode(v, typ.elem, struct, path, promoted) for v in value]

@@ -740,6 +740,21 @@ def _load_parts(text: str, parts: List[Tuple[str, int]], source: str, deep: bool
     return out
 
 
+_DIRECTIVES = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n|%[^\n]*\n)*")
+_YAML_DIRECTIVE = re.compile(r"(?m)^%YAML[ \t]+(\d+)\.(\d+)")
+
+
+def _check_v2_version(text: str, source: str) -> None:
+    """go-yaml v2 (parserc.go process_directives) reads YAML 1.1 only: a ``%YAML`` directive
+    of another version is "found incompatible YAML document" (PyYAML only warns)."""
+    if not text.startswith(("%", "#", "\n", " ", "\t")):
+        return
+    head = _DIRECTIVES.match(text)
+    for m in _YAML_DIRECTIVE.finditer(head.group(0) if head else ""):
+        if (m.group(1), m.group(2)) != ("1", "1"):
+            raise YamlError(f"{source}: yaml: found incompatible YAML document")
+
+
 def load_yaml11(data: Union[bytes, str], source: str = "", strict: bool = False) -> Any:
     """Parses a kustomization file as sigs.k8s.io/yaml does (go-yaml v2, YAML 1.1).
 
@@ -749,6 +764,7 @@ def load_yaml11(data: Union[bytes, str], source: str = "", strict: bool = False)
     ``strict``: ``yaml.UnmarshalStrict``, where a key written twice is an error.
     """
     text = _to_text(data, source)
+    _check_v2_version(text, source)
     deep = _nesting_bound(text) > MAX_DEPTH
     try:
         if deep:
