@@ -5,8 +5,9 @@ compared with ``kubectl kustomize``.
 A mutant is one golden case (``tests/fixtures/<area>/<case>/``) with one mutation applied to
 one of its files: a key dropped, duplicated or renamed, a value replaced by a number written
 ``017``, a list, a map, null, a 300-character or NUL-holding string, the file truncated,
-re-encoded (UTF-16, BOM, CRLF), an empty or ``---``/``...`` document appended, a referenced
-file removed, ...  Mutant ``i`` of seed ``s`` depends on ``(s, i)`` and the fixture tree only.
+re-encoded (UTF-16, BOM, CRLF), an empty or ``---``/``...`` document appended, a leading
+``---`` or ``%YAML`` directive, a document written twice, an anchor and alias, a merge key, an
+explicit tag, a block, quoted or flow scalar, a referenced file removed, ...  Mutant ``i`` of seed ``s`` depends on ``(s, i)`` and the fixture tree only.
 
 Each mutant is judged:
 
@@ -339,11 +340,72 @@ def op_delete_key_text(rng: random.Random, data: bytes) -> Tuple[bytes, str]:
     return b"\n".join(lines), f"delete line {i + 1}"
 
 
+def op_yaml_syntax(rng: random.Random, data: bytes) -> Tuple[bytes, str]:
+    """What people write that a value-level edit never makes: an anchor and an alias, a merge
+    key, an explicit tag, a flow mapping, a quoted or block scalar, a comment after a value."""
+    lines = data.split(b"\n")
+    keyed = [i for i, ln in enumerate(lines) if re.match(rb"^(\s*)([\w.$/-]+): (\S.*)$", ln)]
+    if not keyed:
+        raise _Skip()
+    i = rng.choice(keyed)
+    m = re.match(rb"^(\s*)([\w.$/-]+): (\S.*)$", lines[i])
+    assert m is not None
+    indent, key, value = m.group(1), m.group(2), m.group(3)
+    how = rng.choice(["anchor-alias", "tag-str", "tag-int", "tag-binary", "block-literal",
+                      "block-folded", "double-quoted", "single-quoted", "comment", "flow-map",
+                      "merge-key"])
+    if how == "anchor-alias":
+        others = [j for j in keyed if j != i and lines[j].startswith(indent)]
+        if not others or value.startswith((b"&", b"*", b"[", b"{", b"|", b">")):
+            raise _Skip()
+        j = rng.choice(others)
+        mj = re.match(rb"^(\s*)([\w.$/-]+): ", lines[j])
+        assert mj is not None
+        lines[i] = indent + key + b": &a1 " + value
+        lines[j] = mj.group(0) + b"*a1"
+        if j < i:
+            lines[i], lines[j] = lines[j], lines[i]
+            raise _Skip()   # an alias before its anchor: not what a person writes
+    elif how == "merge-key":
+        lines.insert(i + 1, indent + b"<<: {" + key + b"x: y}")
+    elif how.startswith("tag-"):
+        lines[i] = indent + key + b": !!" + how[4:].encode() + b" " + value
+    elif how.startswith("block-"):
+        lines[i] = indent + key + (b": |" if how == "block-literal" else b": >") + b"\n" + indent + b"  " + value
+    elif how == "double-quoted":
+        lines[i] = indent + key + b': "' + value.replace(b'"', b'\\"') + b'"'
+    elif how == "single-quoted":
+        lines[i] = indent + key + b": '" + value.replace(b"'", b"''") + b"'"
+    elif how == "comment":
+        lines[i] = lines[i] + b"  # note"
+    else:
+        lines[i] = indent + key + b": {" + key + b": " + value + b"}"
+    return b"\n".join(lines), f"line {i + 1}: {how}"
+
+
+def op_documents(rng: random.Random, data: bytes) -> Tuple[bytes, str]:
+    """Document markers where people put them: a leading ``---`` or directive, a document
+    written twice, an empty document between two."""
+    how = rng.choice(["lead-dashes", "directive", "repeat-first", "empty-between", "lead-comment"])
+    if how == "lead-dashes":
+        return b"---\n" + data, how
+    if how == "directive":
+        return rng.choice([b"%YAML 1.2\n---\n", b"%YAML 1.1\n---\n", b"%TAG ! tag:x,2024:\n---\n"]) + data, how
+    if how == "lead-comment":
+        return b"# generated\n\n" + data, how
+    body = data if data.endswith(b"\n") else data + b"\n"
+    first = re.split(rb"(?m)^---[^\n]*\n", body)[0] or body
+    if how == "repeat-first":
+        return body + b"---\n" + first, how
+    return first + b"---\n---\n" + body[len(first):], how
+
+
 FILE_OPERATORS: Dict[str, Callable[[random.Random, bytes], Tuple[bytes, str]]] = {
     "set-value": op_set_value, "drop-key": op_drop_key, "wrap-list": op_wrap_list,
     "unwrap-list": op_unwrap_list, "repeat-item": op_repeat_item, "rename-key": op_rename_key,
     "duplicate-line": op_duplicate_line, "truncate": op_truncate, "append-doc": op_append_doc,
     "encoding": op_encoding, "number-text": op_number_text, "delete-line": op_delete_key_text,
+    "yaml-syntax": op_yaml_syntax, "documents": op_documents,
 }
 
 
