@@ -5,6 +5,7 @@ from typing import Any, Dict
 
 from kzgit.errors import UnsupportedError
 from kzgit.resource import ResMap, Resource
+from kzgit.sha import sha256
 from kzgit.yamlio import go_json_dumps
 
 
@@ -40,9 +41,8 @@ def _hash_obj(r: Resource) -> Dict[str, Any]:
 
 
 def hash_suffix(r: Resource) -> str:
-    import hashlib  # only builds with a generator hash: loading OpenSSL costs a small build ~3%
     text = go_json_dumps(_hash_obj(r))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:10].translate(_SUBST)
+    return sha256(text.encode("utf-8")).hexdigest()[:10].translate(_SUBST)
 
 
 def add_hashes(resmap: ResMap) -> None:

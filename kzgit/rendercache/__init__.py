@@ -21,7 +21,6 @@ Used by ``kzgit build``, ``kzgit hook render``, ``kzgit diff`` and
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -31,6 +30,7 @@ from kzgit.build import BuildOptions
 from kzgit.errors import KzgitError, PluginError, RemoteError, UsageError
 from kzgit.record import Record
 from kzgit.rendercache._store import DEFAULT_SIZE_MB, Store, open_store
+from kzgit.sha import sha256
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
@@ -93,7 +93,7 @@ def code_fingerprint() -> str:
     global _FINGERPRINT
     if _FINGERPRINT is None:
         import kzgit
-        h = hashlib.sha256(kzgit.__version__.encode())
+        h = sha256(kzgit.__version__.encode())
         top = os.path.dirname(os.path.abspath(kzgit.__file__))
         for d, dirs, files in os.walk(top):
             dirs[:] = sorted(x for x in dirs if x != "__pycache__")
@@ -122,7 +122,7 @@ def cache_key(path: str, options: BuildOptions, flavour: str) -> str:
         "path": path, "cwd": "" if os.path.isabs(path) else os.getcwd(),
         "options": opts, "env": [os.environ.get(v) for v in ENV_VARS],
     }
-    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode("utf-8")).hexdigest()
+    return sha256(json.dumps(parts, sort_keys=True).encode("utf-8")).hexdigest()
 
 
 def _pyyaml_version() -> str:

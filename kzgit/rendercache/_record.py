@@ -20,11 +20,11 @@ is not cached.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import posixpath
 
 from kzgit.loader import KUSTOMIZATION_FILE_NAMES, DiskFS, FileSystem
+from kzgit.sha import sha1, sha256
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
@@ -50,7 +50,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def blob_id(data: bytes) -> str:
     """git's object id of a blob holding ``data`` (``git hash-object``)."""
-    h = hashlib.sha1(b"blob %d\0" % len(data))  # noqa: S324 - git's id, not a secret
+    h = sha1(b"blob %d\0" % len(data))  # noqa: S324 - git's id, not a secret
     h.update(data)
     return h.hexdigest()
 
@@ -60,7 +60,7 @@ def _error(e: BaseException) -> List[str]:
 
 
 def _listing(names: List[str]) -> str:
-    return hashlib.sha256("\0".join(names).encode("utf-8", "surrogateescape")).hexdigest()
+    return sha256("\0".join(names).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def ask(fs: FileSystem, question: str, path: str) -> Any:

@@ -16,12 +16,12 @@ beyond the size bound.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
 
 from kzgit.atomic import new_temp_file
+from kzgit.sha import sha256
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
@@ -79,9 +79,9 @@ class Store:
         """Store an entry (best effort: an error leaves the cache as it was)."""
         header = dict(header, key=key, payload=len(payload))
         head = json.dumps(header, sort_keys=True, separators=(",", ":")).encode("utf-8")
-        variant = hashlib.sha256(json.dumps(header.get("trace")).encode("utf-8")).hexdigest()[:24]
+        variant = sha256(json.dumps(header.get("trace")).encode("utf-8")).hexdigest()[:24]
         rest = head + b"\n" + payload
-        blob = MAGIC + hashlib.sha256(rest).hexdigest().encode("ascii") + b"\n" + rest
+        blob = MAGIC + sha256(rest).hexdigest().encode("ascii") + b"\n" + rest
         d = self._key_dir(key)
         tmp = None
         try:
@@ -173,7 +173,7 @@ def _parse(data: bytes, key: str) -> Optional[Tuple[Dict[str, Any], bytes]]:
     if nl < 0:
         return None
     digest, rest = data[len(MAGIC):nl], data[nl + 1:]
-    if hashlib.sha256(rest).hexdigest().encode("ascii") != digest:
+    if sha256(rest).hexdigest().encode("ascii") != digest:
         return None
     head, sep, payload = rest.partition(b"\n")
     try:
