@@ -38,7 +38,7 @@ from kzgit.diff.report import (ADDED, CHANGED, ERROR, REMOVED, UNCHANGED, DiffRe
 from kzgit.diff.revision import ConfinedDiskFS, Revision, changed_paths, open_commit, open_worktree
 from kzgit.engine import Engine, get_engine, render_pool
 from kzgit.errors import BuildError, KzgitError, UsageError
-from kzgit.graph import Graph, root_weights, scan, shard
+from kzgit.graph import Graph, root_weights, scan, scan_cached, shard
 from kzgit.loader import DiskFS, FileSystem
 from kzgit.rendercache import BUILT, FAILED, Rendered, Store, lookup, render_cached
 from kzgit.rendercache._record import Checker
@@ -96,7 +96,7 @@ def diff(cwd: str, options: DiffOptions) -> DiffReport:
             # roots of one revision share bases: accumulate each once (kzgit.build.cache)
             cache=BuildCache())
         changed = changed_paths(base, head)
-        base_graph, head_graph = _graph(base, config), _graph(head, config)
+        base_graph, head_graph = _graph(base, config, options.store), _graph(head, config, options.store)
         roots = sorted(set(base_graph.affected_roots(changed)) | set(head_graph.affected_roots(changed)))
         if options.shard is not None:
             roots = _shard(roots, base, head, base_graph, head_graph, *options.shard)
@@ -126,8 +126,10 @@ def _shard(roots: List[str], base: Revision, head: Revision, base_graph: Graph, 
     return shard(roots, weights, index, count)
 
 
-def _graph(side: Revision, config: Config) -> Graph:
+def _graph(side: Revision, config: Config, store: Optional[Store]) -> Graph:
     files = [f for f in side.files if not (config.exclude and glob_match(f, config.exclude))]
+    if store is not None:   # kept in the render cache, checked against the blobs it read
+        return scan_cached(files, side.read, store, roots=config.roots, exclude=config.exclude)
     return scan(files, side.read, roots=config.roots, exclude=config.exclude)
 
 

@@ -69,6 +69,15 @@ def test_rerun_after_a_push_renders_only_what_changed(pushed: Path, monkeypatch:
     got = renders(err)
     assert got.pop("overlays/o3 at HEAD") == "built" and set(got.values()) == {"cached"}
     assert "a: pushed" in out3
+    # both revisions' dependency graphs come from the cache too (no kustomization changed)
+    import kzgit.diff.compare
+    import kzgit.graph
+
+    def no_scan(*a: object, **k: object) -> None:
+        raise AssertionError("the graph was parsed again")
+    monkeypatch.setattr(kzgit.graph, "scan", no_scan)
+    monkeypatch.setattr(kzgit.diff.compare, "scan", no_scan)
+    assert kz(pushed, monkeypatch, capsys, "--base", "c0", "--head", "HEAD")[1] == out3
 
 
 @pytest.mark.parametrize("fmt", ["json", "text", "github"])
