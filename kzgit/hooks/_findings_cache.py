@@ -102,7 +102,7 @@ def save(store: "Store", key: str, findings: List[Finding], count: int) -> None:
 def source_files(ws: "Workspace", sources: List[str]) -> List[str]:
     """The repository-relative paths of resource files inside the workspace."""
     out = []
-    for s in sources:
+    for s in sorted(set(sources)):
         if not s:
             continue
         rel = os.path.relpath(s, ws.root)

@@ -77,7 +77,11 @@ def _produce_items(path: str) -> Produce:
             # JSON would not give the same object back (a key that is not a string)
             from kzgit.rendercache._record import mark_uncacheable
             mark_uncacheable(f"{path} renders a key that is not a string")
-        return json.dumps(items, separators=(",", ":")).encode("utf-8"), list(result.warnings)
+        # the source files on a line of their own, ahead of the resources: the findings
+        # cache needs them, and need not decode the resources to learn them
+        sources = sorted({r.source for r in result.resources if r.source})
+        return (json.dumps(sources).encode("utf-8") + b"\n" +
+                json.dumps(items, separators=(",", ":")).encode("utf-8")), list(result.warnings)
     return produce
 
 
@@ -89,10 +93,35 @@ def _plain(v: Any) -> bool:
     return v is None or isinstance(v, (str, int, float))
 
 
-def _items(payload: bytes) -> Tuple[List[Rendered], str]:
-    """The resources of a ``resources`` entry, and its digest (what they are, for the findings cache)."""
-    items = [Rendered(obj, source, tuple(names)) for obj, source, names in json.loads(payload)]
-    return items, hashlib.sha256(payload).hexdigest()
+class Resources:
+    """What one root rendered: from a render cache entry, decoded only when a resource is
+    needed (a root whose findings are cached and which renders no CRD never is)."""
+
+    def __init__(self, payload: bytes = b"", items: Optional[List[Rendered]] = None) -> None:
+        self._payload = payload
+        self._items = items
+
+    @property
+    def digest(self) -> str:
+        """What the resources are, for the findings cache ('': not from the render cache)."""
+        return hashlib.sha256(self._payload).hexdigest() if self._payload else ""
+
+    @property
+    def sources(self) -> List[str]:
+        """The absolute paths of the files the resources were read from."""
+        if self._items is not None:
+            return sorted({i.source for i in self._items if i.source})
+        return [str(s) for s in json.loads(self._payload.partition(b"\n")[0])]
+
+    @property
+    def items(self) -> List[Rendered]:
+        if self._items is None:
+            body = json.loads(self._payload.partition(b"\n")[2]) if self._payload else []
+            self._items = [Rendered(obj, source, tuple(names)) for obj, source, names in body]
+        return self._items
+
+    def may_hold_crds(self) -> bool:
+        return self._items is not None or CRD_MARK in self._payload
 
 
 def _render(engine: Engine, path: str, options: BuildOptions, store: Optional[Store]) -> Outcome:
@@ -101,16 +130,16 @@ def _render(engine: Engine, path: str, options: BuildOptions, store: Optional[St
     if engine.name == "builtin":
         got = render_cached(path, options, store, FLAVOUR, _produce_items(path), looked=True)
         if got.error is not None:
-            return got.status, got.seconds, full_message(got.error), ([], "")
-        return got.status, got.seconds, None, _items(got.payload)
+            return got.status, got.seconds, full_message(got.error), Resources()
+        return got.status, got.seconds, None, Resources(got.payload)
     start = time.monotonic()
     try:
         from kzgit.yamlio import load_documents
         text = engine.render(path, options)
         items = [Rendered(d) for d in load_documents(text.encode("utf-8"), path) if d is not None]
     except KzgitError as e:
-        return FAILED, time.monotonic() - start, full_message(e), ([], "")
-    return BUILT, time.monotonic() - start, None, (items, "")   # "": its findings are not cached
+        return FAILED, time.monotonic() - start, full_message(e), Resources()
+    return BUILT, time.monotonic() - start, None, Resources(items=items)
 
 
 def _look_up(path: str, options: BuildOptions, store: Store, checker: Any) -> Optional[Outcome]:
@@ -118,8 +147,8 @@ def _look_up(path: str, options: BuildOptions, store: Store, checker: Any) -> Op
     if hit is None:
         return None
     if hit.error is not None:
-        return hit.status, hit.seconds, full_message(hit.error), ([], "")
-    return hit.status, hit.seconds, None, _items(hit.payload)
+        return hit.status, hit.seconds, full_message(hit.error), Resources()
+    return hit.status, hit.seconds, None, Resources(hit.payload)
 
 
 def crd_roots(ws: Workspace) -> List[str]:
@@ -159,9 +188,11 @@ def run(ws: Workspace, engine: Engine, policy: ValidatePolicy, *, roots: Optiona
     wanted = targets + extra
     outcomes = render_each(ws, engine, wanted, options_for(ws, offline), jobs, store,
                            _render, _look_up)
-    rendered = {r: (o[2], o[3][0], o[3][1]) for r, o in outcomes.items()}
+    rendered: Dict[str, Tuple[Optional[str], Resources]] = {r: (o[2], o[3]) for r, o in outcomes.items()}
     for r in wanted:
-        for item in rendered[r][1]:
+        if not rendered[r][1].may_hold_crds():
+            continue
+        for item in rendered[r][1].items:
             o = item.obj
             if isinstance(o, dict) and o.get("kind") == "CustomResourceDefinition" \
                     and o.get("apiVersion") == "apiextensions.k8s.io/v1":
@@ -171,16 +202,16 @@ def run(ws: Workspace, engine: Engine, policy: ValidatePolicy, *, roots: Optiona
     counts: Dict[str, int] = {}
     warned: Set[Tuple[str, str]] = set()
     for r in targets:
-        err, items, digest = rendered[r]
+        err, resources = rendered[r]
         if err is not None:
             findings.append(Finding(r, "", "", "", "", "build", "", "does not render: " + ws.scrub(err)))
             continue
         key = None
-        if store is not None and state is not None and digest:
-            key = found.key_for(ws, r, digest, found.source_files(ws, [i.source for i in items]), state)
+        if store is not None and state is not None and resources.digest:
+            key = found.key_for(ws, r, resources.digest, found.source_files(ws, resources.sources), state)
         hit = found.load(store, key) if store is not None and key is not None else None
         if hit is None:
-            hit = _validate_root(ws, validator, r, items)
+            hit = _validate_root(ws, validator, r, resources.items)
             if store is not None and key is not None:
                 found.save(store, key, *hit)
         counts[r] = hit[1]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Dict, List, Tuple
@@ -12,6 +13,7 @@ from helpers import WEB_DEPLOYMENT, WIDGET_CRD
 from test_hooks import make_repo, write
 
 from kzgit.cli.main import main
+from kzgit.hooks.validate import Resources
 from kzgit.validate import Validator
 
 BAD_PORT = WEB_DEPLOYMENT + "        ports:\n        - containerPort: \"80\"\n"
@@ -233,3 +235,20 @@ def test_a_root_outside_the_graph_is_validated_afresh(tmp_path: Path, monkeypatc
     write(repo, {"ex/kustomization.yaml": "# pause it\n" + kust})
     _, second, _ = validate(repo, monkeypatch, capsys, "validate", "ex")
     assert f"(ex/kustomization.yaml:{int(where.group(1)) + 1})" in second
+
+
+def test_a_warm_run_decodes_only_the_roots_that_render_crds(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Findings from the cache need no resources; CRDs do (other roots are checked against them)."""
+    repo = make_repo(tmp_path / "r", FILES)
+    _, first, _ = validate(repo, monkeypatch, capsys, "validate", "--all")
+    decoded: List[str] = []
+    real = Resources.items.fget
+    assert real is not None
+
+    def items(self: Resources) -> object:
+        decoded.append(self.sources[0] if self.sources else "")
+        return real(self)
+    monkeypatch.setattr(Resources, "items", property(items))
+    assert validate(repo, monkeypatch, capsys, "validate", "--all")[1] == first
+    assert [os.path.relpath(s, repo) for s in decoded] == ["crds/crd.yaml"]
