@@ -536,6 +536,34 @@ def _to_text(data: Union[bytes, str], source: str) -> str:
     return data
 
 
+# After the first document's content: a line starting a document or ending one
+_DOCUMENT_MARK = re.compile(r"(?m)^(?:---|\.\.\.)(?=[ \t\r\n]|$)")
+_LEADING = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n|%[^\n]*\n)*(?:---[^\n]*\n)?")
+
+
+def _first_document_text(data: Union[bytes, str], source: str) -> str:
+    """:func:`decode_text` for a reader of the first document only (go-yaml v2 Unmarshal).
+
+    go-yaml's reader (readerc.go yaml_parser_update_buffer) decodes its input as the scanner
+    asks for it, and a character cut short at the end of the input is decoded only when the
+    scanner reaches it: a file whose first document ends before a last, incomplete UTF-8
+    sequence (``# caf\xe9`` after ``---``) reads without error.
+    """
+    if not isinstance(data, bytes) or data[:2] in _UTF16_BOMS:
+        return _to_text(data, source)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        p, lead = e.start, data[e.start]
+        width = 2 if 0xC0 <= lead <= 0xDF else 3 if 0xE0 <= lead <= 0xEF else 4 if 0xF0 <= lead <= 0xF7 else 0
+        if width and p + width > len(data):
+            head = data[:p].decode("utf-8")
+            start = _LEADING.match(head)
+            if _DOCUMENT_MARK.search(head, start.end() if start else 0):
+                return head
+        raise YamlError(f"{source}: yaml: invalid UTF-8 at byte {e.start}") from None
+
+
 class _NeedSlowPath(Exception):
     """The fast builder met something only :class:`_Builder` handles (merge, dup, tag)."""
 
@@ -763,7 +791,7 @@ def load_yaml11(data: Union[bytes, str], source: str = "", strict: bool = False)
     Only the first document is read, as ``yaml.Unmarshal`` and ``yaml.YAMLToJSON`` do.
     ``strict``: ``yaml.UnmarshalStrict``, where a key written twice is an error.
     """
-    text = _to_text(data, source)
+    text = _first_document_text(data, source)
     _check_v2_version(text, source)
     deep = _nesting_bound(text) > MAX_DEPTH
     try:
