@@ -15,7 +15,7 @@ from kzgit.konfig.general import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from kzgit.resource import Resource
 from kzgit.resource.selector import metadata_texts
 from kzgit.yamlio import plain_scalar_is_string
-from kzgit.yamlio.tree import DupKeys, spelled, undecodable
+from kzgit.yamlio.tree import DupKeys, LazyError, spelled, undecodable
 
 __all__ = ["finish"]
 
@@ -111,6 +111,8 @@ def _stringify_annotations(r: Resource) -> None:
         text = spelled(ann, k)  # rnode.go getMapFromMeta reads each value's text
         if text is not None:
             ann[k] = text
+        elif v.__class__ is LazyError:
+            ann[k] = str(v)     # its text, never decoded
         elif isinstance(v, (dict, list)):
             ann[k] = ""  # a mapping or sequence node's Value
         elif not isinstance(v, str):

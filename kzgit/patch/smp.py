@@ -37,7 +37,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 from kzgit.errors import BuildError
 from kzgit.openapi import Schema, schema_for
 from kzgit.yamlio.tree import (
-    MAPPING, SCALAR, SEQUENCE, DupKeys, SharedStr, SpelledDict, copy_tree, find_duplicates, node_kind, share_update,
+    MAPPING, SCALAR, SEQUENCE, DupKeys, SharedStr, SpelledDict, copy_tree, node_kind, share_update,
     spelled,
 )
 
@@ -637,13 +637,9 @@ def merge(target: Dict[str, Any], patch: Dict[str, Any],
     origin = copy_tree(patch)
     del _SHARED_UPDATES[:]
     out = _Walker([dest, origin], schema, []).walk()
-    if find_duplicates(origin) is not None:
-        # a mapping the patch holds with a key twice: merged into an existing mapping the
-        # first value wins (kyaml RNode.Field), added whole it keeps both keys and kustomize
-        # fails when it decodes the resource (yaml.v3 "mapping key already defined")
-        dup = find_duplicates(out)
-        if dup is not None:
-            raise BuildError(dup)
+    # A mapping the patch holds with a key twice: merged into an existing mapping the first
+    # value wins (kyaml RNode.Field); added whole it stays a DupKeys with both keys, and the
+    # build fails where kustomize decodes the resource (kzgit.build.finish, a JSON patch).
     for old, new in _SHARED_UPDATES:
         share_update(out, old, new)
     del _SHARED_UPDATES[:]

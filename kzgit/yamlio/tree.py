@@ -139,19 +139,10 @@ class LazyError(str):
         return self
 
 
-def find_duplicates(value: Any) -> Optional[str]:
-    """The first :class:`DupKeys` error anywhere in ``value``, or None."""
-    return _first_error(value, False)
-
-
 def undecodable(value: Any) -> Optional[str]:
     """Why decoding ``value`` into Go values fails (a key still written twice, a
     :class:`LazyError`), or None."""
-    return _first_error(value, True)
-
-
-def _first_error(value: Any, lazy: bool) -> Optional[str]:
-    if lazy and value.__class__ is LazyError:
+    if value.__class__ is LazyError:
         return str(value.error)
     stack = [value]
     while stack:
@@ -167,7 +158,7 @@ def _first_error(value: Any, lazy: bool) -> Optional[str]:
         for x in items:
             if isinstance(x, (dict, list)):
                 stack.append(x)
-            elif lazy and x.__class__ is LazyError:
+            elif x.__class__ is LazyError:
                 return str(x.error)
     return None
 
