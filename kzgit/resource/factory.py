@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Dict, List
 
 from kzgit.errors import BuildError
+from kzgit.yamlio.tree import undecodable
 from kzgit.openapi import note_resource_type
 from kzgit.resource import Resource, scalar_text
 from kzgit.yamlio import load_documents
@@ -18,6 +19,10 @@ def _flatten(doc: Any, source: str, out: List[Dict[str, Any]]) -> None:
         raise BuildError(f"{source}: expected a YAML mapping for a resource, got {type(doc).__name__}")
     kind = doc.get("kind")
     if isinstance(kind, str) and kind.endswith("List") and "items" in doc:
+        why = undecodable(doc)
+        if why is not None:
+            # factory.go inlineAnyEmbeddedLists decodes the list (RNode.Map)
+            raise BuildError(f"{source}: trouble expanding list of {kind}: {why}")
         items = doc.get("items")
         if items is None:
             return

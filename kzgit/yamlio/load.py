@@ -222,7 +222,7 @@ class _Builder:
             try:
                 raw = base64.b64decode(value.replace("\n", "").replace("\r", "").replace(" ", ""), validate=True)
             except (binascii.Error, ValueError):
-                raise self.fail(node, "!!binary value contains invalid base64 data") from None
+                return self.undecodable(node, "!!binary value contains invalid base64 data")
             return raw.decode("utf-8", "replace")
         if tag in (_INT, _FLOAT, _BOOL, _NULL, _TIMESTAMP):
             v = _resolve_plain(value, self.words, self.v3) if value else None
