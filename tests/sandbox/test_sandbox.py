@@ -13,6 +13,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
@@ -218,12 +219,13 @@ def test_plugin_with_nothing_to_hide_runs(tmp_path: Path, monkeypatch: pytest.Mo
     """Its own temporary directory (TMPDIR) is writable, and removed afterwards."""
     scene = Scene(tmp_path, kind, monkeypatch, listener)
     monkeypatch.setenv("KZGIT_ATTACK", "tmp")
-    before = set(os.listdir(os.environ.get("TMPDIR", "/tmp")))
+    # a temporary directory of this test's own: other test runs create sandboxes in /tmp too
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
     out = build(str(scene.root), scene.options()).to_yaml()
     assert "got: ok" in out
-    left = {n for n in set(os.listdir(os.environ.get("TMPDIR", "/tmp"))) - before
-            if n.startswith("kzgit-sandbox-")}
-    assert not left
+    assert os.listdir(tmp) == [], "the plugin's temporary directory outlived it"
 
 
 @needs_landlock
