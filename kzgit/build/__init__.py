@@ -52,25 +52,22 @@ class BuildOptions(Record):
         # how exec plugins, KRM exec functions and helm are confined (kzgit.sandbox); None: defaults
         sandbox: Optional[SandboxSettings] = None,
     ) -> None:
-        self.load_restrictor = load_restrictor
-        self.reorder = reorder
-        self.enable_alpha_plugins = enable_alpha_plugins
-        self.enable_exec = enable_exec
-        self.enable_helm = enable_helm
-        self.helm_command = helm_command
+        # grouped as the flags are: what may be loaded and how the output is ordered
+        self.load_restrictor, self.reorder = load_restrictor, reorder
+        # which plugins may run, and for how long
+        self.enable_alpha_plugins, self.enable_exec, self.enable_helm = (
+            enable_alpha_plugins, enable_exec, enable_helm)
+        self.plugin_timeout, self.sandbox = plugin_timeout, sandbox
+        # helm (a list default is fresh per instance, as a dataclass's default_factory)
+        self.helm_command, self.helm_kube_version, self.helm_debug = helm_command, helm_kube_version, helm_debug
         self.helm_api_versions: List[str] = [] if helm_api_versions is None else helm_api_versions
-        self.helm_kube_version = helm_kube_version
-        self.helm_debug = helm_debug
-        self.as_current_user = as_current_user
-        self.enable_managedby_label = enable_managedby_label
-        self.plugin_timeout = plugin_timeout
-        self.network = network
+        # functions: their user, network, environment and mounts
+        self.as_current_user, self.network = as_current_user, network
         self.env: List[str] = [] if env is None else env
         self.mounts: List[str] = [] if mounts is None else mounts
-        self.offline = offline
-        self.fs = fs
-        self.cache = cache
-        self.sandbox = sandbox
+        # the rest: the label, remote references, where files are read, bases shared in a run
+        self.enable_managedby_label, self.offline, self.fs, self.cache = (
+            enable_managedby_label, offline, fs, cache)
 
 
 class BuildResult(Record):

@@ -77,13 +77,7 @@ def make_parser(only: Optional[str] = None) -> argparse.ArgumentParser:
     parser.add_argument("--traceback", action="store_true", help="show Python tracebacks on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMANDS if only is None else [only]:
-        try:
-            mod = importlib.import_module(f"kzgit.cli.{name}")
-        except ModuleNotFoundError as e:
-            if e.name == f"kzgit.cli.{name}":
-                continue
-            raise
-        mod.register(sub)
+        importlib.import_module(f"kzgit.cli.{name}").register(sub)
     _own_parser(parser)
     return parser
 
