@@ -96,6 +96,10 @@ def _stringify_annotations(r: Resource) -> None:
     md = r.obj.get("metadata")
     if not isinstance(md, dict) or "annotations" not in md:
         return
+    if md.__class__ is DupKeys:
+        # annotations written twice: GetAnnotations reads the last, and setMapInMetadata
+        # clears the first field and re-sets the one left
+        md.clear_first("annotations")
     ann = md["annotations"]
     if ann == {} or not isinstance(ann, dict):
         # Kustomizer.Run's RemoveOriginAnnotations re-sets every resource's annotations
