@@ -19,7 +19,9 @@ Remote references are collected with their line for the pinned-refs policy.
 from __future__ import annotations
 
 import dataclasses
+import os
 import posixpath
+import stat
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from kzgit.konfig.general import FUNCTION_ANNOTATIONS, HELM_DEFAULT_HOME
@@ -83,7 +85,7 @@ class Reach:
 
 def default_looks_remote(ref: str) -> bool:
     """Whether a resources entry is a remote target: kustomize's rule (:func:`kzgit.remote.looks_remote`)."""
-    from kzgit.remote import looks_remote
+    from kzgit.remote import looks_remote   # start-up: only the builds that need it pay for it
     return looks_remote(ref)
 
 
@@ -154,7 +156,7 @@ def scan(paths: Iterable[str], read: ReadFn, *, roots: Sequence[str] = (),
 
     ``roots``/``exclude`` are the configuration's globs (see :mod:`kzgit.config`).
     """
-    from kzgit.config import glob_match
+    from kzgit.config import glob_match   # start-up: only the builds that need it pay for it
 
     all_files: Set[str] = set()
     for p in paths:
@@ -203,11 +205,11 @@ def scan_cached(paths: Iterable[str], read: ReadFn, store: Any, *, roots: Sequen
     three key the entry, the files read (by git blob id) are checked again before it is used.
     A warm hook then parses no YAML before it knows what to build.
     """
-    import hashlib
-    import json
+    import hashlib   # start-up: only the builds that need it pay for it
+    import json   # start-up: only the builds that need it pay for it
 
-    from kzgit.rendercache import code_fingerprint
-    from kzgit.rendercache._record import blob_id
+    from kzgit.rendercache import code_fingerprint   # start-up: only the builds that need it pay for it
+    from kzgit.rendercache._record import blob_id   # start-up: only the builds that need it pay for it
 
     listed = sorted({n for n in (_norm(p) for p in paths) if n is not None})
     key = hashlib.sha256(json.dumps(["graph", GRAPH_FORMAT, code_fingerprint(), listed, list(roots),
@@ -273,7 +275,7 @@ class _Ctx:
             return node
         text = data.decode("utf-8", "replace")
         try:
-            import yaml
+            import yaml   # start-up: only the builds that need it pay for it
             doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
         except Exception as e:  # noqa: BLE001 - any parse failure is the user's, reported by render
             node.error = f"not valid YAML: {e}"
@@ -339,7 +341,7 @@ class _Fields:
         text = next((ann[k] for k in FUNCTION_ANNOTATIONS if isinstance(ann, dict)
                      and isinstance(ann.get(k), str)), None)   # runtimeutil.GetFunctionSpec
         if text is not None:
-            import yaml
+            import yaml   # start-up: only the builds that need it pay for it
             try:
                 spec = yaml.safe_load(text)
             except yaml.YAMLError:
@@ -401,7 +403,7 @@ class _Fields:
         if data is None:
             return
         try:
-            import yaml
+            import yaml   # start-up: only the builds that need it pay for it
             docs = list(yaml.load_all(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
         except Exception:  # noqa: BLE001
             return
@@ -436,8 +438,6 @@ def _as_list(v: Any) -> List[Any]:
 
 def disk_reader(repo_root: str) -> ReadFn:
     """A :data:`ReadFn` over the working tree at ``repo_root`` (regular files only)."""
-    import os
-    import stat
 
     top = os.path.realpath(repo_root)
 

@@ -80,11 +80,11 @@ class BuildResult(Record):
         self.warnings: List[str] = [] if warnings is None else warnings
 
     def to_yaml(self) -> str:
-        from kzgit.yamlio import dump_documents
+        from kzgit.yamlio import dump_documents   # start-up: only the builds that need it pay for it
         return dump_documents([r.obj for r in self.resources])
 
 
 def build(path: str, options: Optional[BuildOptions] = None) -> BuildResult:
     """Render the kustomization at ``path``; raises :class:`kzgit.errors.KzgitError` on bad input."""
-    from kzgit.build.pipeline import run
+    from kzgit.build.pipeline import run   # cycle: the pipeline imports this package
     return run(path, options or BuildOptions())

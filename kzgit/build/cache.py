@@ -153,7 +153,7 @@ def process_cache() -> BuildCache:
 
 def copy_accumulator(ra: "Accumulator") -> "Accumulator":
     """An accumulator sharing no resource or table with ``ra`` (vars are never cached)."""
-    from kzgit.build.pipeline import Accumulator
+    from kzgit.build.pipeline import Accumulator   # cycle: the pipeline imports this module
     out = Accumulator()
     out.resmap.append_all(r.copy() for r in ra.resmap.resources())
     out.config = ra.config.copy()
@@ -163,7 +163,7 @@ def copy_accumulator(ra: "Accumulator") -> "Accumulator":
 def cache_key(loader: "Loader", origin: Optional[str], build_metadata: Any,
               options: "BuildOptions", schema: Hashable) -> Hashable:
     """Everything besides its files that a base's accumulation depends on."""
-    from kzgit.loader import DiskFS
+    from kzgit.loader import DiskFS   # start-up: only the builds that need it pay for it
     opts = tuple((f, repr(getattr(options, f))) for f in options.fields() if f not in ("fs", "cache"))
     # every build makes its own DiskFS; any other file system (a git tree) is keyed by
     # the object itself, which the key keeps alive so its id cannot be reused; the render

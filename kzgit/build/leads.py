@@ -69,7 +69,7 @@ def _patch_lead(err: KzgitError, at_text: str, at_entry: str, path: Optional[str
 def _yaml_problem(path: Optional[str], inline: Any, load: Callable[[str], bytes]) -> Optional[str]:
     """``line N: what`` of the YAML error in a patch (a line of the inline text for an inline
     patch), or None when it parses."""
-    from kzgit.yamlio import load_documents
+    from kzgit.yamlio import load_documents   # start-up: only the builds that need it pay for it
     try:
         data = load(path) if path else str(inline or "").encode("utf-8")
         load_documents(data, path or "inline patch")

@@ -23,7 +23,7 @@ def file_name(r: Resource, with_namespace: bool) -> str:
 
 
 def write_dir(resources: List[Resource], out_dir: str) -> None:
-    from kzgit.atomic import write_atomic
+    from kzgit.atomic import write_atomic   # start-up: only the builds that need it pay for it
     namespaces = {r.cur_id().effective_namespace() for r in resources}
     for r in resources:
         write_atomic(os.path.join(out_dir, file_name(r, len(namespaces) > 1)), dump(r.obj))

@@ -37,8 +37,8 @@ def _get_by_id(m: ResMap, rid: ResId) -> Resource:
 
 def _apply_sm(res: Resource, patch: Dict[str, Any], allow_name: bool, allow_kind: bool) -> None:
     """Resource.ApplySmPatch: merge, then restore name/kind (unless allowed) and namespace."""
-    from kzgit import openapi
-    from kzgit.patch.smp import merge
+    from kzgit import openapi   # start-up: only the builds that need it pay for it
+    from kzgit.patch.smp import merge   # start-up: only the builds that need it pay for it
     n, ns, k = res.name, res.namespace, res.kind
     if allow_name or allow_kind:
         res.store_prev_id()
@@ -181,7 +181,7 @@ def patch(m: ResMap, entry: Dict[str, Any], loader: Loader, kfile: str) -> None:
 
 
 def _json6902(m: ResMap, sel: Selector, ops: List[Any], source: str) -> None:
-    from kzgit.patch.json6902 import apply
+    from kzgit.patch.json6902 import apply   # start-up: only the builds that need it pay for it
     touches = _touches_annotations(ops)
     for res in sel.select(m):
         why = undecodable(res.obj)
@@ -234,7 +234,7 @@ def _with_build_annotations(res: Resource, fn: Callable[[Dict[str, Any]], Option
     then becomes the origin).  kzgit keeps them as attributes: put them in for the patch,
     take them out after.
     """
-    from kzgit.build.origin import ORIGIN, TRANSFORMATIONS, origin_text, transformations_text
+    from kzgit.build.origin import ORIGIN, TRANSFORMATIONS, origin_text, transformations_text   # start-up: only the builds that need it pay for it
     injected: Dict[str, str] = {}
     if res.origin is not None:
         injected[ORIGIN] = origin_text(res.origin)

@@ -27,7 +27,7 @@ def transform(resmap: ResMap, config: Dict[str, Any], where: str = "ReplicaCount
             found = True
             apply_fieldspec(r.obj, fs, lambda _old: count, SCALAR, r.cur_id)
     if not found:
-        from kzgit.builtins.sorting import gvk_order_key
+        from kzgit.builtins.sorting import gvk_order_key   # start-up: only the builds that need it pay for it
         # ReplicaCountTransformer.go: the kinds of its (sorted) field specs, Go's %v of a slice
         listed = sorted((Gvk(fs.group, fs.version, fs.kind) for fs in specs), key=gvk_order_key)
         gvks = " ".join(str(g) for g in listed)

@@ -101,7 +101,7 @@ def _load_engine() -> None:
     the command line's own process (see kzgit.cli.main): a host program's objects stay
     collectable.
     """
-    import gc
+    import gc   # start-up
     was = gc.isenabled()
     gc.disable()
     try:
@@ -129,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     for w in warnings:
         print(w, file=sys.stderr)
     if args.enable_alpha_plugins or args.enable_exec or args.enable_helm:
-        from kzgit.sandbox import unconfined_reason
+        from kzgit.sandbox import unconfined_reason   # start-up
         why = unconfined_reason()
         if why:
             print(f"kzgit: info: plugins ran unconfined: {why}", file=sys.stderr)
@@ -137,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
         text = "" if to_dir else result.to_yaml()
     if args.output:
         if to_dir:
-            from kzgit.build.output import write_dir
+            from kzgit.build.output import write_dir   # start-up
             assert result is not None
             write_dir(result.resources, args.output)
         elif args.output.endswith(("/", os.sep)):

@@ -33,7 +33,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 
 
 def run(args: argparse.Namespace) -> int:
-    from kzgit.rendercache import DEFAULT_SIZE_MB, Store, cache_dir
+    from kzgit.rendercache import DEFAULT_SIZE_MB, Store, cache_dir   # start-up
     store = Store(cache_dir(), DEFAULT_SIZE_MB)
     if args.action == "clear":
         n = store.clear()
@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
 
 def open_for_cli(enabled: bool, size_mb: int) -> Optional["Store"]:
     """The render cache for a command, or None; says on stderr why when it cannot be written."""
-    from kzgit.rendercache import default_store
+    from kzgit.rendercache import default_store   # start-up
     store, warning = default_store(enabled, size_mb)
     if warning:
         print(f"kzgit: warning: {warning}", file=sys.stderr)
@@ -76,15 +76,15 @@ def print_renders(renders: "Sequence[RootResult]") -> None:
 def build_settings(target: str) -> Tuple[bool, int]:
     """``cache`` and ``cache-size-mb`` of the repository holding the kustomization directory
     ``target`` (the defaults for a remote target, outside a repository, or without a file)."""
-    from kzgit.paths import repository_top
-    from kzgit.rendercache import DEFAULT_SIZE_MB
+    from kzgit.paths import repository_top   # start-up
+    from kzgit.rendercache import DEFAULT_SIZE_MB   # start-up
     top = repository_top(target) if os.path.isdir(target) else None
     # the configuration module (TOML, dataclasses) is imported only when there is a kzgit
     # configuration to read: a .kzgit.toml, or a pyproject.toml that may hold [tool.kzgit]
     if top is None or not (os.path.isfile(os.path.join(top, ".kzgit.toml"))
                            or may_configure_kzgit(_read_or_empty(os.path.join(top, "pyproject.toml")))):
         return True, DEFAULT_SIZE_MB
-    from kzgit.config import load_config
+    from kzgit.config import load_config   # start-up
     config = load_config(top)
     return config.cache, config.cache_size_mb
 
@@ -114,7 +114,7 @@ def cached_yaml(path: str, options: "BuildOptions", before_build: "Optional[Call
     """``kzgit build``'s output and warnings through the render cache (unless the repository's
     configuration says ``cache = false``); raises the build's error.  ``before_build`` runs
     when the cache has no answer, before building (kzgit.cli.build loads the engine so)."""
-    from kzgit.rendercache import lookup_yaml, render_yaml
+    from kzgit.rendercache import lookup_yaml, render_yaml   # start-up
     store = open_for_cli(*build_settings(path))
     got = lookup_yaml(path, options, store) if store is not None else None
     if got is None:

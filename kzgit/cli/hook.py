@@ -64,7 +64,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
         if name in ("exec-bits", "all"):
             h.add_argument("--check", action="store_true", help="report only, change nothing")
         if name == "validate":
-            from kzgit.cli.validate import add_policy_flags
+            from kzgit.cli.validate import add_policy_flags   # start-up
             add_policy_flags(h)
         if name == "all":
             # validate's settings come from [validate] alone here; its report is text on stdout
@@ -89,7 +89,7 @@ class _Source:
         self.tmp: Optional[str] = None
 
     def __enter__(self) -> Workspace:
-        from kzgit import gitio, walk
+        from kzgit import gitio, walk   # start-up
         a = self.args
         try:
             repo, in_git = gitio.repo_root("."), True
@@ -139,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
         return 0  # pre-commit passed nothing this hook looks at
     with _Source(args) as ws:
         if args.hook == "validate":
-            from kzgit.cli.validate import run_hook
+            from kzgit.cli.validate import run_hook   # start-up
             return run_hook(args, ws)
         if args.hook != "all":
             return report(_dispatch(args.hook, args, ws))
@@ -160,8 +160,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _validate_in_all(args: argparse.Namespace, ws: Workspace) -> int:
     """``kzgit hook validate`` as a step of ``all``: its findings (warnings too) under a header."""
-    from kzgit.cli.cache import open_for_workspace
-    from kzgit.cli.validate import emit, policy_from, validate_report
+    from kzgit.cli.cache import open_for_workspace   # start-up
+    from kzgit.cli.validate import emit, policy_from, validate_report   # start-up
     policy, names = policy_from(args, ws.config)
     got = validate_report(args, ws, policy, names, None, open_for_workspace(ws, args.no_cache))
     if not got.findings:
@@ -173,14 +173,14 @@ def _validate_in_all(args: argparse.Namespace, ws: Workspace) -> int:
 
 def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace) -> List[Finding]:
     if hook == "render":
-        from kzgit.engine import engine_from_config, get_engine
-        from kzgit.hooks import render
+        from kzgit.engine import engine_from_config, get_engine   # start-up
+        from kzgit.hooks import render   # start-up
         c = ws.config
         if args.engine and args.engine != c.engine:
             engine = get_engine(args.engine, None, c.timeout, source="--engine")
         else:
             engine = engine_from_config(c)
-        from kzgit.cli.cache import open_for_workspace, print_renders
+        from kzgit.cli.cache import open_for_workspace, print_renders   # start-up
         store = open_for_workspace(ws, getattr(args, "no_cache", False))
         roots = render.roots_to_build(ws)
         if getattr(args, "shard", None):
@@ -193,12 +193,12 @@ def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace) -> List[Findin
             print_renders(results)   # on stderr: stdout holds the findings
         return render.findings(results)
     if hook == "localized-sync":
-        from kzgit.hooks import localized_sync
+        from kzgit.hooks import localized_sync   # start-up
         return localized_sync.run(ws)
     if hook == "pinned-refs":
-        from kzgit.hooks import pinned_refs
+        from kzgit.hooks import pinned_refs   # start-up
         return pinned_refs.run(ws, require_sha=args.require_sha)
-    from kzgit.hooks import exec_bits
+    from kzgit.hooks import exec_bits   # start-up
     # A pushed commit cannot be fixed in place: report only.
     return exec_bits.run(ws, fix=not (args.check or args.rev))
 

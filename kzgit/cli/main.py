@@ -93,7 +93,7 @@ def _own_parser(parser: argparse.ArgumentParser) -> None:
 
 
 def _version() -> str:
-    from kzgit import __version__
+    from kzgit import __version__   # start-up
     return f"kzgit {__version__}"
 
 
@@ -162,7 +162,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return _main(argv)
     except KeyboardInterrupt as e:  # the command's own cleanup has run while this unwound
         if isinstance(e, _Signalled):
-            from signal import Signals
+            from signal import Signals   # start-up
             _say(f"Interrupted ({Signals(e.signum).name})")
             return 128 + e.signum
         _say("Interrupted (^C)")

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from kzgit.cli import add_render_flags
 from kzgit.config import MISSING_SCHEMAS, Config, ValidatePolicy, load_config
-from kzgit.errors import UsageError
+from kzgit.errors import KzgitError, UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
     from kzgit.engine import Engine
@@ -33,7 +33,7 @@ class _DefaultVersion:
     ``kzgit hook`` run builds this parser, and listing the bundled schemas costs a scan."""
 
     def __str__(self) -> str:
-        from kzgit.validate.kubernetes import newest, versions
+        from kzgit.validate.kubernetes import newest, versions   # start-up
         vs = versions()
         if not vs:
             return "none: the kubernetes-validate package is not installed"
@@ -107,10 +107,10 @@ def policy_from(args: argparse.Namespace, config: Config) -> Tuple[ValidatePolic
 
 def emit(args: argparse.Namespace, report: "Report") -> int:
     """Print (or write) the report; 1 when it holds errors."""
-    from kzgit.validate.report import render
+    from kzgit.validate.report import render   # start-up
     text = render(report, args.format)
     if args.output:
-        from kzgit.atomic import write_atomic
+        from kzgit.atomic import write_atomic   # start-up
         write_atomic(args.output, text)
     else:
         sys.stdout.write(text)
@@ -119,8 +119,7 @@ def emit(args: argparse.Namespace, report: "Report") -> int:
 
 
 def _repo() -> Tuple[str, bool]:
-    from kzgit import gitio
-    from kzgit.errors import KzgitError
+    from kzgit import gitio   # start-up
     try:
         return os.path.realpath(gitio.repo_root(".")), True
     except KzgitError:
@@ -151,20 +150,20 @@ def _select_roots(args: argparse.Namespace, ws: "Workspace", repo: str) -> List[
 
 
 def run(args: argparse.Namespace) -> int:
-    from kzgit.hooks import Workspace
-    from kzgit.hooks import validate as hook
+    from kzgit.hooks import Workspace   # start-up
+    from kzgit.hooks import validate as hook   # start-up
     repo, in_git = _repo()
     config = load_config(repo)
     policy, names = policy_from(args, config)
     if args.manifests and not (args.roots or args.all):
         report = hook.run_manifests(_read_manifests(args.manifests), policy, repo, names)
         return emit(args, report)
-    from kzgit import gitio
-    from kzgit import walk
+    from kzgit import gitio   # start-up
+    from kzgit import walk   # start-up
     # the work tree as it is, untracked files included (ignored ones not): what a user edits
     files = gitio.worktree_files(repo) if in_git else walk.tree_files(repo)
     ws = Workspace(repo, files, None, config, repo=repo)
-    from kzgit.cli.cache import open_for_workspace
+    from kzgit.cli.cache import open_for_workspace   # start-up
     store = open_for_workspace(ws, args.no_cache)   # before the graph: it is kept there too
     roots = _select_roots(args, ws, repo)
     report = validate_report(args, ws, policy, names, roots, store)
@@ -177,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _engine(args: argparse.Namespace, config: Config) -> "Engine":
-    from kzgit.engine import engine_from_config, get_engine
+    from kzgit.engine import engine_from_config, get_engine   # start-up
     if getattr(args, "engine", None) and args.engine != config.engine:
         return get_engine(args.engine, None, config.timeout, source="--engine")
     return engine_from_config(config)
@@ -201,7 +200,7 @@ def run_hook(args: argparse.Namespace, ws: "Workspace") -> int:
     """``kzgit hook validate``: the affected roots of the workspace."""
     config = ws.config
     policy, names = policy_from(args, config)
-    from kzgit.cli.cache import open_for_workspace
+    from kzgit.cli.cache import open_for_workspace   # start-up
     return emit(args, validate_report(args, ws, policy, names, None,
                                       open_for_workspace(ws, args.no_cache)))
 
@@ -211,8 +210,8 @@ def validate_report(args: argparse.Namespace, ws: "Workspace", policy: ValidateP
     """Render and validate ``roots`` (None: the affected ones) through the render cache
     ``store``; with ``-v`` (or under pre-commit) list each root on stderr, where it stays out
     of the report."""
-    from kzgit.cli.cache import print_renders
-    from kzgit.hooks import validate as hook
+    from kzgit.cli.cache import print_renders   # start-up
+    from kzgit.hooks import validate as hook   # start-up
     engine = _engine(args, ws.config)
     report = hook.run(ws, engine, policy, roots=roots, jobs=args.jobs, offline=args.offline,
                       names=names, store=store, shard=args.shard)

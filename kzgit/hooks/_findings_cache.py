@@ -39,8 +39,8 @@ def schema_state(policy: "ValidatePolicy", validator: "Validator") -> Optional[s
     """What the schemas of this run are, as a key part; None when they cannot be keyed."""
     if policy.schema_locations:
         return None
-    from kzgit.rendercache import code_fingerprint
-    from kzgit.validate.kubernetes import schema_root
+    from kzgit.rendercache import code_fingerprint   # start-up: loaded only by the runs that need it
+    from kzgit.validate.kubernetes import schema_root   # start-up: loaded only by the runs that need it
     settings = dataclasses.asdict(policy)
     settings.pop("source", None)   # where the settings came from, not what they say
     files: List[Any] = []
@@ -62,7 +62,7 @@ def schema_state(policy: "ValidatePolicy", validator: "Validator") -> Optional[s
 def key_for(ws: "Workspace", root: str, digest: str, sources: List[str], state: str) -> Optional[str]:
     """The key of ``root``'s findings (None: the root is not a kustomization of the graph,
     e.g. one in an excluded directory named on the command line: what it reaches is unknown)."""
-    from kzgit.rendercache._record import blob_id
+    from kzgit.rendercache._record import blob_id   # start-up: loaded only by the runs that need it
     if root not in ws.graph.nodes:
         return None
     reach = ws.graph.reach(root)

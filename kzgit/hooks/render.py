@@ -40,7 +40,7 @@ class RootResult:
 def options_for(ws: Workspace, offline: bool = False) -> BuildOptions:
     """Build options from the repository's configuration."""
     c = ws.config
-    from kzgit.build.cache import BuildCache
+    from kzgit.build.cache import BuildCache   # start-up: loaded only by the runs that need it
     # one cache for the run: roots sharing a base accumulate it once (per worker process)
     return BuildOptions(load_restrictor=c.load_restrictor, enable_alpha_plugins=c.enable_alpha_plugins,
                         enable_exec=c.enable_exec, enable_helm=c.enable_helm,
@@ -61,7 +61,7 @@ LookUp = Callable[[str, BuildOptions, Store, Any], Optional[Outcome]]
 def _render_one(engine: Engine, path: str, options: BuildOptions, store: Optional[Store]) -> Outcome:
     """Render in a worker (exceptions may not pickle: the error travels as its message)."""
     if engine.name == "builtin":
-        from kzgit.rendercache import render_yaml
+        from kzgit.rendercache import render_yaml   # start-up: loaded only by the runs that need it
         got = render_yaml(path, options, store, looked=True)
         return got.status, got.seconds, full_message(got.error) if got.error is not None else None, None
     start = time.monotonic()
@@ -73,7 +73,7 @@ def _render_one(engine: Engine, path: str, options: BuildOptions, store: Optiona
 
 
 def _look_up_yaml(path: str, options: BuildOptions, store: Store, checker: Any) -> Optional[Outcome]:
-    from kzgit.rendercache import lookup_yaml
+    from kzgit.rendercache import lookup_yaml   # start-up: loaded only by the runs that need it
     hit = lookup_yaml(path, options, store, checker)
     if hit is None:
         return None
@@ -88,7 +88,7 @@ def roots_to_build(ws: Workspace) -> List[str]:
 
 def shard_of(ws: Workspace, roots: Sequence[str], index: int, count: int) -> List[str]:
     """Part ``index`` of ``count`` of ``roots``, balanced by the bytes each root reaches."""
-    from kzgit.graph import root_weights, shard
+    from kzgit.graph import root_weights, shard   # start-up: loaded only by the runs that need it
     return shard(roots, root_weights(ws.graph, ws.files, _size_in(ws.root)), index, count)
 
 
@@ -135,7 +135,7 @@ def render_each(ws: Workspace, engine: Engine, roots: Sequence[str], options: Bu
             outcomes[r] = render_one(engine, ws.path(r), options, store)
     else:
         with render_pool(engine, workers) as pool:
-            from kzgit.workers import guarded
+            from kzgit.workers import guarded   # start-up: loaded only by the runs that need it
             futures = [(r, pool.submit(guarded, render_one, engine, ws.path(r), options, store))
                        for r in todo]
             for r, f in futures:

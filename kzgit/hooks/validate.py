@@ -69,7 +69,7 @@ FLAVOUR = "resources"
 
 def _produce_items(path: str) -> Produce:
     def produce(options: BuildOptions) -> Tuple[bytes, List[str]]:
-        from kzgit import build
+        from kzgit import build   # start-up: loaded only by the runs that need it
         result = build(path, options)
         items = [[r.obj, r.source, list(dict.fromkeys(i.name for i in r.all_ids()))]
                  for r in result.resources]
@@ -134,7 +134,7 @@ def _render(engine: Engine, path: str, options: BuildOptions, store: Optional[St
         return got.status, got.seconds, None, Resources(got.payload)
     start = time.monotonic()
     try:
-        from kzgit.yamlio import load_documents
+        from kzgit.yamlio import load_documents   # start-up: loaded only by the runs that need it
         text = engine.render(path, options)
         items = [Rendered(d) for d in load_documents(text.encode("utf-8"), path) if d is not None]
     except KzgitError as e:
@@ -247,7 +247,7 @@ def _policy_changed(ws: Workspace, policy: ValidatePolicy, with_crds: Sequence[s
     ``crds`` and ``schema-locations`` files, or a root that renders CRDs."""
     if ws.changed is None:
         return True
-    from kzgit.config import KZGIT_TOML, PYPROJECT
+    from kzgit.config import KZGIT_TOML, PYPROJECT   # start-up: loaded only by the runs that need it
     dirs = [c.strip("/") for c in policy.crds]
     dirs += [t.split("{{", 1)[0].rstrip("/").rsplit("/", 1)[0] if "{{" in t else t for t in policy.schema_locations]
     for path in ws.changed:
@@ -264,8 +264,8 @@ def run_manifests(sources: Sequence[Tuple[str, bytes]], policy: ValidatePolicy, 
 
     CRDs among the documents are used for the custom resources beside them.
     """
-    from kzgit.validate.locate import Locator
-    from kzgit.yamlio import load_documents
+    from kzgit.validate.locate import Locator   # start-up: loaded only by the runs that need it
+    from kzgit.yamlio import load_documents   # start-up: loaded only by the runs that need it
     validator = Validator(policy, base, names)
     loaded: List[Tuple[str, Optional[str], List[Any]]] = []
     for name, data in sources:
@@ -336,7 +336,7 @@ class _Placer:
         self._patches: Optional[List[str]] = None
 
     def _setup(self) -> None:
-        from kzgit.validate.locate import Locator
+        from kzgit.validate.locate import Locator   # start-up: loaded only by the runs that need it
         self._locator = Locator(self.ws.root, self.ws.read)
         resource_files = {_shown_source(self.ws, i) for i in self.items}
         try:

@@ -279,7 +279,7 @@ def note_resource_type(api_version: str, kind: str) -> None:
     """
     if _state.initialised or _state.builtin != "not-parsed":
         return
-    from kzgit.konfig import namespace_scope
+    from kzgit.konfig import namespace_scope   # start-up: only the builds that need it pay for it
     if (api_version, kind) in namespace_scope():
         return
     if _state.custom_defs is not None:

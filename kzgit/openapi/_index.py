@@ -22,7 +22,7 @@ GVK_EXT = "x-kubernetes-group-version-kind"
 def text_checksum(text: str) -> int:
     """CRC-32 of the document (catches an index left from another document; binascii is
     loaded with PyYAML already, where hashlib would cost a merge more than its parse)."""
-    import binascii
+    import binascii   # start-up: only the builds that need it pay for it
     return binascii.crc32(text.encode("utf-8"))
 
 

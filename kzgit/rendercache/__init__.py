@@ -55,7 +55,7 @@ _TRANSIENT = (RemoteError, PluginError, UsageError)
 
 def cache_dir() -> str:
     """``<kzgit's cache root>/renders`` (:func:`kzgit.cachedir.cache_root`)."""
-    from kzgit.cachedir import cache_root
+    from kzgit.cachedir import cache_root   # start-up: only the builds that need it pay for it
     return os.path.join(cache_root(), "renders")
 
 
@@ -92,7 +92,7 @@ def code_fingerprint() -> str:
     """kzgit's version and the state of its files (a development checkout changes without a release)."""
     global _FINGERPRINT
     if _FINGERPRINT is None:
-        import kzgit
+        import kzgit   # start-up: only the builds that need it pay for it
         h = sha256(kzgit.__version__.encode())
         top = os.path.dirname(os.path.abspath(kzgit.__file__))
         for d, dirs, files in os.walk(top):
@@ -112,7 +112,7 @@ def code_fingerprint() -> str:
 
 def cache_key(path: str, options: BuildOptions, flavour: str) -> str:
     """What a render depends on besides the files it reads."""
-    import kzgit
+    import kzgit   # start-up: only the builds that need it pay for it
     opts = [(f, repr(getattr(options, f))) for f in options.fields() if f not in ("fs", "cache")]
     parts: Dict[str, Any] = {
         "format": FORMAT, "flavour": flavour, "engine": "builtin",
@@ -131,7 +131,7 @@ def _pyyaml_version() -> str:
     mod = sys.modules.get("yaml")
     if mod is not None:
         return str(getattr(mod, "__version__", ""))
-    from importlib.machinery import PathFinder
+    from importlib.machinery import PathFinder   # start-up: only the builds that need it pay for it
     spec = PathFinder.find_spec("yaml")
     try:
         with open(spec.origin if spec is not None and spec.origin else "", "rb") as f:
@@ -145,7 +145,7 @@ def _pyyaml_version() -> str:
 
 
 def _replay_error(header: Dict[str, Any]) -> KzgitError:
-    import kzgit.errors as errors
+    import kzgit.errors as errors   # start-up: only the builds that need it pay for it
     cls = getattr(errors, str(header.get("error_class")), None)
     if not (isinstance(cls, type) and issubclass(cls, KzgitError)):
         cls = errors.BuildError
@@ -171,8 +171,8 @@ def render_cached(path: str, options: BuildOptions, store: Optional[Store], flav
     start = time.monotonic()
     if store is None or options.enable_helm:
         return _uncached(options, produce, start)
-    from kzgit.loader import RECORDER, DiskFS
-    from kzgit.rendercache._record import Recorder
+    from kzgit.loader import RECORDER, DiskFS   # start-up: only the builds that need it pay for it
+    from kzgit.rendercache._record import Recorder   # start-up: only the builds that need it pay for it
     key = cache_key(path, options, flavour)
     main = options.fs if options.fs is not None else DiskFS()
     hit = None if looked else lookup(path, options, store, flavour, key=key)
@@ -211,8 +211,8 @@ def lookup(path: str, options: BuildOptions, store: Store, flavour: str,
         return None
     start = time.monotonic()
     if checker is None:
-        from kzgit.loader import DiskFS
-        from kzgit.rendercache._record import Checker
+        from kzgit.loader import DiskFS   # start-up: only the builds that need it pay for it
+        from kzgit.rendercache._record import Checker   # start-up: only the builds that need it pay for it
         checker = Checker(options.fs if options.fs is not None else DiskFS())
     key = key or cache_key(path, options, flavour)
     for entry in store.variants(key):
@@ -241,7 +241,7 @@ def _uncached(options: BuildOptions, produce: Produce, start: float) -> Rendered
 
 def _produce_yaml(path: str) -> Produce:
     def produce(options: BuildOptions) -> Tuple[bytes, List[str]]:
-        from kzgit.build import build
+        from kzgit.build import build   # start-up: only the builds that need it pay for it
         result = build(path, options)
         return result.to_yaml().encode("utf-8"), list(result.warnings)
     return produce

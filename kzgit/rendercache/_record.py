@@ -86,7 +86,7 @@ def ask(fs: FileSystem, question: str, path: str) -> Any:
 
 def mark_uncacheable(why: str) -> None:
     """The build in progress (if one is recorded) depends on what no record covers."""
-    from kzgit.loader import RECORDER
+    from kzgit.loader import RECORDER   # start-up: only the builds that need it pay for it
     recorder = RECORDER.get()
     if recorder is not None:
         recorder.mark_uncacheable(why)
@@ -200,7 +200,7 @@ class Recorder:
 
     def inspect_kustomization(self, data: bytes, path: str) -> None:
         """Mark the build uncacheable when this kustomization uses plugins, helm or HTTP files."""
-        import yaml
+        import yaml   # start-up: only the builds that need it pay for it
         try:
             doc = yaml.load(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
         except Exception:  # noqa: BLE001 - the build reports it; just do not trust it here
@@ -211,7 +211,7 @@ class Recorder:
         for field in _PLUGIN_FIELDS:
             if doc.get(field):
                 self.mark_uncacheable(f"{path} uses {field}")
-        from kzgit.remote import is_http_url
+        from kzgit.remote import is_http_url   # start-up: only the builds that need it pay for it
         for field in _TARGET_FIELDS:
             entries = doc.get(field)
             for e in entries if isinstance(entries, list) else ():

@@ -7,6 +7,7 @@ that history as Python attributes and indexes the map by id.
 """
 from __future__ import annotations
 
+from kzgit.errors import BuildError
 from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
 from kzgit.konfig import is_cluster_scoped
@@ -253,7 +254,6 @@ class ResMap:
         return self._idx().get(rid.key())
 
     def append(self, r: Resource) -> None:
-        from kzgit.errors import BuildError
         k = r.cur_id().key()
         idx = self._idx()
         if k in idx:

@@ -90,8 +90,8 @@ class Validator:
 
     def __init__(self, policy: ValidatePolicy, base: str = ".",
                  names: Optional[Dict[str, str]] = None) -> None:
-        from kzgit.validate import kubernetes
-        from kzgit.validate.sources import CrdSchemas, SchemaLocations
+        from kzgit.validate import kubernetes   # start-up: loaded only by the runs that need it
+        from kzgit.validate.sources import CrdSchemas, SchemaLocations   # start-up: loaded only by the runs that need it
         names = names or {}
         self.policy = policy
         self.base = base

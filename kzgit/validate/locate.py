@@ -40,7 +40,7 @@ class _Seq(List[Any]):
 
 def _convert(node: Any) -> Any:
     """PyYAML node -> _Map/_Seq/str (scalars stay text: only keys and names are compared)."""
-    import yaml
+    import yaml   # start-up: loaded only by the runs that need it
     if isinstance(node, yaml.MappingNode):
         m = _Map()
         m.key_lines = {}
@@ -58,7 +58,7 @@ def _convert(node: Any) -> Any:
 
 def parse_with_lines(text: str) -> Any:
     """The first YAML document of ``text`` with line numbers (None if it is not YAML)."""
-    import yaml
+    import yaml   # start-up: loaded only by the runs that need it
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         node = yaml.compose(text, Loader=loader)
@@ -161,7 +161,7 @@ class Locator:
     def parts(self, rel: str) -> List[_Part]:
         """The documents of a file (none when it cannot be read or split)."""
         if rel not in self._parts:
-            from kzgit.yamlio.load import split_documents
+            from kzgit.yamlio.load import split_documents   # start-up: loaded only by the runs that need it
             data = self.read(rel)
             try:
                 text = data.decode("utf-8") if data is not None else ""
@@ -235,7 +235,7 @@ class Locator:
     def inline_patches(self, kustomization_dirs: Sequence[str], kind: str, names: Sequence[str],
                        pointer: str) -> Where:
         """A patch written inline in a kustomization (``patches[].patch``) that sets ``pointer``."""
-        from kzgit.yamlio.load import split_documents
+        from kzgit.yamlio.load import split_documents   # start-up: loaded only by the runs that need it
         parts = _parse_parts(pointer)
         if not parts:
             return None, None

@@ -84,7 +84,7 @@ class CrdSchemas:
 
     def add_file(self, path: str, shown: str) -> None:
         """Register every CRD in a YAML file (other documents are ignored)."""
-        from kzgit.yamlio import load_documents
+        from kzgit.yamlio import load_documents   # start-up: loaded only by the runs that need it
         try:
             with open(path, "rb") as f:
                 data = f.read()
@@ -115,7 +115,7 @@ class CrdSchemas:
 
     def fingerprint(self) -> str:
         """Every CRD schema registered and where it came from, as a cache key part."""
-        import hashlib
+        import hashlib   # start-up: loaded only by the runs that need it
         rows = [[list(k), schema, where] for k, (schema, where) in sorted(self._raw.items())]
         return hashlib.sha256(json.dumps(rows, sort_keys=True, default=str).encode("utf-8")).hexdigest()
 

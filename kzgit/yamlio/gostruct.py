@@ -95,7 +95,7 @@ def go_json_kind(v: Any) -> str:
 def _format_float32_g(f: float) -> str:
     """Go ``strconv.FormatFloat(f, 'g', -1, 32)``: the shortest digits that read back as the
     same float32, in %e form when the exponent is below -4 or at least 6."""
-    import struct
+    import struct   # start-up: few builds format a float32
     if f != f:
         return "NaN"
     if f in (float("inf"), float("-inf")):
