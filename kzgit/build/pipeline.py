@@ -22,7 +22,7 @@ from kzgit.builtins import images, metadata, namespace, prefix_suffix, replicas
 from kzgit.builtins import patches as patch_tf
 from kzgit.builtins.hashing import add_hashes
 from kzgit.builtins.nameref import fix_back_references
-from kzgit.yamlio.tree import node_kind
+from kzgit.yamlio.tree import node_kind, undecodable
 from kzgit.generators import make_configmap, make_secret
 from kzgit.errors import BuildError, KzgitError, YamlError
 from kzgit.kustomization import Kustomization, parse_kustomization
@@ -459,6 +459,10 @@ class Target:
                 ra.resmap.append(r)
         self.accumulate_resources(ra, paths)
         for r in ra.resmap.resources():
+            why = undecodable(r.obj)
+            if why is not None:
+                # kusttarget.go configureExternal*: each config is marshalled (decoded) first
+                raise BuildError(f"marshalling yaml from res {r.cur_id()}: {why}")
             origin = None
             if r.origin is not None:
                 md = config_meta(r.obj)
