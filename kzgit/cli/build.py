@@ -8,6 +8,7 @@ import sys
 from kzgit.build import BuildOptions, build
 from kzgit.cli import add_plugin_flags, add_timeout_flag
 from kzgit.atomic import OutputError, write_atomic
+from kzgit.errors import BuildError
 from kzgit.loader import RESTRICTORS, ROOT_ONLY
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
@@ -112,7 +113,21 @@ def _load_engine() -> None:
             gc.enable()
 
 
+def _check_working_directory(target: str) -> None:
+    """A relative DIR needs the current directory, which may have been deleted under us."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        from kzgit.remote import looks_remote   # start-up: only when the directory is gone
+        if not looks_remote(target):
+            # kustomize's words (api/internal/loader/fileloader.go via filesys.ConfirmDir)
+            raise BuildError(f"must build at directory: not a valid directory: abs path error on "
+                             f"'{target}' : getwd: no such file or directory") from None
+
+
 def run(args: argparse.Namespace) -> int:
+    if not os.path.isabs(args.dir):
+        _check_working_directory(args.dir)
     options = options_from_args(args)
     to_dir = bool(args.output) and os.path.isdir(args.output)
     result = None

@@ -175,6 +175,14 @@ def main(argv: Optional[List[str]] = None) -> int:
                 pass
 
 
+def _cwd_exists() -> bool:
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return False
+    return True
+
+
 def _command_module(argv: List[str]) -> Optional[str]:
     """The command module ``argv`` names (its first word that is not an option), if any."""
     word = next((a for a in argv if not a.startswith("-")), None)
@@ -210,16 +218,17 @@ def _main(argv: Optional[List[str]]) -> int:
         return 1
     except BrokenPipeError:
         return 1
-    except OSError as e:
-        if args.traceback or not e.filename:
-            raise
-        # an I/O error on a path (disk full, permissions, a file where a directory should
-        # be): the user can act on it, so it is not a crash
-        print(f"Error: cannot access '{e.filename}': {e.strerror or e}", file=sys.stderr)
-        return 1
     except Exception as e:  # noqa: BLE001 - the last line of defence
         if args.traceback:
             raise
+        if isinstance(e, OSError) and e.filename:
+            # an I/O error on a path (disk full, permissions, a file where a directory
+            # should be): the user can act on it, so it is not a crash
+            print(f"Error: cannot access '{e.filename}': {e.strerror or e}", file=sys.stderr)
+            return 1
+        if isinstance(e, FileNotFoundError) and not _cwd_exists():
+            print("Error: the current directory no longer exists", file=sys.stderr)
+            return 1
         path = _crash_log(e)
         print(f"An unexpected error has occurred: {type(e).__name__}: {e}\n"
               f"Check the log at {path}", file=sys.stderr)

@@ -77,3 +77,17 @@ def test_localize_help_names_the_default_newdir() -> None:
     text = _subparser("localize").format_help()
     assert "localized-<dir>-<ref>" in " ".join(text.split())
     assert "localized-<repo>-<ref>" not in text
+
+
+def test_a_deleted_working_directory_is_a_user_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    # kubectl kustomize . says the same: it cannot make '.' absolute
+    assert main(["build", "."]) == 1
+    assert capsys.readouterr().err == ("Error: must build at directory: not a valid directory: abs path "
+                                       "error on '.' : getwd: no such file or directory\n")
+    assert main(["hook", "render", "--all"]) == 1
+    assert capsys.readouterr().err == "Error: the current directory no longer exists\n"
