@@ -22,8 +22,9 @@ Then, with the render cache (a fresh cache directory, so the first run above is 
 * ``kzgit validate --all`` cold, then warm (its renders come from the cache; the
   resources are validated again): figures only, no goal.
 
-Warm figures are the median of three runs.  kzgit runs as an installed package does: with
-compiled bytecode (``PYTHONPYCACHEPREFIX`` in a temporary directory, written by an unmeasured
+Warm figures are the median of three runs.  kzgit runs as an installed package does: from a
+wheel of this checkout installed into a temporary virtual environment (as pre-commit installs
+it; ``bench_small.install``), through its console script, with compiled bytecode (``PYTHONPYCACHEPREFIX`` in a temporary directory, written by an unmeasured
 warm-up build), even when the environment sets ``PYTHONDONTWRITEBYTECODE``.  The load average
 is printed before and after: wall times mean little on a busy machine.
 
@@ -40,6 +41,11 @@ import sys
 import tempfile
 import time
 from typing import List, Tuple
+
+from bench_small import install   # kzgit installed as pre-commit installs it (a wheel)
+
+#: how kzgit is run: the installed console script (set in main)
+KZ: List[str] = [sys.executable, "-m", "kzgit"]
 
 
 def _base(n: int) -> List[str]:
@@ -150,7 +156,9 @@ def main(argv: List[str]) -> int:
         return 2
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="kzgit-bench-") as root, \
-            tempfile.TemporaryDirectory(prefix="kzgit-bench-cache-") as cache:
+            tempfile.TemporaryDirectory(prefix="kzgit-bench-cache-") as cache, \
+            tempfile.TemporaryDirectory(prefix="kzgit-bench-install-") as inst:
+        KZ[:] = [install(inst)]
         os.environ["KZGIT_CACHE_DIR"] = cache   # cold first run; never the user's cache
         # bytecode as installed, kept out of the source tree
         os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -159,10 +167,10 @@ def main(argv: List[str]) -> int:
         roots = sorted(os.path.join(root, "overlays", d) for d in os.listdir(os.path.join(root, "overlays")))
         for warm_up in (["build", "--no-cache", roots[0]], ["hook", "render", "--help"],
                         ["validate", "--help"], ["diff", "--help"]):
-            subprocess.run([sys.executable, "-m", "kzgit", *warm_up], cwd=root, stdout=subprocess.DEVNULL,
+            subprocess.run(KZ + warm_up, cwd=root, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL, timeout=600, check=True)
 
-        cmd = [sys.executable, "-m", "kzgit", "hook", "render", "--all"]
+        cmd = KZ + ["hook", "render", "--all"]
         if args.jobs:
             cmd += ["--jobs", str(args.jobs)]
         c0 = _children_cpu()
@@ -238,7 +246,7 @@ def _median_of_3(cmd: List[str], cwd: str) -> Tuple[float, float]:
 
 def _validate(root: str) -> None:
     """``kzgit validate --all`` cold, then warm (figures only)."""
-    cmd = [sys.executable, "-m", "kzgit", "validate", "--all"]
+    cmd = KZ + ["validate", "--all"]
     t_cold, _ = _timed(cmd, root)
     cpu_cold = _LAST_CPU[0]
     t_warm, cpu_warm = _median_of_3(cmd, root)
@@ -248,7 +256,7 @@ def _validate(root: str) -> None:
 
 def warm(root: str, cmd: List[str], cold: float) -> bool:
     """The render cache's cases (see the module docstring); True when every goal is met."""
-    kz = [sys.executable, "-m", "kzgit"]
+    kz = KZ
     t_warm, cpu_warm = _median_of_3(cmd, root)
     _patch(root, 7, 99)
     t_one, out = _timed(cmd + ["-v"], root)

@@ -16,13 +16,12 @@ engines report errors the same way.
 """
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import json
 import os
 import re
 import shutil
-from typing import Dict, Iterator, List, Mapping, Optional, Protocol
+from typing import TYPE_CHECKING, Dict, Iterator, List, Mapping, Optional, Protocol
 
 from kzgit import proc
 from kzgit import build
@@ -30,6 +29,9 @@ from kzgit.build import BuildOptions
 from kzgit.config import Config
 from kzgit.errors import BuildError, UsageError
 from kzgit.loader import NO_RESTRICTIONS
+
+if TYPE_CHECKING:  # pragma: no cover
+    import concurrent.futures
 
 DEFAULT_TIMEOUT = 120.0
 # Last lines of an external engine's stderr kept in an error message.
@@ -135,6 +137,8 @@ def render_pool(engine: Engine, workers: int) -> Iterator[concurrent.futures.Exe
     On ^C / SIGTERM queued renders are dropped and external renders in flight are killed:
     they run in their own process groups, which the terminal's signal does not reach.
     """
+    # start-up: a warm hook run answers every root from the render cache and starts no pool
+    import concurrent.futures
     pool: concurrent.futures.Executor
     if engine.name == "builtin":
         # import the pipeline once here, so forked workers inherit it instead of each
