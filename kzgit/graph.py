@@ -205,14 +205,14 @@ def scan_cached(paths: Iterable[str], read: ReadFn, store: Any, *, roots: Sequen
     three key the entry, the files read (by git blob id) are checked again before it is used.
     A warm hook then parses no YAML before it knows what to build.
     """
-    import hashlib   # start-up: only the builds that need it pay for it
     import json   # start-up: only the builds that need it pay for it
 
     from kzgit.rendercache import code_fingerprint   # start-up: only the builds that need it pay for it
     from kzgit.rendercache._record import blob_id   # start-up: only the builds that need it pay for it
+    from kzgit.sha import sha256   # start-up: only the builds that need it pay for it
 
     listed = sorted({n for n in (_norm(p) for p in paths) if n is not None})
-    key = hashlib.sha256(json.dumps(["graph", GRAPH_FORMAT, code_fingerprint(), listed, list(roots),
+    key = sha256(json.dumps(["graph", GRAPH_FORMAT, code_fingerprint(), listed, list(roots),
                                      list(exclude)]).encode("utf-8")).hexdigest()
 
     def blob(path: str) -> Optional[str]:

@@ -9,6 +9,7 @@ import argparse
 import os
 import sys
 
+from kzgit.paths import repository_top
 from kzgit.errors import KzgitError
 
 
@@ -25,14 +26,8 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 
 
 def _repo_root() -> str:
-    d = os.getcwd()
-    while True:
-        if os.path.exists(os.path.join(d, ".git")):
-            return d
-        parent = os.path.dirname(d)
-        if parent == d:
-            return os.getcwd()
-        d = parent
+    """The repository around the current directory, else the current directory."""
+    return repository_top(os.getcwd()) or os.getcwd()
 
 
 def run(args: argparse.Namespace) -> int:

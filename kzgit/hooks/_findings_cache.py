@@ -19,11 +19,11 @@ stored before "a missing schema is listed once per kind" is applied across roots
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
+from kzgit.sha import sha256
 from kzgit.validate import Finding
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -56,7 +56,7 @@ def schema_state(policy: "ValidatePolicy", validator: "Validator") -> Optional[s
     parts = {"format": FORMAT, "kzgit": code_fingerprint(), "settings": settings,
              "version": validator.version, "kubernetes": [root, files],
              "crds": validator.crds.fingerprint()}
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+    return sha256(json.dumps(parts, sort_keys=True, default=str).encode("utf-8")).hexdigest()
 
 
 def key_for(ws: "Workspace", root: str, digest: str, sources: List[str], state: str) -> Optional[str]:
@@ -73,7 +73,7 @@ def key_for(ws: "Workspace", root: str, digest: str, sources: List[str], state: 
         blobs.append([f, blob_id(data) if data is not None else None])
     parts = {"state": state, "root": root, "top": ws.root, "resources": digest, "files": blobs,
              "kdirs": sorted(reach.kustomization_dirs)}
-    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode("utf-8")).hexdigest()
+    return sha256(json.dumps(parts, sort_keys=True).encode("utf-8")).hexdigest()
 
 
 def load(store: "Store", key: str) -> Optional[Tuple[List[Finding], int]]:

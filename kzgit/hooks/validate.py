@@ -15,7 +15,6 @@ the resource's own file, or the patch that set the field, with a line.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import time
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence,
 
 from kzgit.build import BuildOptions
 from kzgit.config import ValidatePolicy
+from kzgit.sha import sha256
 from kzgit.engine import Engine
 from kzgit.errors import KzgitError, full_message
 from kzgit.hooks import Workspace
@@ -104,7 +104,7 @@ class Resources:
     @property
     def digest(self) -> str:
         """What the resources are, for the findings cache ('': not from the render cache)."""
-        return hashlib.sha256(self._payload).hexdigest() if self._payload else ""
+        return sha256(self._payload).hexdigest() if self._payload else ""
 
     @property
     def sources(self) -> List[str]:

@@ -23,6 +23,7 @@ import os
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
+from kzgit.sha import sha256
 from kzgit.errors import UsageError
 from kzgit.validate.schema import Check, Compiler, SchemaError, pointer_get
 
@@ -115,9 +116,8 @@ class CrdSchemas:
 
     def fingerprint(self) -> str:
         """Every CRD schema registered and where it came from, as a cache key part."""
-        import hashlib   # start-up: loaded only by the runs that need it
         rows = [[list(k), schema, where] for k, (schema, where) in sorted(self._raw.items())]
-        return hashlib.sha256(json.dumps(rows, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+        return sha256(json.dumps(rows, sort_keys=True, default=str).encode("utf-8")).hexdigest()
 
     def __contains__(self, key: Tuple[str, str]) -> bool:
         return key in self._raw
