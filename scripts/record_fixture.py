@@ -140,14 +140,10 @@ def run_kzgit_batch(case_dirs: List[Path], timeout: float = 600.0) -> List[Outco
 
 
 def _worker() -> int:
-    import contextlib
-    import io
-    import traceback
-
-    from kzgit.cli.main import main as kzgit_main
+    sys.path.insert(0, str(ROOT / "tests"))
+    from inprocess import run_kzgit   # the mutation engine's workers run kzgit the same way
 
     results = []
-    saved_env, saved_cwd = dict(os.environ), os.getcwd()
     for c in json.load(sys.stdin):
         case_dir = Path(c)
         case = load_case(case_dir)
@@ -155,30 +151,9 @@ def _worker() -> int:
             tmp = Path(t)
             work = tmp / "case"
             copy_inputs(case_dir, work)
-            os.environ.clear()
-            os.environ.update(isolated_env(tmp))
-            os.chdir(work)
-            # Byte-backed streams so code writing to sys.stdout.buffer works as in a real run.
-            out_b, err_b = io.BytesIO(), io.BytesIO()
-            out = io.TextIOWrapper(out_b, encoding="utf-8", errors="surrogateescape", newline="")
-            err = io.TextIOWrapper(err_b, encoding="utf-8", errors="replace", newline="")
-            try:
-                with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-                    rc = kzgit_main(["build", str(case["target"])] + [str(a) for a in case["args"]])  # type: ignore[union-attr]
-            except SystemExit as e:
-                rc = e.code if isinstance(e.code, int) else 2
-            except BaseException:  # noqa: BLE001 - report escapes as a traceback, like a crash
-                rc = 3
-                err.write(traceback.format_exc())
-            finally:
-                os.chdir(saved_cwd)
-                os.environ.clear()
-                os.environ.update(saved_env)
-            out.flush()
-            err.flush()
-            stdout = out_b.getvalue().decode("utf-8", "surrogateescape")
-            stderr = mask_paths(err_b.getvalue().decode("utf-8", "replace"), work)
-            results.append({"returncode": rc, "stdout": stdout, "stderr": stderr})
+            argv = ["build", str(case["target"])] + [str(a) for a in case["args"]]  # type: ignore[union-attr]
+            rc, stdout, stderr = run_kzgit(argv, work, isolated_env(tmp))
+            results.append({"returncode": rc, "stdout": stdout, "stderr": mask_paths(stderr, work)})
     sys.stdout.write(json.dumps(results))
     return 0
 

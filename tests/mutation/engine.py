@@ -33,15 +33,12 @@ from __future__ import annotations
 import argparse
 import base64
 import concurrent.futures
-import contextlib
 import hashlib
-import io
 import json
 import os
 import random
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -511,21 +508,12 @@ def run_kubectl(m: Mutant, kubectl: str = "kubectl", timeout: float = KUBECTL_TI
                        p.stderr.decode("utf-8", "replace"), time.monotonic() - start)
 
 
-class _Timeout(BaseException):
-    pass
-
-
-def _alarm(signum: int, frame: Any) -> None:
-    raise _Timeout()
-
-
 def _worker(timeout: float) -> int:
     """Build the mutants read from stdin in this process, one timer per build."""
-    from kzgit.cli.main import main as kzgit_main
+    sys.path.insert(0, str(TESTS))
+    from inprocess import run_kzgit   # the golden recorder's workers run kzgit the same way
 
-    signal.signal(signal.SIGALRM, _alarm)
     results = []
-    saved_env, saved_cwd = dict(os.environ), os.getcwd()
     for spec in json.load(sys.stdin):
         m = Mutant(spec["seed"], spec["index"], spec["case"], spec["target"], spec["args"], "", "",
                    {k: (Link(v[1]) if v[0] == "L" else base64.b64decode(v[1])) for k, v in spec["files"].items()})
@@ -534,36 +522,10 @@ def _worker(timeout: float) -> int:
             work = tmp / "case"
             work.mkdir()
             m.write(work)
-            os.environ.clear()
-            os.environ.update(_env(tmp))
-            os.chdir(work)
-            out_b, err_b = io.BytesIO(), io.BytesIO()
-            out = io.TextIOWrapper(out_b, encoding="utf-8", errors="surrogateescape", newline="")
-            err = io.TextIOWrapper(err_b, encoding="utf-8", errors="replace", newline="")
             start = time.monotonic()
-            try:
-                signal.setitimer(signal.ITIMER_REAL, timeout)
-                with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-                    rc = kzgit_main(["build", m.target, *m.args])
-            except _Timeout:
-                rc = -1
-                err.write("timeout")
-            except SystemExit as e:
-                rc = e.code if isinstance(e.code, int) else 2
-            except BaseException:  # noqa: BLE001 - an escape is a crash
-                import traceback
-                rc = 3
-                err.write(traceback.format_exc())
-            finally:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-                os.chdir(saved_cwd)
-                os.environ.clear()
-                os.environ.update(saved_env)
-            elapsed = time.monotonic() - start
-            out.flush()
-            err.flush()
-            results.append({"returncode": rc, "stdout": out_b.getvalue().decode("utf-8", "surrogateescape"),
-                            "stderr": err_b.getvalue().decode("utf-8", "replace"), "seconds": elapsed})
+            rc, stdout, stderr = run_kzgit(["build", m.target, *m.args], work, _env(tmp), timeout)
+            results.append({"returncode": rc, "stdout": stdout, "stderr": stderr,
+                            "seconds": time.monotonic() - start})
     sys.stdout.write(json.dumps(results))
     return 0
 
