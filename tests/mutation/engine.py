@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import base64
 import concurrent.futures
+import contextlib
 import hashlib
 import json
 import os
@@ -492,12 +493,19 @@ def _env(tmp: Path) -> Dict[str, str]:
     return env
 
 
-def run_kubectl(m: Mutant, kubectl: str = "kubectl", timeout: float = KUBECTL_TIMEOUT) -> Outcome:
+@contextlib.contextmanager
+def _written(m: Mutant) -> Iterator[Tuple[Path, Path]]:
+    """(a temporary directory, the mutant's files written in its ``case``), removed afterwards."""
     with tempfile.TemporaryDirectory(prefix="kzgit-mutant-") as t:
         tmp = Path(t)
         work = tmp / "case"
         work.mkdir()
         m.write(work)
+        yield tmp, work
+
+
+def run_kubectl(m: Mutant, kubectl: str = "kubectl", timeout: float = KUBECTL_TIMEOUT) -> Outcome:
+    with _written(m) as (tmp, work):
         start = time.monotonic()
         try:
             p = subprocess.run([kubectl, "kustomize", m.target, *m.args], cwd=work, env=_env(tmp),
@@ -517,11 +525,7 @@ def _worker(timeout: float) -> int:
     for spec in json.load(sys.stdin):
         m = Mutant(spec["seed"], spec["index"], spec["case"], spec["target"], spec["args"], "", "",
                    {k: (Link(v[1]) if v[0] == "L" else base64.b64decode(v[1])) for k, v in spec["files"].items()})
-        with tempfile.TemporaryDirectory(prefix="kzgit-mutant-") as t:
-            tmp = Path(t)
-            work = tmp / "case"
-            work.mkdir()
-            m.write(work)
+        with _written(m) as (tmp, work):
             start = time.monotonic()
             rc, stdout, stderr = run_kzgit(["build", m.target, *m.args], work, _env(tmp), timeout)
             results.append({"returncode": rc, "stdout": stdout, "stderr": stderr,
