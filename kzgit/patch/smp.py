@@ -443,8 +443,10 @@ class _Walker:
             elif val is KEEP_NULL:
                 if spelled(dest, key) == "":
                     # merge2.go VisitMap keeps a null only when its node's text
-                    # is not empty: a bare "key:" the patch does not mention goes.
-                    dest.pop(key, None)
+                    # is not empty: a bare "key:" the patch does not mention goes
+                    # (FieldClearer: the first of a key written twice).
+                    if dest.__class__ is not DupKeys or not dest.clear_first(key):
+                        dest.pop(key, None)
                 else:
                     dest[key] = None
             else:
