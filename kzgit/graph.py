@@ -220,7 +220,7 @@ def scan_cached(paths: Iterable[str], read: ReadFn, store: Any, *, roots: Sequen
         return blob_id(data) if data is not None else None
 
     for entry in store.variants(key):
-        got = store.read(entry, key)
+        got = store.read(entry, key, payload=False)
         if got is None:
             continue
         trace, saved = got[0].get("trace"), got[0].get("graph")

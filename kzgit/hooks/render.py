@@ -74,7 +74,7 @@ def _render_one(engine: Engine, path: str, options: BuildOptions, store: Optiona
 
 def _look_up_yaml(path: str, options: BuildOptions, store: Store, checker: Any) -> Optional[Outcome]:
     from kzgit.rendercache import lookup_yaml   # start-up: loaded only by the runs that need it
-    hit = lookup_yaml(path, options, store, checker)
+    hit = lookup_yaml(path, options, store, checker, payload=False)   # the hook needs the verdict only
     if hit is None:
         return None
     return hit.status, hit.seconds, full_message(hit.error) if hit.error else None, None

@@ -41,7 +41,7 @@ __all__ = ["BUILT", "CACHED", "DEFAULT_SIZE_MB", "FAILED", "Rendered", "Store", 
            "default_store", "lookup", "lookup_yaml", "open_store", "render_cached", "render_yaml"]
 
 BUILT, CACHED, FAILED = "built", "cached", "failed"
-FORMAT = 1
+FORMAT = 2
 
 # Environment variables a build's result may depend on besides its files: where exec
 # plugins are looked up (api/konfig/general.go DefaultAbsPluginHome: KUSTOMIZE_PLUGIN_HOME,
@@ -200,12 +200,14 @@ def render_cached(path: str, options: BuildOptions, store: Optional[Store], flav
 
 
 def lookup(path: str, options: BuildOptions, store: Store, flavour: str,
-           checker: Optional[Any] = None, key: Optional[str] = None) -> Optional[Rendered]:
+           checker: Optional[Any] = None, key: Optional[str] = None,
+           payload: bool = True) -> Optional[Rendered]:
     """The stored render of ``path`` whose recorded inputs are all unchanged, else None.
 
     ``checker`` (a :class:`~kzgit.rendercache._record.Checker` over ``options.fs``) may be
     shared by the lookups of one run: each file is then hashed once, however many roots
-    read it.
+    read it.  ``payload=False``: the verdict alone (rendered or failed, the warnings); the
+    stored output is neither read nor verified and :attr:`Rendered.payload` is empty.
     """
     if options.enable_helm:
         return None
@@ -216,10 +218,10 @@ def lookup(path: str, options: BuildOptions, store: Store, flavour: str,
         checker = Checker(options.fs if options.fs is not None else DiskFS())
     key = key or cache_key(path, options, flavour)
     for entry in store.variants(key):
-        got = store.read(entry, key)
+        got = store.read(entry, key, payload)
         if got is None:
             continue
-        header, payload = got
+        header, output = got
         if not checker.same(header.get("trace")):
             continue
         store.touch(entry)
@@ -227,7 +229,7 @@ def lookup(path: str, options: BuildOptions, store: Store, flavour: str,
         if header.get("error_class"):
             return Rendered(FAILED, time.monotonic() - start, warnings=warnings,
                             error=_replay_error(header))
-        return Rendered(CACHED, time.monotonic() - start, payload, warnings)
+        return Rendered(CACHED, time.monotonic() - start, output, warnings)
     return None
 
 
@@ -258,7 +260,7 @@ def render_yaml(path: str, options: BuildOptions, store: Optional[Store],
     return render_cached(path, options, store, "yaml", _produce_yaml(path), looked)
 
 
-def lookup_yaml(path: str, options: BuildOptions, store: Store, checker: Optional[Any] = None
-                ) -> Optional[Rendered]:
+def lookup_yaml(path: str, options: BuildOptions, store: Store, checker: Optional[Any] = None,
+                payload: bool = True) -> Optional[Rendered]:
     """:func:`lookup` of what :func:`render_yaml` stores."""
-    return lookup(path, options, store, "yaml", checker)
+    return lookup(path, options, store, "yaml", checker, payload=payload)

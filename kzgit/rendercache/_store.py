@@ -5,12 +5,19 @@ A *key* names what a build's output depends on besides the files it reads
 key holds a few *variants*, one per set of recorded inputs (the base and
 the head of a ``kzgit diff`` are two variants of one root).  An entry file is::
 
-    KZGIT-RENDER 1\\n <sha256 of the rest, hex>\\n <header JSON>\\n <payload>
+    KZGIT-RENDER 2\\n <sha256 of the header JSON, hex>\\n <header JSON>\\n <payload>
+
+The header holds the key, what the build read (the trace), its verdict (the
+error of a failed build) and the payload's length and sha256.  A caller that
+needs only the verdict (the render hook) reads and verifies the header alone,
+plus the file's length; a caller that uses the payload (``kzgit build``,
+validate, diff) verifies it against the header's digest as well.
 
 Entries are written to a temporary file in their directory and renamed
 (atomic on POSIX: a reader sees a whole entry or none), so concurrent runs
 need no lock.  An entry whose magic, checksum, length or key does not match
-is ignored (and removed): it is rebuilt, never trusted.  Hits refresh the
+is ignored (and removed): it is rebuilt, never trusted; so is an entry of an
+older layout.  Hits refresh the
 entry's mtime; :meth:`Store.trim` removes the least recently used entries
 beyond the size bound.
 """
@@ -25,9 +32,11 @@ from kzgit.sha import sha256
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Dict, Iterator, List, Optional, Tuple
+    from typing import Any, BinaryIO, Dict, Iterator, List, Optional, Tuple
 
-MAGIC = b"KZGIT-RENDER 1\n"
+MAGIC = b"KZGIT-RENDER 2\n"
+# The longest header line read: a trace of a root reading 100,000 files stays below it.
+_MAX_HEADER = 256 * 1024 * 1024
 SUFFIX = ".kzr"
 # Variants kept per key: a root at a few revisions (base and head of a diff, a branch or two).
 MAX_VARIANTS = 6
@@ -63,25 +72,30 @@ class Store:
                 continue
         return [p for _, p in sorted(out, reverse=True)]
 
-    def read(self, path: str, key: str) -> Optional[Tuple[Dict[str, Any], bytes]]:
-        """(header, payload) of an entry of ``key``; None (and the file removed) if it is not one."""
+    def read(self, path: str, key: str, payload: bool = True
+             ) -> Optional[Tuple[Dict[str, Any], bytes]]:
+        """(header, payload) of an entry of ``key``; None (and the file removed) if it is not one.
+
+        ``payload=False``: the header alone (the payload comes back empty), for a caller that
+        needs only the verdict; the header is verified, and the file's length against it.
+        """
         try:
             with open(path, "rb") as f:
-                data = f.read()
+                parsed = _read_entry(f, key, payload)
         except OSError:
             return None
-        parsed = _parse(data, key)
         if parsed is None:
             _remove(path)
         return parsed
 
     def write(self, key: str, header: Dict[str, Any], payload: bytes) -> None:
         """Store an entry (best effort: an error leaves the cache as it was)."""
-        header = dict(header, key=key, payload=len(payload))
+        header = dict(header, key=key, payload=len(payload),
+                      payload_sha256=sha256(payload).hexdigest())
         head = json.dumps(header, sort_keys=True, separators=(",", ":")).encode("utf-8")
         variant = sha256(json.dumps(header.get("trace")).encode("utf-8")).hexdigest()[:24]
-        rest = head + b"\n" + payload
-        blob = MAGIC + sha256(rest).hexdigest().encode("ascii") + b"\n" + rest
+        blob = b"".join((MAGIC, sha256(head).hexdigest().encode("ascii"), b"\n", head, b"\n",
+                         payload))
         d = self._key_dir(key)
         tmp = None
         try:
@@ -166,24 +180,34 @@ def open_store(root: str, size_mb: int = DEFAULT_SIZE_MB) -> Tuple[Optional[Stor
     return Store(root, size_mb), None
 
 
-def _parse(data: bytes, key: str) -> Optional[Tuple[Dict[str, Any], bytes]]:
-    if not data.startswith(MAGIC):
+def _read_entry(f: BinaryIO, key: str, payload: bool) -> Optional[Tuple[Dict[str, Any], bytes]]:
+    """The (header, payload) of the entry open as ``f`` if it is a whole entry of ``key``."""
+    if f.readline(len(MAGIC)) != MAGIC:
         return None
-    nl = data.find(b"\n", len(MAGIC))
-    if nl < 0:
+    digest = f.readline(65)
+    head = f.readline(_MAX_HEADER)
+    if not (digest.endswith(b"\n") and head.endswith(b"\n")):
         return None
-    digest, rest = data[len(MAGIC):nl], data[nl + 1:]
-    if sha256(rest).hexdigest().encode("ascii") != digest:
+    head = head[:-1]
+    if sha256(head).hexdigest().encode("ascii") != digest[:-1]:
         return None
-    head, sep, payload = rest.partition(b"\n")
     try:
         header = json.loads(head)
     except ValueError:
         return None
-    if not sep or not isinstance(header, dict) or header.get("key") != key \
-            or header.get("payload") != len(payload):
+    if not isinstance(header, dict) or header.get("key") != key:
         return None
-    return header, payload
+    size = header.get("payload")
+    if not isinstance(size, int) or isinstance(size, bool):
+        return None
+    start = f.tell()
+    if not payload:
+        # a truncated or extended file is not trusted even when its payload is not read
+        return (header, b"") if os.fstat(f.fileno()).st_size == start + size else None
+    data = f.read(size + 1)
+    if len(data) != size or sha256(data).hexdigest() != header.get("payload_sha256"):
+        return None
+    return header, data
 
 
 def _remove(path: str) -> bool:

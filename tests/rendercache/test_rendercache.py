@@ -18,8 +18,9 @@ import kzgit
 from kzgit.build import BuildOptions
 from kzgit.build.cache import BuildCache
 from kzgit.loader import DiskFS
-from kzgit.rendercache import BUILT, CACHED, FAILED, Store, cache_key, open_store, render_yaml
+from kzgit.rendercache import BUILT, CACHED, FAILED, Store, cache_key, lookup_yaml, open_store, render_yaml
 from kzgit.rendercache._record import Recorder, RecordingFS
+from kzgit.sha import sha256
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 
@@ -285,25 +286,63 @@ def _entries(store: Store) -> List[Path]:
     return sorted(Path(store.path).rglob("*.kzr"))
 
 
-@pytest.mark.parametrize("damage", ["flip", "truncate", "empty", "foreign"])
-def test_damaged_entries_are_rebuilt(tree: Path, store: Store, damage: str) -> None:
-    good = render(tree / "overlay", store).yaml
-    [entry] = _entries(store)
+def _damage(entry: Path, damage: str, tree: Path, store: Store) -> None:
     data = entry.read_bytes()
-    if damage == "flip":
+    if damage == "flip":   # in the output
         i = data.rindex(b"p-cm")
+        entry.write_bytes(data[:i] + b"X" + data[i + 1:])
+    elif damage == "flip-header":   # in what the build read: the header's checksum catches it
+        i = data.index(b"cm.yaml")
         entry.write_bytes(data[:i] + b"X" + data[i + 1:])
     elif damage == "truncate":
         entry.write_bytes(data[:len(data) // 2])
+    elif damage == "truncate-output":   # the header whole, the output cut short
+        entry.write_bytes(data[:-3])
+    elif damage == "extend":
+        entry.write_bytes(data + b"extra\n")
     elif damage == "empty":
         entry.write_bytes(b"")
+    elif damage == "old-layout":   # the layout before the header had its own checksum
+        rest = data.split(b"\n", 2)[2]
+        entry.write_bytes(b"KZGIT-RENDER 1\n" + sha256(rest).hexdigest().encode() + b"\n" + rest)
     else:   # a well-formed entry of another root, moved under this root's key
         render(tree / "base", store)
         other = [e for e in _entries(store) if e != entry][0]
         shutil.copy(other, entry)
+
+
+DAMAGES = ["flip", "flip-header", "truncate", "truncate-output", "extend", "empty", "old-layout",
+           "foreign"]
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
+def test_damaged_entries_are_rebuilt(tree: Path, store: Store, damage: str) -> None:
+    good = render(tree / "overlay", store).yaml
+    [entry] = _entries(store)
+    _damage(entry, damage, tree, store)
     again = render(tree / "overlay", store)
     assert again.status == BUILT and again.yaml == good
     assert render(tree / "overlay", store).status == CACHED
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
+def test_the_verdict_alone_is_read_from_a_checked_header(tree: Path, store: Store, damage: str) -> None:
+    """A hook needing only ok/failed reads the header (its own checksum) and the file's length,
+    not the output: damage there is still never trusted, damage inside the output is left
+    for the reader of the output (kzgit build) to find."""
+    assert render(tree / "overlay", store).status == BUILT
+    [entry] = _entries(store)
+    opts = BuildOptions()
+    hit = lookup_yaml(str(tree / "overlay"), opts, store, payload=False)
+    assert hit is not None and hit.status == CACHED and hit.payload == b""
+    _damage(entry, damage, tree, store)
+    hit = lookup_yaml(str(tree / "overlay"), opts, store, payload=False)
+    if damage == "flip":
+        assert hit is not None and hit.status == CACHED
+        assert lookup_yaml(str(tree / "overlay"), opts, store) is None   # the output's checksum
+    else:
+        assert hit is None
+    assert not entry.exists()   # what is not an entry is removed
 
 
 def test_swapped_variants_of_one_key_are_checked_by_their_own_inputs(tree: Path, store: Store) -> None:
