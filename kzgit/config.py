@@ -43,7 +43,6 @@ Keys (all optional)::
 """
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 import sys
@@ -51,11 +50,7 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 from kzgit.errors import UsageError
 from kzgit.loader import NO_RESTRICTIONS, ROOT_ONLY
-
-if sys.version_info >= (3, 11):
-    import tomllib as _toml
-else:  # pragma: no cover - exercised on old Pythons only
-    import tomli as _toml
+from kzgit.record import Record
 
 PYPROJECT = "pyproject.toml"
 KZGIT_TOML = ".kzgit.toml"
@@ -71,78 +66,104 @@ DEFAULT_REF_PATTERNS: Tuple[str, ...] = (
 )
 
 
-@dataclasses.dataclass
-class RefPolicy:
+class RefPolicy(Record):
     """What a remote reference's ref must look like (``kzgit-pinned-refs``)."""
 
-    allowed: Tuple[str, ...] = DEFAULT_REF_PATTERNS
-    require_sha: bool = False
-    # Also refuse a ref that kzgit's remote cache knows as a branch.  Off by default: the
-    # verdict must not depend on what a previous build happened to cache on this machine.
-    check_cache: bool = False
+    __slots__ = ("allowed", "require_sha", "check_cache")
+
+    def __init__(self, allowed: Tuple[str, ...] = DEFAULT_REF_PATTERNS, require_sha: bool = False,
+                 check_cache: bool = False) -> None:
+        self.allowed = allowed
+        self.require_sha = require_sha
+        # Also refuse a ref that kzgit's remote cache knows as a branch.  Off by default: the
+        # verdict must not depend on what a previous build happened to cache on this machine.
+        self.check_cache = check_cache
 
 
 MISSING_SCHEMAS = ("warn", "error", "skip")
 
 
-@dataclasses.dataclass
-class ValidatePolicy:
+class ValidatePolicy(Record):
     """How ``kzgit validate`` and the ``kzgit-validate`` hook validate rendered resources."""
 
-    kubernetes_version: Optional[str] = None     # None: the newest bundled release
-    strict: bool = True
-    missing_schemas: str = "warn"
-    schema_locations: Tuple[str, ...] = ()
-    crds: Tuple[str, ...] = ()
-    skip_kinds: Tuple[str, ...] = ()
-    #: the file whose table set it ("" without one: then ``kzgit hook all`` does not validate)
-    source: str = ""
+    __slots__ = ("kubernetes_version", "strict", "missing_schemas", "schema_locations", "crds",
+                 "skip_kinds", "source")
+
+    def __init__(self, kubernetes_version: Optional[str] = None, strict: bool = True,
+                 missing_schemas: str = "warn", schema_locations: Tuple[str, ...] = (),
+                 crds: Tuple[str, ...] = (), skip_kinds: Tuple[str, ...] = (), source: str = "") -> None:
+        self.kubernetes_version = kubernetes_version     # None: the newest bundled release
+        self.strict = strict
+        self.missing_schemas = missing_schemas
+        self.schema_locations = schema_locations
+        self.crds = crds
+        self.skip_kinds = skip_kinds
+        #: the file whose table set it ("" without one: then ``kzgit hook all`` does not validate)
+        self.source = source
+
 SANDBOX_MODES = ("auto", "require", "off")
 
 
-@dataclasses.dataclass
-class SandboxSettings:
+class SandboxSettings(Record):
     """How plugins are confined (:mod:`kzgit.sandbox`): ``[sandbox]``, then the flags."""
 
-    #: "auto": confine where the kernel can, run unconfined elsewhere; "require": fail where it
-    #: cannot; "off": never confine
-    mode: str = "auto"
-    #: extra paths plugins may read (and execute), ``~`` expanded when used
-    allow_read: Tuple[str, ...] = ()
-    #: extra paths plugins may write, ``~`` expanded when used
-    allow_write: Tuple[str, ...] = ()
-    #: TCP for every confined process of the build
-    network: bool = False
-    #: the file the settings came from ("" for defaults)
-    source: str = ""
+    __slots__ = ("mode", "allow_read", "allow_write", "network", "source")
+
+    def __init__(self, mode: str = "auto", allow_read: Tuple[str, ...] = (),
+                 allow_write: Tuple[str, ...] = (), network: bool = False, source: str = "") -> None:
+        #: "auto": confine where the kernel can, run unconfined elsewhere; "require": fail where
+        #: it cannot; "off": never confine
+        self.mode = mode
+        #: extra paths plugins may read (and execute), ``~`` expanded when used
+        self.allow_read = allow_read
+        #: extra paths plugins may write, ``~`` expanded when used
+        self.allow_write = allow_write
+        #: TCP for every confined process of the build
+        self.network = network
+        #: the file the settings came from ("" for defaults)
+        self.source = source
 
     def with_flags(self, mode: Optional[str] = None, network: bool = False) -> "SandboxSettings":
         """These settings with the command line's ``--sandbox`` / ``--network`` winning."""
-        return dataclasses.replace(self, mode=mode or self.mode, network=self.network or network)
+        return self.replace(mode=mode or self.mode, network=self.network or network)
 
 
-@dataclasses.dataclass
-class Config:
-    """The validated kzgit configuration of one repository."""
+class Config(Record):
+    """The validated kzgit configuration of one repository.
 
-    roots: Tuple[str, ...] = ()
-    exclude: Tuple[str, ...] = ()
-    engine: str = "builtin"
-    engine_path: Optional[str] = None
-    timeout: float = 120.0
-    jobs: int = 0
-    load_restrictor: str = ROOT_ONLY
-    enable_alpha_plugins: bool = False
-    enable_exec: bool = False
-    enable_helm: bool = False
-    helm_command: str = "helm"
-    localized: Tuple[str, ...] = ()
-    cache: bool = True
-    cache_size_mb: int = 512
-    refs: RefPolicy = dataclasses.field(default_factory=RefPolicy)
-    validate: ValidatePolicy = dataclasses.field(default_factory=ValidatePolicy)
-    sandbox: SandboxSettings = dataclasses.field(default_factory=SandboxSettings)
-    source: Optional[str] = None     # the file it came from, for messages
+    A :class:`~kzgit.record.Record`, not a dataclass: every hook run reads one, and
+    ``dataclasses`` imports ``inspect`` (a tenth of a warm hook's time).
+    """
+
+    __slots__ = ("roots", "exclude", "engine", "engine_path", "timeout", "jobs", "load_restrictor",
+                 "enable_alpha_plugins", "enable_exec", "enable_helm", "helm_command", "localized",
+                 "cache", "cache_size_mb", "refs", "validate", "sandbox", "source")
+
+    def __init__(self, roots: Tuple[str, ...] = (), exclude: Tuple[str, ...] = (),
+                 engine: str = "builtin", engine_path: Optional[str] = None, timeout: float = 120.0,
+                 jobs: int = 0, load_restrictor: str = ROOT_ONLY, enable_alpha_plugins: bool = False,
+                 enable_exec: bool = False, enable_helm: bool = False, helm_command: str = "helm",
+                 localized: Tuple[str, ...] = (), cache: bool = True, cache_size_mb: int = 512,
+                 refs: Optional[RefPolicy] = None, validate: Optional[ValidatePolicy] = None,
+                 sandbox: Optional[SandboxSettings] = None, source: Optional[str] = None) -> None:
+        self.roots = roots
+        self.exclude = exclude
+        self.engine = engine
+        self.engine_path = engine_path
+        self.timeout = timeout
+        self.jobs = jobs
+        self.load_restrictor = load_restrictor
+        self.enable_alpha_plugins = enable_alpha_plugins
+        self.enable_exec = enable_exec
+        self.enable_helm = enable_helm
+        self.helm_command = helm_command
+        self.localized = localized
+        self.cache = cache
+        self.cache_size_mb = cache_size_mb
+        self.refs = RefPolicy() if refs is None else refs
+        self.validate = ValidatePolicy() if validate is None else validate
+        self.sandbox = SandboxSettings() if sandbox is None else sandbox
+        self.source = source     # the file it came from, for messages
 
 
 def _str_list(v: Any) -> Optional[Tuple[str, ...]]:
@@ -281,6 +302,10 @@ def parse_config(table: Dict[str, Any], source: str, prefix: str = "") -> Config
 
 
 def _parse_toml(data: bytes, where: str) -> Dict[str, Any]:
+    if sys.version_info >= (3, 11):
+        import tomllib as _toml   # start-up: only a repository with a configuration file pays for it
+    else:  # pragma: no cover - exercised on old Pythons only
+        import tomli as _toml   # start-up: as tomllib
     try:
         return _toml.loads(data.decode("utf-8"))
     except (_toml.TOMLDecodeError, UnicodeDecodeError) as e:

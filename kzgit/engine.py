@@ -20,7 +20,6 @@ import contextlib
 import json
 import os
 import re
-import shutil
 from typing import TYPE_CHECKING, Dict, Iterator, List, Mapping, Optional, Protocol
 
 from kzgit import proc
@@ -199,6 +198,7 @@ def get_engine(name: str = "builtin", path: Optional[str] = None,
     if name not in ("kustomize", "kubectl"):
         raise UsageError(f"{source}: bad value for 'engine': {name!r} "
                          "(expected 'builtin', 'kustomize' or 'kubectl')")
+    import shutil   # start-up: shutil imports bz2 and lzma; the builtin engine never needs it
     binary = path or shutil.which(name)
     if path and not os.path.isabs(path) and os.sep not in path:
         binary = shutil.which(path)

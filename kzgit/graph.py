@@ -18,7 +18,6 @@ Remote references are collected with their line for the pinned-refs policy.
 """
 from __future__ import annotations
 
-import dataclasses
 import os
 import posixpath
 import stat
@@ -26,6 +25,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 
 from kzgit.konfig.general import FUNCTION_ANNOTATIONS, HELM_DEFAULT_HOME
 from kzgit.loader import KUSTOMIZATION_FILE_NAMES
+from kzgit.record import Record
 
 ReadFn = Callable[[str], Optional[bytes]]
 """Repo-relative '/'-separated path -> the file's bytes, or None when it cannot be read."""
@@ -41,37 +41,47 @@ _FILE_LIST_FIELDS = ("crds", "configurations")
 _GENERATOR_FIELDS = ("configMapGenerator", "secretGenerator")
 
 
-@dataclasses.dataclass
-class RemoteRef:
+# Records, not dataclasses: a warm hook loads its graph from the render cache, and importing
+# ``dataclasses`` (with ``inspect``) would cost it more than that (kzgit.record).
+class RemoteRef(Record):
     """A remote reference as written in a kustomization (or a plugin config)."""
 
-    file: str            # repo-relative file it is written in
-    field: str           # e.g. "resources", "transformers", "helmCharts"
-    value: str           # the URL or image as written
-    line: Optional[int]  # 1-based, when it could be found
-    kind: str = "git"    # "git" (kustomize remote target), "image", "helm"
+    __slots__ = ("file", "field", "value", "line", "kind")
+
+    def __init__(self, file: str, field: str, value: str, line: Optional[int], kind: str = "git") -> None:
+        self.file = file      # repo-relative file it is written in
+        self.field = field    # e.g. "resources", "transformers", "helmCharts"
+        self.value = value    # the URL or image as written
+        self.line = line      # 1-based, when it could be found
+        self.kind = kind      # "git" (kustomize remote target), "image", "helm"
 
 
-@dataclasses.dataclass
-class Kustomization:
+class Kustomization(Record):
     """One kustomization file and what it names directly."""
 
-    dir: str
-    file: str
-    children: Set[str] = dataclasses.field(default_factory=set)   # kustomization dirs
-    files: Set[str] = dataclasses.field(default_factory=set)      # files (may be missing)
-    trees: Set[str] = dataclasses.field(default_factory=set)      # dirs read as a whole
-    remotes: List[RemoteRef] = dataclasses.field(default_factory=list)
-    error: Optional[str] = None
+    __slots__ = ("dir", "file", "children", "files", "trees", "remotes", "error")
+
+    def __init__(self, dir: str, file: str, children: Optional[Set[str]] = None,
+                 files: Optional[Set[str]] = None, trees: Optional[Set[str]] = None,
+                 remotes: Optional[List[RemoteRef]] = None, error: Optional[str] = None) -> None:
+        self.dir = dir
+        self.file = file
+        self.children: Set[str] = set() if children is None else children   # kustomization dirs
+        self.files: Set[str] = set() if files is None else files      # files (may be missing)
+        self.trees: Set[str] = set() if trees is None else trees      # dirs read as a whole
+        self.remotes: List[RemoteRef] = [] if remotes is None else remotes
+        self.error = error
 
 
-@dataclasses.dataclass
-class Reach:
+class Reach(Record):
     """Everything a kustomization reaches, transitively."""
 
-    files: Set[str]
-    trees: Set[str]
-    kustomization_dirs: Set[str]
+    __slots__ = ("files", "trees", "kustomization_dirs")
+
+    def __init__(self, files: Set[str], trees: Set[str], kustomization_dirs: Set[str]) -> None:
+        self.files = files
+        self.trees = trees
+        self.kustomization_dirs = kustomization_dirs
 
     def touches(self, path: str) -> bool:
         """Whether a change of ``path`` can change the rendering."""

@@ -25,7 +25,6 @@ sessions or kills process groups.  Library code: nothing here prints.
 from __future__ import annotations
 
 import atexit
-import dataclasses
 import os
 import selectors
 import signal
@@ -36,6 +35,7 @@ import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Type
 
 from kzgit.errors import KzgitError, PluginError
+from kzgit.record import Record
 
 __all__ = ["Result", "run", "run_process", "kill_all", "live_groups", "stderr_tail",
            "failure_message", "git_env", "DEFAULT_MAX_OUTPUT"]
@@ -56,19 +56,26 @@ _live_lock = threading.Lock()
 _live_groups: Set[int] = set()
 
 
-@dataclasses.dataclass
-class Result:
-    """What a program did: its exit status, captured output, and whether kzgit stopped it."""
+class Result(Record):
+    """What a program did: its exit status, captured output, and whether kzgit stopped it.
 
-    argv: List[str]
-    returncode: int
-    stdout: bytes
-    stderr: bytes
-    timed_out: bool = False
-    #: stdout passed ``max_output``; the program was killed
-    overflowed: bool = False
-    #: for a failure: what the caller should add to its message (the sandbox's allowances)
-    hint: Optional[str] = None
+    A :class:`~kzgit.record.Record`: a warm hook runs git through here, and ``dataclasses``
+    (with ``inspect``) would cost it more than running git does.
+    """
+
+    __slots__ = ("argv", "returncode", "stdout", "stderr", "timed_out", "overflowed", "hint")
+
+    def __init__(self, argv: List[str], returncode: int, stdout: bytes, stderr: bytes,
+                 timed_out: bool = False, overflowed: bool = False, hint: Optional[str] = None) -> None:
+        self.argv = argv
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+        self.timed_out = timed_out
+        #: stdout passed ``max_output``; the program was killed
+        self.overflowed = overflowed
+        #: for a failure: what the caller should add to its message (the sandbox's allowances)
+        self.hint = hint
 
 
 #: The name the plugin layer has always used.

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
-import tempfile
 from typing import List, Optional
 
 from kzgit.cli import add_render_flags
@@ -89,7 +87,7 @@ class _Source:
         self.tmp: Optional[str] = None
 
     def __enter__(self) -> Workspace:
-        from kzgit import gitio, walk   # start-up
+        from kzgit import gitio   # start-up
         a = self.args
         try:
             repo, in_git = gitio.repo_root("."), True
@@ -101,6 +99,7 @@ class _Source:
         config: Config = load_config(repo)
         changed: Optional[List[str]]
         if a.staged or a.rev:
+            import tempfile   # start-up: only the plain git hooks export the content they check
             self.tmp = tempfile.mkdtemp(prefix="kzgit-hook-")
             if a.staged:
                 gitio.export_index(repo, self.tmp)
@@ -117,7 +116,11 @@ class _Source:
         # Tracked files only: pre-commit leaves untracked files on disk, and an untracked
         # overlay is not part of the commit (pre-commit itself never passes it).
         # Outside git: no hidden directory, nothing a .gitignore excludes (kzgit.walk).
-        files = gitio.index_files(repo) if in_git else walk.tree_files(repo)
+        if in_git:
+            files = gitio.index_files(repo)
+        else:
+            from kzgit import walk   # start-up: outside git only (it imports shutil and tempfile)
+            files = walk.tree_files(repo)
         if a.all:
             changed = None
         else:
@@ -130,6 +133,7 @@ class _Source:
 
     def __exit__(self, *exc: object) -> None:
         if self.tmp:
+            import shutil   # start-up: only the plain git hooks made a directory to remove
             shutil.rmtree(self.tmp, ignore_errors=True)
 
 

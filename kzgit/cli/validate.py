@@ -10,7 +10,6 @@ allowed), 1 findings or a root that does not render, 2 usage or configuration.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import sys
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
@@ -82,7 +81,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 def policy_from(args: argparse.Namespace, config: Config) -> Tuple[ValidatePolicy, Dict[str, str]]:
     """The configuration's ``[validate]`` table with the flags given laid over it, and for
     each key the name messages should use (the flag, or the file and key)."""
-    policy = dataclasses.replace(config.validate)
+    policy = config.validate.replace()
     src = config.source or "configuration"
     prefix = "tool.kzgit.validate." if src.endswith("pyproject.toml") else "validate."
     names = {k: f"{src}: {prefix}{k}" for k in ("kubernetes-version", "schema-locations", "crds")}

@@ -145,7 +145,7 @@ def _config_notes(base: Revision, head: Revision, config: Config) -> List[str]:
         theirs: Optional[Config] = head.config()
     except UsageError:
         theirs = None
-    if theirs is not None and dataclasses.replace(theirs, source=None) == dataclasses.replace(config, source=None):
+    if theirs is not None and theirs.replace(source=None) == config.replace(source=None):
         return []
     return [f"the kzgit configuration differs at {head.label}; kzgit diff uses the one at "
             f"{base.label} (plugins, exec and helm are never enabled by the revision under review)"]

@@ -11,7 +11,6 @@ need it.
 from __future__ import annotations
 
 import os
-import tempfile
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional
 
 from kzgit import proc
@@ -121,6 +120,7 @@ def export_index(root: str, dest: str) -> None:
 
 def export_rev(root: str, rev: str, dest: str) -> None:
     """Write the tree of commit ``rev`` into ``dest`` through a throw-away index."""
+    import tempfile   # start-up: tempfile imports shutil and random; a warm hook exports nothing
     with tempfile.TemporaryDirectory(prefix="kzgit-index-") as tmp:
         env = dict(os.environ, GIT_INDEX_FILE=os.path.join(tmp, "index"))
         git(["read-tree", rev], root, env=env)

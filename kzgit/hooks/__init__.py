@@ -9,24 +9,25 @@ stashed unstaged changes), or a temporary export of the index or of a commit
 """
 from __future__ import annotations
 
-import dataclasses
-import functools
 import os
 from typing import Any, List, Optional
 
 from kzgit.config import Config, glob_match
 from kzgit.graph import Graph, ReadFn, disk_reader, scan, scan_cached
+from kzgit.record import Record
 
 LOCALIZED_FILES_DIR = "localized-files"
 
 
-@dataclasses.dataclass
-class Finding:
+class Finding(Record):
     """One problem a hook found; ``path`` is repo-relative."""
 
-    path: str
-    message: str
-    line: Optional[int] = None
+    __slots__ = ("path", "message", "line")
+
+    def __init__(self, path: str, message: str, line: Optional[int] = None) -> None:
+        self.path = path
+        self.message = message
+        self.line = line
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line else self.path
@@ -34,36 +35,42 @@ class Finding:
         return f"{where}: {msg}"
 
 
-@dataclasses.dataclass
 class Workspace:
-    """What a hook checks: files under ``root``, the changed ones, the repo's config."""
+    """What a hook checks: files under ``root``, the changed ones, the repo's config.
 
-    root: str                       # directory holding the content checked
-    files: List[str]                # repo-relative files of that content
-    changed: Optional[List[str]]    # repo-relative changed files; None = all
-    config: Config
-    repo: str = ""                  # the git work tree (index edits, messages); default root
-    staged: bool = False            # content is the index (exec-bits edits the index too)
-    # the render cache of the command (kzgit.rendercache.Store), which keeps the graph too
-    cache: Optional[Any] = None
+    A plain class (no ``dataclasses``, whose import costs a warm hook a tenth of its time).
+    """
 
-    def __post_init__(self) -> None:
-        self.repo = self.repo or self.root
-        self.files = [f for f in self.files if not (self.config.exclude
-                                                    and glob_match(f, self.config.exclude))]
+    def __init__(self, root: str, files: List[str], changed: Optional[List[str]], config: Config,
+                 repo: str = "", staged: bool = False, cache: Optional[Any] = None) -> None:
+        self.root = root                # directory holding the content checked
+        self.config = config
+        # repo-relative files of that content
+        self.files = [f for f in files if not (config.exclude and glob_match(f, config.exclude))]
+        self.changed = changed          # repo-relative changed files; None = all
+        self.repo = repo or root        # the git work tree (index edits, messages)
+        self.staged = staged            # content is the index (exec-bits edits the index too)
+        # the render cache of the command (kzgit.rendercache.Store), which keeps the graph too
+        self.cache = cache
+        self._graph: Optional[Graph] = None
+        self._changed: Optional["set[str]"] = None
 
     @property
     def read(self) -> ReadFn:
         """Reads repo-relative paths of the content checked."""
         return disk_reader(self.root)
 
-    @functools.cached_property
+    @property
     def graph(self) -> Graph:
-        """The dependency graph of the content checked."""
-        if self.cache is not None:
-            return scan_cached(self.files, self.read, self.cache, roots=self.config.roots,
-                               exclude=self.config.exclude)
-        return scan(self.files, self.read, roots=self.config.roots, exclude=self.config.exclude)
+        """The dependency graph of the content checked (scanned once)."""
+        if self._graph is None:
+            if self.cache is not None:
+                self._graph = scan_cached(self.files, self.read, self.cache, roots=self.config.roots,
+                                          exclude=self.config.exclude)
+            else:
+                self._graph = scan(self.files, self.read, roots=self.config.roots,
+                                   exclude=self.config.exclude)
+        return self._graph
 
     def path(self, rel: str) -> str:
         """Absolute path of a repo-relative path in the content checked."""
@@ -75,11 +82,11 @@ class Workspace:
 
     def is_changed(self, rel: str) -> bool:
         """Whether ``rel`` is among the changed files (always, with ``changed`` None)."""
-        return self.changed is None or rel in self._changed_set
-
-    @functools.cached_property
-    def _changed_set(self) -> "set[str]":
-        return set(self.changed or ())
+        if self.changed is None:
+            return True
+        if self._changed is None:
+            self._changed = set(self.changed)
+        return rel in self._changed
 
     def scrub(self, message: str) -> str:
         """Replace the temporary export directory in a message by the repo's own path."""

@@ -41,7 +41,7 @@ def schema_state(policy: "ValidatePolicy", validator: "Validator") -> Optional[s
         return None
     from kzgit.rendercache import code_fingerprint   # start-up: loaded only by the runs that need it
     from kzgit.validate.kubernetes import schema_root   # start-up: loaded only by the runs that need it
-    settings = dataclasses.asdict(policy)
+    settings = {n: getattr(policy, n) for n in policy.fields()}
     settings.pop("source", None)   # where the settings came from, not what they say
     files: List[Any] = []
     root = schema_root()

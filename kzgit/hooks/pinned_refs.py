@@ -16,7 +16,6 @@ KRM functions need a digest or a version tag; helm charts need a version.
 """
 from __future__ import annotations
 
-import dataclasses
 import re
 from typing import Any, Iterable, List, Optional
 from urllib.parse import parse_qs, urlsplit
@@ -24,19 +23,22 @@ from urllib.parse import parse_qs, urlsplit
 from kzgit.config import RefPolicy
 from kzgit.graph import RemoteRef, helm_ref_parts
 from kzgit.hooks import Finding, Workspace
+from kzgit.record import Record
 
 _FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _RAW_GITHUB = re.compile(r"^https?://raw\.githubusercontent\.com/[^/]+/[^/]+/([^/?#]+)/")
 
 
-@dataclasses.dataclass
-class RefProblem:
+class RefProblem(Record):
     """One refused reference."""
 
-    file: str
-    line: Optional[int]
-    value: str
-    reason: str
+    __slots__ = ("file", "line", "value", "reason")
+
+    def __init__(self, file: str, line: Optional[int], value: str, reason: str) -> None:
+        self.file = file
+        self.line = line
+        self.value = value
+        self.reason = reason
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
@@ -131,7 +133,7 @@ def run(ws: Workspace, require_sha: bool = False) -> List[Finding]:
     """Findings for unpinned references in the changed kustomizations."""
     policy = ws.config.refs
     if require_sha:
-        policy = dataclasses.replace(policy, require_sha=True)
+        policy = policy.replace(require_sha=True)
     return check(ws, policy)
 
 

@@ -11,7 +11,6 @@ of the roots (:func:`kzgit.graph.shard`).
 """
 from __future__ import annotations
 
-import dataclasses
 import os
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -20,6 +19,7 @@ from kzgit.build import BuildOptions
 from kzgit.engine import Engine, render_pool
 from kzgit.errors import KzgitError, full_message
 from kzgit.hooks import Finding, Workspace
+from kzgit.record import Record
 from kzgit.rendercache import BUILT, FAILED, Store
 
 # Starting a process pool costs about half a second; below this many roots a
@@ -27,14 +27,16 @@ from kzgit.rendercache import BUILT, FAILED, Store
 _MIN_ROOTS_FOR_PROCESSES = 6
 
 
-@dataclasses.dataclass
-class RootResult:
+class RootResult(Record):
     """How one root went: ``status`` is ``built``, ``cached`` or ``failed``."""
 
-    root: str
-    status: str
-    seconds: float
-    error: Optional[str] = None
+    __slots__ = ("root", "status", "seconds", "error")
+
+    def __init__(self, root: str, status: str, seconds: float, error: Optional[str] = None) -> None:
+        self.root = root
+        self.status = status
+        self.seconds = seconds
+        self.error = error
 
 
 def options_for(ws: Workspace, offline: bool = False) -> BuildOptions:

@@ -1,8 +1,11 @@
 """``kzgit hook render`` with the render cache: ``-v``, ``--no-cache``, ``cache = false``, ``--shard``."""
 from __future__ import annotations
 
+import os
 import random
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Dict, List
 
@@ -120,3 +123,52 @@ def test_exports_of_the_index_are_not_cached(tmp_path: Path, monkeypatch: pytest
         rc, out, err = kz(repo, monkeypatch, capsys, "hook", "render", "--staged", "-v")
         assert rc == 0 and statuses(err) == {r: "built" for r in ROOTS}
     assert not list((tmp_path / "cache").rglob("*.kzr"))
+
+
+# What a warm ``kzgit hook render --all`` (every root cached) may not import, each with why:
+# the run checks recorded inputs and stored verdicts, and builds nothing.
+NOT_FOR_A_WARM_HOOK = [
+    # the build engine and YAML: nothing is built or parsed (the graph comes from the cache)
+    "yaml", "kzgit.yamlio", "kzgit.resource", "kzgit.build.pipeline", "kzgit.builtins",
+    "kzgit.openapi", "kzgit.remote",
+    # a render pool: every root is answered by the cache
+    "concurrent.futures", "multiprocessing",
+    # records are kzgit.record's plain classes: dataclasses imports inspect (ast, dis, tokenize)
+    "dataclasses", "inspect", "ast",
+    # TOML is parsed only when the repository has a configuration file
+    "tomllib", "tomli",
+    # only the plain git hooks export content to a temporary directory (shutil: bz2, lzma)
+    "tempfile", "shutil", "random",
+    # hashlib loads OpenSSL: the cache's digests are kzgit.sha's
+    "hashlib",
+]
+
+WARM_PROBE = """
+import sys
+from kzgit import proc
+from kzgit.cli.main import main
+spawned = []
+run = proc.run
+proc.run = lambda argv, **kw: spawned.append(list(argv)) or run(argv, **kw)
+rc = main(["hook", "render", "--all", "-v"])
+print("MODULES", " ".join(m for m in sys.argv[1].split(",") if m in sys.modules))
+print("SPAWNED", len(spawned))
+sys.exit(rc)
+"""
+
+
+def test_a_warm_hook_imports_and_spawns_only_what_it_needs(tmp_path: Path) -> None:
+    """A structural guard of the warm run's cost (never a timing): which modules it loads,
+    how many programs it starts."""
+    repo = make_repo(tmp_path / "r", FILES)
+    env = dict(os.environ, KZGIT_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("PRE_COMMIT", None)
+    runs = [subprocess.run([sys.executable, "-c", WARM_PROBE, ",".join(NOT_FOR_A_WARM_HOOK)],
+                           cwd=repo, env=env, capture_output=True, text=True, timeout=120)
+            for _ in range(2)]
+    assert all(r.returncode == 0 for r in runs), runs
+    assert statuses(runs[0].stderr) == {r: "built" for r in ROOTS}
+    assert statuses(runs[1].stderr) == {r: "cached" for r in ROOTS}
+    lines = dict(line.split(" ", 1) if " " in line else (line, "") for line in runs[1].stdout.splitlines())
+    assert lines["MODULES"] == ""
+    assert int(lines["SPAWNED"]) <= 2   # git: the work tree's top, the index's files
