@@ -19,6 +19,10 @@ Every program kzgit starts goes through :func:`run`, which:
 * optionally confines the child (``sandbox``: a function run in the child between fork and
   exec, see :mod:`kzgit.sandbox`).
 
+A program kept running to answer requests one after another (``git cat-file --batch``) is a
+:class:`BatchProcess`: started the same way, with a timeout on every read, killed by
+:func:`kill_all` and by its ``close()``.
+
 :func:`git_env` is the one scrub of git's environment.  This is the only module that creates
 sessions or kills process groups.  Library code: nothing here prints.
 """
@@ -38,7 +42,7 @@ from kzgit.errors import KzgitError, PluginError
 from kzgit.record import Record
 
 __all__ = ["Result", "run", "run_process", "kill_all", "live_groups", "stderr_tail",
-           "failure_message", "git_env", "DEFAULT_MAX_OUTPUT"]
+           "failure_message", "git_env", "DEFAULT_MAX_OUTPUT", "BatchProcess"]
 
 #: Default cap on a program's stdout (bytes).  kustomize outputs of a few hundred MiB exist only
 #: in pathological trees; a program printing more is treated as runaway.
@@ -365,3 +369,163 @@ def git_env(env: Optional[Mapping[str, str]] = None, keep_also: Sequence[str] = 
     return {k: v for k, v in src.items()
             if not k.startswith("GIT_") or k in keep
             or k.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))}
+
+
+# --------------------------------------------------------------------------- long-lived programs
+
+class BatchProcess:
+    """A program kept running to answer requests, one after another (``git cat-file --batch``).
+
+    Started as :func:`run` starts a program (own session and process group, killed with kzgit,
+    listed for :func:`kill_all`), but fed and read a piece at a time: :meth:`send` writes a
+    request, :meth:`read_line` and :meth:`read_exact` read the answer, each within ``timeout``
+    seconds.  A timeout raises :class:`TimeoutError` and the end of its output :class:`EOFError`;
+    either way the program's group is killed first.  :meth:`close` kills it and reaps it (a batch
+    program only reads: there is nothing to lose).  The pipes belong to the process that started
+    it: a forked child must start its own (callers key their instances by ``os.getpid()``).
+    """
+
+    def __init__(self, argv: Sequence[str], *, cwd: Optional[str] = None,
+                 env: Optional[Mapping[str, str]] = None, timeout: float) -> None:
+        self.argv = [str(a) for a in argv]
+        self.timeout = timeout
+        try:
+            self._proc = subprocess.Popen(
+                self.argv, cwd=cwd, env=dict(env) if env is not None else None,
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                start_new_session=True, close_fds=True, preexec_fn=_child_setup(None))
+        except subprocess.SubprocessError as e:  # the preexec_fn failed in the child
+            raise OSError(f"cannot set the process up: {e}") from None
+        self.pid = self._proc.pid   # start_new_session: the child leads its own group
+        self.owner = os.getpid()
+        with _live_lock:
+            _live_groups.add(self.pid)
+        assert self._proc.stdin is not None and self._proc.stdout is not None \
+            and self._proc.stderr is not None
+        self._in, self._out, self._err = (self._proc.stdin.fileno(), self._proc.stdout.fileno(),
+                                          self._proc.stderr.fileno())
+        for fd in (self._in, self._out, self._err):
+            os.set_blocking(fd, False)
+        self._buf = bytearray()
+        self._stderr = bytearray()
+        self._closed = False
+
+    @property
+    def stderr(self) -> bytes:
+        """The tail of what the program wrote to stderr so far."""
+        return bytes(self._stderr)
+
+    def send(self, data: bytes) -> None:
+        """Write ``data`` to the program's stdin (BrokenPipeError when it stopped reading)."""
+        view = memoryview(data)
+        deadline = time.monotonic() + self.timeout
+        while view:
+            try:
+                n: int = self._when_ready(selectors.EVENT_WRITE, deadline, os.write, self._in, view)
+            except BrokenPipeError:
+                self.close()
+                raise
+            view = view[n:]
+
+    def read_line(self) -> bytes:
+        """The next line of output, its newline included."""
+        deadline = time.monotonic() + self.timeout
+        start = 0
+        while True:
+            end = self._buf.find(b"\n", start)
+            if end >= 0:
+                line = bytes(self._buf[:end + 1])
+                del self._buf[:end + 1]
+                return line
+            start = len(self._buf)
+            self._fill(deadline, 65536)
+
+    def read_exact(self, size: int) -> bytes:
+        """The next ``size`` bytes of output."""
+        deadline = time.monotonic() + self.timeout
+        while len(self._buf) < size:
+            self._fill(deadline, max(65536, min(size - len(self._buf), 16 * 1024 * 1024)))
+        data = bytes(self._buf[:size])
+        del self._buf[:size]
+        return data
+
+    def close(self) -> None:
+        """Kill the program's group and reap it; closing twice is fine."""
+        if self._closed:
+            return
+        self._closed = True
+        if self.owner != os.getpid():   # a forked child's copy: the process is not ours
+            return
+        self._drain_stderr()   # what a program that ended had to say, for the caller's message
+        _kill_group(self.pid)
+        with _live_lock:
+            _live_groups.discard(self.pid)
+        for f in (self._proc.stdin, self._proc.stdout, self._proc.stderr):
+            if f is not None:
+                try:
+                    f.close()
+                except OSError:
+                    pass
+        self._proc.wait()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _drain_stderr(self) -> None:
+        for _ in range(64):   # bounded: a program still writing does not hold the close up
+            try:
+                data = os.read(self._err, 65536)
+            except (BlockingIOError, OSError):
+                return
+            if not data:
+                return
+            self._stderr += data
+            del self._stderr[:max(0, len(self._stderr) - STDERR_KEEP)]
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise EOFError(f"{self.argv[0]} was stopped")
+
+    def _fill(self, deadline: float, chunk: int) -> None:
+        """Read more of stdout into the buffer (stderr's tail kept on the way)."""
+        data: bytes = self._when_ready(selectors.EVENT_READ, deadline, os.read, self._out, chunk)
+        if not data:
+            self.close()
+            raise EOFError(f"{self.argv[0]} ended its output")
+        self._buf += data
+
+    def _when_ready(self, event: int, deadline: float, op: Callable[..., Any], fd: int,
+                    arg: Any) -> Any:
+        """``op(fd, arg)`` (a non-blocking read or write), retried once ``fd`` is ready."""
+        while True:
+            self._check_open()
+            try:
+                return op(fd, arg)
+            except BlockingIOError:
+                self._wait(event, fd, deadline)
+
+    def _wait(self, event: int, fd: int, deadline: float) -> None:
+        """Until ``fd`` is ready for ``event`` (stderr drained meanwhile); TimeoutError after
+        ``deadline``."""
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, event)
+            sel.register(self._err, selectors.EVENT_READ)
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self.close()
+                    raise TimeoutError(f"{self.argv[0]} did not answer within {self.timeout:g}s")
+                for key, _ in sel.select(left):
+                    if key.fd != self._err:
+                        return
+                    try:
+                        data = os.read(self._err, 65536)
+                    except BlockingIOError:
+                        continue
+                    if not data:
+                        sel.unregister(self._err)
+                        continue
+                    self._stderr += data
+                    if len(self._stderr) > STDERR_KEEP:
+                        del self._stderr[:len(self._stderr) - STDERR_KEEP]

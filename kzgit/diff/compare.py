@@ -28,6 +28,7 @@ import time
 from typing import Callable, Dict, List, Optional, Tuple
 
 from kzgit import gitio
+from kzgit.gitio import objects
 from kzgit.build import BuildOptions, build
 from kzgit.build.cache import BuildCache
 from kzgit.config import Config, glob_match
@@ -77,8 +78,10 @@ def diff(cwd: str, options: DiffOptions) -> DiffReport:
     repo = os.path.realpath(gitio.repo_root(cwd))
     with contextlib.ExitStack() as cleanup:
         cleanup.callback(_TREES.clear)
-        base = open_commit(repo, options.base, cleanup)
-        head = open_commit(repo, options.head, cleanup) if options.head is not None \
+        cleanup.callback(objects.close_readers)   # the git cat-file of each side's reads
+        partial = gitio.is_partial_clone(repo)
+        base = open_commit(repo, options.base, cleanup, partial)
+        head = open_commit(repo, options.head, cleanup, partial) if options.head is not None \
             else open_worktree(repo, cleanup)
         report = DiffReport(Side(base.label, base.rev, base.commit),
                             Side(head.label, head.rev, head.commit))
@@ -174,23 +177,22 @@ def _where(side: Revision, on_disk: bool) -> _Where:
     # a commit must then really be on the disk, or the working tree's files would be used.
     disk = side.on_disk() if on_disk or side.disk_only or side.is_worktree else None
     if disk is None and side.commit is not None:
-        _TREES[(os.getpid(), side.repo, side.commit)] = side.fs   # in process: reuse its caches
+        _TREES[(side.repo, side.commit)] = side.fs   # in process: reuse its listing and caches
     return _Where(side.repo, side.commit, disk)
 
 
-# The tree file systems of this process (a forked worker opens its own: libgit2 handles are
-# not shared across fork).
-_TREES: Dict[Tuple[int, str, str], FileSystem] = {}
+# The tree file systems of the commits being compared.  A forked worker inherits them (a
+# listing is plain data) and reads blobs through a git cat-file of its own
+# (kzgit.gitio.objects.reader keys them by pid); a worker that did not inherit them lists
+# the tree again.
+_TREES: Dict[Tuple[str, str], FileSystem] = {}
 
 
 def _tree_fs(where: _Where) -> FileSystem:
     assert where.commit is not None
-    key = (os.getpid(), where.repo, where.commit)
+    key = (where.repo, where.commit)
     if key not in _TREES:
-        import pygit2   # slow to import: only a side read from a git commit pays for it
-
-        repo = pygit2.Repository(where.repo)
-        _TREES[key] = GitTreeFS(repo, repo[where.commit].peel(pygit2.Tree), where.repo)
+        _TREES[key] = GitTreeFS(where.repo, where.commit)
     return _TREES[key]
 
 

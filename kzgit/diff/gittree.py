@@ -1,4 +1,4 @@
-"""A read-only :class:`kzgit.loader.FileSystem` over a git tree, read through pygit2.
+"""A read-only :class:`kzgit.loader.FileSystem` over a git commit's tree, read with git itself.
 
 ``kzgit diff`` renders a revision straight from git objects: no checkout, no
 worktree, nothing written.  The tree is *mounted* at an absolute path (the
@@ -12,18 +12,22 @@ checkout without ``--recurse-submodules`` leaves).
 A path outside the mount (an absolute symlink, or ``..`` above the top) is
 never looked up on the disk: ``realpath`` returns it unresolved so the load
 restrictor can name it, and reading it is a :class:`~kzgit.errors.BuildError`.
+
+The tree's entries come from one ``git ls-tree`` when the file system is made;
+file contents and symlink targets from the repository's ``git cat-file --batch``
+(:mod:`kzgit.gitio.objects`), looked up by pid at each read, so a forked render
+worker holding a copy of this object reads through its own.
 """
 from __future__ import annotations
 
 import errno
 import posixpath
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from kzgit.errors import BuildError
+from kzgit.gitio import objects
+from kzgit.gitio.objects import Entry
 from kzgit.loader import MAX_FILE_BYTES
-
-if TYPE_CHECKING:  # pragma: no cover
-    import pygit2
 
 # git tree entry modes (object type bits of the filemode)
 _TYPE_MASK = 0o170000
@@ -33,8 +37,6 @@ _LINK = 0o120000
 _COMMIT = 0o160000    # a submodule (gitlink)
 # Linux's MAXSYMLINKS: a longer chain is a loop (ELOOP), as on the disk.
 _MAX_LINKS = 40
-
-Entry = Tuple[int, "pygit2.Oid"]
 
 
 class _Outside(Exception):
@@ -46,41 +48,38 @@ class _Outside(Exception):
 
 
 class GitTreeFS:
-    """The files of one git tree, mounted at the absolute path ``mount``."""
+    """The files of the tree of ``commit`` in the repository ``repo``, mounted at the absolute
+    path ``mount`` (the repository's own path unless given)."""
 
-    def __init__(self, repo: "pygit2.Repository", tree: "pygit2.Tree", mount: str) -> None:
-        self._repo = repo
-        self.mount = posixpath.normpath(mount)
-        self._root: Entry = (_TREE, tree.id)
-        # directory (tuple of real, symlink-free components) -> its entries
-        self._dirs: Dict[Tuple[str, ...], Optional[Dict[str, Entry]]] = {}
+    def __init__(self, repo: str, commit: str, mount: Optional[str] = None) -> None:
+        self.repo = repo
+        self.commit = commit
+        self.mount = posixpath.normpath(mount or repo)
+        self.entries = objects.list_tree(repo, commit)
+        self._root: Entry = (_TREE, "")
+        # directory (tuple of real, symlink-free components) -> its entries; a submodule is
+        # an empty directory
+        self._dirs: Dict[Tuple[str, ...], Dict[str, Entry]] = {(): {}}
+        for path, entry in self.entries.items():
+            parts = tuple(path.split("/"))
+            self._dirs.setdefault(parts[:-1], {})[parts[-1]] = entry
+            if entry[0] & _TYPE_MASK in (_TREE, _COMMIT):
+                self._dirs.setdefault(parts, {})
 
     # -- the tree ------------------------------------------------------------------------
-    def _object(self, oid: "pygit2.Oid", what: str) -> Any:
+    def _object(self, oid: str, what: str, limit: Optional[int] = None) -> bytes:
         try:
-            return self._repo[oid]
-        except (KeyError, ValueError):
-            # libgit2 cannot fetch what a partial (blobless/treeless) clone left out
+            return objects.reader(self.repo).read(oid, limit)
+        except objects.ObjectMissing:
+            # what a partial (blobless/treeless) clone left out, read without fetching it
             raise BuildError(f"'{what}': git object {oid} is not in the repository "
                              "(a partial clone?); fetch it, or clone without --filter") from None
+        except objects.ObjectTooLarge:
+            raise BuildError(f"'{what}' is larger than {MAX_FILE_BYTES} bytes") from None
 
     def _entries(self, parts: Tuple[str, ...]) -> Optional[Dict[str, Entry]]:
         """Entries of the directory ``parts``; None when it is not a directory."""
-        if parts in self._dirs:
-            return self._dirs[parts]
-        if not parts:
-            entry: Optional[Entry] = self._root
-        else:
-            parent = self._entries(parts[:-1])
-            entry = parent.get(parts[-1]) if parent is not None else None
-        out: Optional[Dict[str, Entry]] = None
-        if entry is not None and entry[0] & _TYPE_MASK == _TREE:
-            tree = self._object(entry[1], "/".join([self.mount, *parts]))
-            out = {e.name: (e.filemode, e.id) for e in tree}
-        elif entry is not None and entry[0] & _TYPE_MASK == _COMMIT:
-            out = {}
-        self._dirs[parts] = out
-        return out
+        return self._dirs.get(parts)
 
     def _inside(self, path: str) -> bool:
         return path == self.mount or path.startswith(self.mount.rstrip("/") + "/")
@@ -122,7 +121,7 @@ class GitTreeFS:
                 links += 1
                 if links > _MAX_LINKS:
                     raise OSError(errno.ELOOP, "Too many levels of symbolic links", path)
-                target = self._object(found[1], path).data.decode("utf-8", "surrogateescape")
+                target = self._object(found[1], path).decode("utf-8", "surrogateescape")
                 if target.startswith("/"):
                     real, entry = [], self._root
                     pending = self._rel_parts("/".join([target, *pending]))
@@ -156,11 +155,7 @@ class GitTreeFS:
                              "kzgit diff reads a revision from git objects only") from None
         if mode & _TYPE_MASK != _BLOB:
             raise BuildError(f"'{path}' is not a regular file")
-        blob = self._object(oid, path)
-        if blob.size > MAX_FILE_BYTES:
-            raise BuildError(f"'{path}' is larger than {MAX_FILE_BYTES} bytes")
-        data: bytes = blob.data
-        return data
+        return self._object(oid, path, MAX_FILE_BYTES)
 
     def blob_id(self, path: str) -> str:
         """The git object id of the file ``path`` names, without reading it: what the render
@@ -171,7 +166,7 @@ class GitTreeFS:
             raise BuildError(f"'{path}' resolves to '{o.path}', outside the repository") from None
         if mode & _TYPE_MASK != _BLOB:
             raise BuildError(f"'{path}' is not a regular file")
-        return str(oid)
+        return oid
 
     def is_dir(self, path: str) -> bool:
         return self._kind(path) in (_TREE, _COMMIT)
@@ -205,17 +200,8 @@ class GitTreeFS:
     # -- for the dependency graph ----------------------------------------------------------
     def files(self) -> List[str]:
         """Repo-relative paths of every blob and symlink in the tree (as ``git ls-tree -r``)."""
-        out: List[str] = []
-        stack: List[Tuple[str, ...]] = [()]
-        while stack:
-            parts = stack.pop()
-            for name, (mode, _) in (self._entries(parts) or {}).items():
-                kind = mode & _TYPE_MASK
-                if kind == _TREE:
-                    stack.append(parts + (name,))
-                elif kind in (_BLOB, _LINK):
-                    out.append("/".join(parts + (name,)))
-        return sorted(out)
+        return sorted(p for p, (mode, _) in self.entries.items()
+                      if mode & _TYPE_MASK in (_BLOB, _LINK))
 
     def read_rel(self, rel: str) -> Optional[bytes]:
         """Bytes of a repo-relative file (symlinks inside the tree followed); None when unreadable."""
@@ -223,3 +209,12 @@ class GitTreeFS:
             return self.read_bytes(posixpath.join(self.mount, rel))
         except (OSError, BuildError):
             return None
+
+
+def changed_between(old: GitTreeFS, new: GitTreeFS) -> List[str]:
+    """Repo-relative paths whose entry differs between two trees, sorted: what
+    ``git diff --name-only --no-renames OLD NEW`` prints (a file, symlink or submodule added,
+    removed, or changed in mode or object), from the listings already made."""
+    def leaves(fs: GitTreeFS) -> "set[Tuple[str, Entry]]":
+        return {(p, e) for p, e in fs.entries.items() if e[0] & _TYPE_MASK != _TREE}
+    return sorted({p for p, _ in leaves(old) ^ leaves(new)})

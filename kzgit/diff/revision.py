@@ -19,8 +19,8 @@ from typing import List, Optional
 
 from kzgit import gitio
 from kzgit.config import Config, config_from_reader
-from kzgit.diff.gittree import GitTreeFS
-from kzgit.errors import BuildError, UsageError
+from kzgit.diff.gittree import GitTreeFS, changed_between
+from kzgit.errors import BuildError, KzgitError, UsageError
 from kzgit.graph import ReadFn, disk_reader
 from kzgit.loader import DiskFS, FileSystem, is_within
 
@@ -110,20 +110,17 @@ class ConfinedDiskFS(DiskFS):
         return super().listdir(path)
 
 
-def open_commit(repo: str, rev: str, cleanup: contextlib.ExitStack) -> Revision:
-    """The commit ``rev`` names, read from git objects."""
-    import pygit2   # slow to import: only what reads git objects pays for it
-
-
+def open_commit(repo: str, rev: str, cleanup: contextlib.ExitStack,
+                partial: Optional[bool] = None) -> Revision:
+    """The commit ``rev`` names, read from git objects (``partial``: whether ``repo`` is a partial
+    clone, when the caller asked already)."""
     commit = gitio.resolve_commit(repo, rev)
-    if gitio.is_partial_clone(repo):
+    if partial if partial is not None else gitio.is_partial_clone(repo):
         return _exported(repo, rev, commit, cleanup)
     try:
-        repository = pygit2.Repository(repo)
-        tree = repository[commit].peel(pygit2.Tree)
-    except (pygit2.GitError, KeyError, ValueError) as e:
+        fs = GitTreeFS(repo, commit)
+    except KzgitError as e:
         raise UsageError(f"cannot read revision '{rev}' ({commit}) in {repo}: {e}") from None
-    fs = GitTreeFS(repository, tree, repo)
     return Revision(repo, rev, commit, fs, fs.files(), fs.read_rel, cleanup)
 
 
@@ -149,4 +146,6 @@ def changed_paths(base: Revision, head: Revision) -> List[str]:
     assert base.commit is not None
     if head.commit is None:
         return gitio.worktree_changes(base.repo, base.commit)
+    if isinstance(base.fs, GitTreeFS) and isinstance(head.fs, GitTreeFS):
+        return changed_between(base.fs, head.fs)   # both trees are listed already: no git run
     return gitio.changed_between(base.repo, base.commit, head.commit) or []

@@ -8,7 +8,6 @@ import re
 from pathlib import Path
 from typing import Optional
 
-import pygit2
 import pytest
 from gitserver import GitRepo, isolate
 
@@ -39,8 +38,8 @@ def tree_fs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GitTreeFS:
     for rel in ("app/linked.yaml", "app/shared-dir", "escape/passwd.yaml", "loop"):
         os.remove(f"{p}/{rel}")
     repo.write({"app/cm.yaml": "work tree: not the commit\n"})
-    r = pygit2.Repository(p)
-    return GitTreeFS(r, r.revparse_single("HEAD").peel(pygit2.Tree), os.path.realpath(p))
+    real = os.path.realpath(p)
+    return GitTreeFS(real, repo.head())
 
 
 def test_tree_fs_reads_the_commit_and_follows_links(tree_fs: GitTreeFS) -> None:
@@ -98,8 +97,7 @@ def test_submodule_is_an_empty_directory(tmp_path: Path, monkeypatch: pytest.Mon
     sub = GitRepo.create(str(tmp_path / "sub"), {"a.yaml": "x: 1\n"})
     top = GitRepo.create(str(tmp_path / "top"), {"README": "r\n"})
     top.add_submodule(sub.path, "vendor/sub")
-    r = pygit2.Repository(top.path)
-    fs = GitTreeFS(r, r.revparse_single("HEAD").peel(pygit2.Tree), top.path)
+    fs = GitTreeFS(top.path, top.head())
     assert fs.is_dir(f"{top.path}/vendor/sub") and fs.listdir(f"{top.path}/vendor/sub") == []
     assert "vendor/sub" not in fs.files()
 

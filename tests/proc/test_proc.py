@@ -132,7 +132,12 @@ def _wait_for(path: Path, seconds: float = 10) -> None:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux-only")
-def test_program_dies_when_kzgit_is_killed(tmp_path: Path) -> None:
+@pytest.mark.parametrize("start", [
+    "from kzgit.proc import run; run([{p!r}], timeout=60)",
+    # a long-lived batch program (git cat-file --batch) as well
+    "import time; from kzgit.proc import BatchProcess; b = BatchProcess([{p!r}], timeout=60); time.sleep(60)",
+], ids=["run", "batch"])
+def test_program_dies_when_kzgit_is_killed(tmp_path: Path, start: str) -> None:
     """kill -9 of kzgit runs no cleanup at all: the kernel still kills the program it started."""
     pidfile = tmp_path / "pid"
     p = script(tmp_path, "hang.sh", f"""\
@@ -140,7 +145,7 @@ def test_program_dies_when_kzgit_is_killed(tmp_path: Path) -> None:
         echo $$ > {pidfile}.tmp && mv {pidfile}.tmp {pidfile}
         exec sleep 300
         """)
-    driver = f"from kzgit.proc import run; run([{str(p)!r}], timeout=60)"
+    driver = start.format(p=str(p))
     child = subprocess.Popen([sys.executable, "-c", driver])
     try:
         _wait_for(pidfile)
@@ -196,3 +201,63 @@ def test_git_env_keeps_configuration_choices_and_drops_redirections() -> None:
     assert env == {"GIT_CONFIG_GLOBAL": "/ci/gitconfig", "GIT_CONFIG_SYSTEM": "/ci/sys",
                    "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "k",
                    "GIT_CONFIG_VALUE_0": "v", "GIT_SSH_COMMAND": "ssh -i k", "HOME": "/h"}
+
+
+# -- BatchProcess: a program kept running to answer requests ----------------------------------
+def test_batch_process_answers_requests_in_turn() -> None:
+    b = proc.BatchProcess(["sh", "-c", "while read -r x; do echo \"got $x\"; printf 'abc'; done"],
+                          timeout=10)
+    try:
+        assert b.pid in proc.live_groups()
+        for word in ("one", "two"):
+            b.send(word.encode() + b"\n")
+            assert b.read_line() == f"got {word}\n".encode()
+            assert b.read_exact(3) == b"abc"
+        big = b"x" * (3 * 1024 * 1024)
+        c = proc.BatchProcess(["cat"], timeout=10)
+        try:
+            c.send(big[:60000])    # within a pipe's buffer: no reader needed yet
+            assert c.read_exact(60000) == big[:60000]
+        finally:
+            c.close()
+    finally:
+        b.close()
+    b.close()   # twice is fine
+    assert b.closed and b.pid not in proc.live_groups() and wait_gone(b.pid)
+
+
+def test_batch_process_timeout_and_end_kill_the_group(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pid"
+    p = script(tmp_path, "silent.sh", f"""\
+        #!/bin/sh
+        sleep 300 &
+        echo $$ > {pidfile}
+        echo oops >&2
+        sleep 300
+        """)
+    b = proc.BatchProcess([str(p)], timeout=0.5)
+    t0 = time.monotonic()
+    with pytest.raises(TimeoutError):
+        b.read_line()
+    assert time.monotonic() - t0 < 5
+    assert b.closed and wait_gone(b.pid), "the program and its children outlived the timeout"
+    assert b"oops" in b.stderr
+    e = proc.BatchProcess(["sh", "-c", "echo bye >&2; printf partial"], timeout=10)
+    with pytest.raises(EOFError):
+        e.read_line()
+    assert e.closed and e.pid not in proc.live_groups() and b"bye" in e.stderr
+    with pytest.raises(EOFError):
+        e.send(b"x\n")
+
+
+def test_batch_process_is_stopped_by_kill_all() -> None:
+    """Ctrl-C: the CLI's kill_all reaches a batch program as any other."""
+    b = proc.BatchProcess(["cat"], timeout=10)
+    try:
+        proc.kill_all()
+        with pytest.raises(EOFError):
+            b.read_line()
+        assert wait_gone(b.pid)
+    finally:
+        b.close()
+

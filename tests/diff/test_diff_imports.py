@@ -1,0 +1,67 @@
+"""What ``kzgit diff`` between two commits imports and runs: its cost is guarded by structure.
+
+A pull-request check re-runs ``kzgit diff`` after every push; most of its renders come from
+the render cache, so start-up and git access weigh as much as the one root it builds.  It reads
+both commits with git itself (one ``git ls-tree`` per commit, one ``git cat-file --batch``):
+never pygit2, whose import alone costs half a small build.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, List
+
+import pytest
+from gitserver import GitRepo, isolate
+from helpers import PROJECT
+
+PROBE = """
+import contextlib, io, os, sys
+before = set(sys.modules)
+from kzgit.cli.main import main
+from kzgit import proc
+spawned = []
+real = proc.subprocess.Popen
+class Counting(real):
+    def __init__(self, argv, *a, **k):
+        spawned.append(" ".join(argv[:2]))
+        super().__init__(argv, *a, **k)
+proc.subprocess.Popen = Counting
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    rc = main(["diff", "--base", sys.argv[2], "--head", sys.argv[3]])
+print(rc, sorted(m for m in sys.argv[1].split(",") if m in sys.modules and m not in before))
+print(spawned)
+print(out.getvalue(), end="")
+"""
+
+# Never on this path.
+NOT_FOR_A_DIFF = [
+    # libgit2's bindings: git itself reads the commits (kzgit.gitio.objects)
+    "pygit2",
+]
+
+
+def _diff(repo: str, base: str, head: str, env: Dict[str, str]) -> "tuple[str, List[str], str]":
+    out = subprocess.run([sys.executable, "-c", PROBE, ",".join(NOT_FOR_A_DIFF), base, head],
+                         capture_output=True, text=True, timeout=120, cwd=repo, env=env)
+    assert out.returncode == 0, out.stderr
+    status, spawned, printed = out.stdout.split("\n", 2)
+    return status, eval(spawned), printed   # noqa: S307 - the probe's own repr of a list
+
+
+def test_diff_between_commits_imports_no_pygit2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    isolate(monkeypatch, tmp_path)
+    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  k: '{}'\n"
+    repo = GitRepo.create(str(tmp_path / "r"), {"app/kustomization.yaml": "resources:\n- cm.yaml\n",
+                                                "app/cm.yaml": cm.format(1), "README": "r\n"})
+    repo.tag("base")
+    repo.commit({"app/cm.yaml": cm.format(2)})
+    env = dict(os.environ, PYTHONPATH=str(PROJECT))
+    status, spawned, printed = _diff(repo.path, "base", "HEAD", env)
+    assert status == "0 []", f"imported what a diff never needs: {status}"
+    assert '-  k: "1"\n+  k: "2"\n' in printed
+    # each commit listed once; blobs through one git cat-file for both
+    assert spawned.count("git ls-tree") == 2 and spawned.count("git cat-file") == 1, spawned
