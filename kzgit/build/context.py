@@ -8,18 +8,16 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Optional, Tuple
 import kzgit.openapi as oa
 from kzgit.build import BuildOptions
 from kzgit.build.accumulator import Accumulator
-from kzgit.build.cache import UNCACHEABLE_FIELDS, Recording
 from kzgit.builtins.config import TransformerConfig
-from kzgit.builtins.vars import VarSet, resolve_vars
 from kzgit.loader import Loader
 from kzgit.openapi import crd_fieldspecs
-from kzgit.plugins.builtin import PluginRunner
 from kzgit.plugins.helpers import SharedState
 from kzgit.remote import looks_remote, open_remote, parse_repo_spec
 from kzgit.yamlio import load_documents, load_yaml11
 
 if TYPE_CHECKING:  # pragma: no cover
     from kzgit.build.pipeline import Target
+    from kzgit.plugins.builtin import PluginRunner
 
 __all__ = ["BuildContext"]
 
@@ -30,12 +28,22 @@ class BuildContext:
     def __init__(self, options: BuildOptions) -> None:
         self.options = options
         self.warnings: List[str] = []
-        self.plugins = PluginRunner(options)
+        self._plugins: Optional[PluginRunner] = None
         self.shared = SharedState()
         self._recordings: List[Any] = []   # kzgit.build.cache.Recording, innermost last
 
+    @property
+    def plugins(self) -> PluginRunner:
+        """The runner of ``generators``, ``transformers`` and ``validators`` entries."""
+        if self._plugins is None:
+            # start-up: the plugin registry loads every builtin; only builds with such entries
+            from kzgit.plugins.builtin import PluginRunner
+            self._plugins = PluginRunner(self.options)
+        return self._plugins
+
     # reuse of bases (kzgit.build.cache) -----------------------------------------------------
     def start_recording(self) -> Any:
+        from kzgit.build.cache import Recording   # start-up: only runs sharing bases record
         rec = Recording()
         self._recordings.append(rec)
         return rec
@@ -47,6 +55,7 @@ class BuildContext:
         """Note a kustomization directory entered, and whether its result can be reused."""
         if not self._recordings:
             return
+        from kzgit.build.cache import UNCACHEABLE_FIELDS   # start-up: as start_recording
         cacheable = not any(t.k.get(f) for f in UNCACHEABLE_FIELDS)
         for rec in self._recordings:
             rec.roots.add(t.loader.root)
@@ -97,6 +106,7 @@ class BuildContext:
         if not vars_:
             return
         if ra.varset is None:
+            from kzgit.builtins.vars import VarSet   # start-up: only kustomizations with vars
             ra.varset = VarSet()
         ra.varset.merge(vars_, ra.resmap, t.kfile)
 
@@ -111,6 +121,7 @@ class BuildContext:
     def resolve_vars(self, ra: Accumulator) -> None:
         if ra.varset is None:
             return
+        from kzgit.builtins.vars import resolve_vars   # start-up: only kustomizations with vars
         rows = [[fs.group, fs.version, fs.kind, fs.path, fs.create] for fs in ra.config.tables["varReference"]]
         self.warnings.extend(resolve_vars(ra.resmap, ra.varset, rows))
 

@@ -9,33 +9,32 @@ from __future__ import annotations
 import functools
 import json
 import os
-from typing import Any, Callable, Dict, Generator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Generator, List, Optional, Tuple
 
 import kzgit.openapi as oa
-from kzgit.build import leads
 from kzgit.build import BuildOptions, BuildResult
 from kzgit.build.accumulator import Accumulator
 from kzgit.build.context import BuildContext
-from kzgit.build.cache import cache_key
 from kzgit.build.finish import finish
-from kzgit.builtins import images, metadata, namespace, prefix_suffix, replicas
-from kzgit.builtins import patches as patch_tf
 from kzgit.builtins.hashing import add_hashes
 from kzgit.builtins.nameref import fix_back_references
-from kzgit.yamlio.tree import node_kind, undecodable
-from kzgit.generators import make_configmap, make_secret
+from kzgit.yamlio.tree import node_kind
 from kzgit.errors import BuildError, KzgitError, YamlError
 from kzgit.kustomization import Kustomization, parse_kustomization
 from kzgit.loader import Loader, new_root_loader
 from kzgit.resource import ResMap, Resource
 from kzgit.resource.factory import resources_from_bytes
-from kzgit.plugins.builtin import Configs, apply_replacement_entries
-from kzgit.plugins.common import config_meta
 from kzgit.plugins.helpers import PluginHelpers
 from kzgit.remote import open_remote_repo, parse_repo_spec
-from kzgit.resource.fieldspec import FieldSpec, merge_specs
 from kzgit.builtins.config import TransformerConfig, parse_config_file
-from kzgit.yamlio import dump
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kzgit.plugins.builtin import Configs
+
+# Most kustomizations use a few fields: the module of each builtin step (its transformer, the
+# strategic-merge and JSON 6902 engines, field paths, vars, replacements, plugins) and the
+# modules only an error needs (kzgit.build.leads) are imported where that step or error is,
+# so a small build loads only what its kustomization asks for (tests/cli/test_cli_startup.py).
 
 
 
@@ -192,6 +191,7 @@ class Target:
             try:
                 sub = self.loader.new_dir_loader(path)
             except KzgitError as dir_err:
+                from kzgit.build import leads   # start-up: only a failed build needs it
                 if isinstance(file_err, YamlError):
                     raise file_err from None  # malformed YAML in a file: the directory error would confuse
                 raise leads.resource(dir_err.prefixed(f"accumulation err='{file_err.message}': "),
@@ -282,10 +282,11 @@ class Target:
     def _accumulate_base(self, sub: "Target") -> "_Walk":
         """Accumulate a base, or reuse the run's cached accumulation of it (kzgit.build.cache)."""
         cache = self.options.cache
-        schema = self.ctx.schema_state()
+        schema = self.ctx.schema_state() if cache is not None else None
         if cache is None or schema is None:
             fresh: Accumulator = yield _Accumulate(sub, None)
             return fresh
+        from kzgit.build.cache import cache_key   # start-up: only runs sharing bases load it
         # kyaml's lazy parse of the builtin schema (delayed by a custom resource type, see
         # oa.note_resource_type) is state a base leaves behind: keyed and replayed
         parse_state = oa.builtin_parse_state()
@@ -314,6 +315,8 @@ class Target:
     def run_generators(self, ra: Accumulator) -> None:
         k = self.k
         gopts = k.get("generatorOptions")
+        if k.get("configMapGenerator") or k.get("secretGenerator"):
+            from kzgit.generators import make_configmap, make_secret   # start-up: generators only
         for args in k.get("configMapGenerator", []):
             res = make_configmap(args or {}, self.loader, gopts, self.kfile)
             res.origin = self.builtin_origin("ConfigMapGenerator")
@@ -328,34 +331,46 @@ class Target:
             self.ctx.plugins.generate_all(self.plugin_configs(k.get("generators")), self.helpers, ra)
 
     def builtin_transformers(self, cfg: TransformerConfig) -> List[Tuple[str, Callable[[ResMap], None]]]:
-        """configureBuiltinTransformers, in kustomize's order: (plugin kind, step)."""
+        """configureBuiltinTransformers, in kustomize's order: (plugin kind, step).
+
+        Each block imports the module of its step when its field is set (start-up: a build
+        loads only the transformers its kustomization uses)."""
         k, out = self.k, _Steps()
         t = cfg.tables
         out.kind = "PatchStrategicMergeTransformer"
-        if k.get("patchesStrategicMerge"):
-            psm = k.get("patchesStrategicMerge")
+        psm = k.get("patchesStrategicMerge")
+        if psm:
+            from kzgit.build import leads   # start-up
+            from kzgit.builtins import patches as patch_tf
             out.append(lambda m: patch_tf.patch_strategic_merge(
                 m, psm, self.loader, self.kfile,
                 lambda e, i, inline: leads.strategic_merge(e, self.kfile, i, psm[i], inline, self.loader.load)))
         out.kind = "PatchTransformer"
-        for i, p in enumerate(k.get("patches", [])):
-            self._leading("patches", i, p, functools.partial(
-                self._configure, "PatchTransformer", p or {}, ("path", "patch", "target", "options"),
-                self._load_patch_file))
-            out.append(lambda m, p=p, i=i: self._leading("patches", i, p, lambda: patch_tf.patch(
-                m, p or {}, self.loader, self.kfile)))
+        if k.get("patches"):
+            from kzgit.builtins import patches as patch_tf   # start-up
+            for i, p in enumerate(k.get("patches")):
+                self._leading("patches", i, p, functools.partial(
+                    self._configure, "PatchTransformer", p or {}, ("path", "patch", "target", "options"),
+                    self._load_patch_file))
+                out.append(lambda m, p=p, i=i: self._leading("patches", i, p, lambda: patch_tf.patch(
+                    m, p or {}, self.loader, self.kfile)))
         out.kind = "NamespaceTransformer"
         if k.get("namespace"):
+            from kzgit.builtins import namespace   # start-up
             cfg_ns = {"metadata": {"namespace": k.get("namespace")}, "fieldSpecs": t["namespace"]}
             out.append(lambda m: namespace.transform(m, cfg_ns))
         out.kind = "PrefixTransformer"
         if k.get("namePrefix"):
+            from kzgit.builtins import prefix_suffix   # start-up
             out.append(lambda m: prefix_suffix.prefix(m, {"prefix": k.get("namePrefix"), "fieldSpecs": t["namePrefix"]}))
         out.kind = "SuffixTransformer"
         if k.get("nameSuffix"):
+            from kzgit.builtins import prefix_suffix   # start-up
             out.append(lambda m: prefix_suffix.suffix(m, {"suffix": k.get("nameSuffix"), "fieldSpecs": t["nameSuffix"]}))
         out.kind = "LabelTransformer"
         if k.get("labels") or k.get("commonLabels"):
+            from kzgit.builtins import metadata   # start-up
+            from kzgit.resource.fieldspec import FieldSpec, merge_specs
             for lab in k.get("labels", []):
                 lab = lab or {}
                 fss = [FieldSpec.from_dict(f, self.kfile) for f in lab.get("fields") or []]
@@ -370,23 +385,31 @@ class Target:
             out.append(lambda m: metadata.labels(m, {"labels": k.get("commonLabels"), "fieldSpecs": t["commonLabels"]}))
         out.kind = "AnnotationsTransformer"
         if k.get("commonAnnotations"):
+            from kzgit.builtins import metadata   # start-up
             out.append(lambda m: metadata.annotations(m, {"annotations": k.get("commonAnnotations"), "fieldSpecs": t["commonAnnotations"]}))
         out.kind = "PatchJson6902Transformer"
-        for i, p in enumerate(k.get("patchesJson6902", [])):
-            self._leading("patchesJson6902", i, p, functools.partial(
-                self._configure, "PatchJson6902Transformer",
-                {**(p or {}), "jsonOp": (p or {}).get("patch")}, ("target", "path", "jsonOp"),
-                _check_json6902_target))
-            out.append(lambda m, p=p, i=i: self._leading("patchesJson6902", i, p, lambda: patch_tf.patch_json6902(
-                m, p or {}, self.loader, self.kfile)))
+        if k.get("patchesJson6902"):
+            from kzgit.builtins import patches as patch_tf   # start-up
+            for i, p in enumerate(k.get("patchesJson6902")):
+                self._leading("patchesJson6902", i, p, functools.partial(
+                    self._configure, "PatchJson6902Transformer",
+                    {**(p or {}), "jsonOp": (p or {}).get("patch")}, ("target", "path", "jsonOp"),
+                    _check_json6902_target))
+                out.append(lambda m, p=p, i=i: self._leading("patchesJson6902", i, p, lambda: patch_tf.patch_json6902(
+                    m, p or {}, self.loader, self.kfile)))
         out.kind = "ReplicaCountTransformer"
-        for rep in k.get("replicas", []):
-            out.append(lambda m, rep=rep: replicas.transform(m, {"replica": rep or {}, "fieldSpecs": t["replicas"]}))
+        if k.get("replicas"):
+            from kzgit.builtins import replicas   # start-up
+            for rep in k.get("replicas"):
+                out.append(lambda m, rep=rep: replicas.transform(m, {"replica": rep or {}, "fieldSpecs": t["replicas"]}))
         out.kind = "ImageTagTransformer"
-        for img in k.get("images", []):
-            out.append(lambda m, img=img: images.transform(m, {"imageTag": img or {}, "fieldSpecs": t["images"]}))
+        if k.get("images"):
+            from kzgit.builtins import images   # start-up
+            for img in k.get("images"):
+                out.append(lambda m, img=img: images.transform(m, {"imageTag": img or {}, "fieldSpecs": t["images"]}))
         out.kind = "ReplacementTransformer"
         if k.get("replacements"):
+            from kzgit.plugins.builtin import apply_replacement_entries   # start-up
             out.append(lambda m: apply_replacement_entries(m, k.get("replacements"), self.loader,
                                                            self.kfile))
         return out
@@ -396,6 +419,7 @@ class Target:
         try:
             step()
         except KzgitError as e:
+            from kzgit.build import leads   # start-up: only a failed build needs it
             raise leads.patch(e, self.kfile, field, index, entry, self.loader.load) from None
 
     def _configure(self, kind: str, config: Dict[str, Any], fields: Tuple[str, ...],
@@ -406,6 +430,7 @@ class Target:
         try:
             check(config)
         except KzgitError as e:
+            from kzgit.yamlio import dump   # start-up: only a failed build needs it
             shown = {f: config[f] for f in sorted(fields) if config.get(f)}
             text = dump(shown) if shown else "{}\n"
             raise e.prefixed(f"trouble configuring builtin {kind} with config: `\n{text}`: ") from None
@@ -441,6 +466,8 @@ class Target:
     def plugin_configs(self, entries: List[str]) -> Configs:
         """The plugin configs of ``entries`` with their origin (kusttarget.go configureExternal*,
         OriginFromCustomPlugin)."""
+        from kzgit.plugins.common import config_meta   # start-up: only plugin configs need them
+        from kzgit.yamlio.tree import undecodable
         out: Configs = []
         ra = Accumulator()
         paths: List[str] = []

@@ -57,6 +57,18 @@ NOT_FOR_A_SMALL_BUILD = [
     "signal",
     # hashlib loads OpenSSL: name hashes and the render cache use kzgit.sha (CPython's own)
     "hashlib",
+    # the builtins a kustomization does not use: each step's module is loaded by its field
+    # (vars, replacements and their field paths, replicas, plugin entries and their registry),
+    # the bases shared by a run of many builds, and what only a failed build reports with
+    "kzgit.builtins.vars", "kzgit.builtins.replacements", "kzgit.builtins.fieldpath",
+    "kzgit.builtins.replicas", "kzgit.builtins.valueadd", "kzgit.plugins.builtin",
+    "kzgit.plugins.common", "kzgit.build.cache", "kzgit.build.leads",
+]
+
+# A kustomization with resources and labels only: no patch engine, generator or image step.
+NOT_FOR_A_PLAIN_BUILD = NOT_FOR_A_SMALL_BUILD + [
+    "kzgit.builtins.patches", "kzgit.patch.smp", "kzgit.patch.json6902", "kzgit.generators",
+    "kzgit.builtins.images", "kzgit.builtins.namespace", "kzgit.builtins.prefix_suffix",
 ]
 
 # A build answered from the render cache checks what the cached build read and prints its output.
@@ -89,6 +101,11 @@ SMALL_ROOTS = [PROJECT / "examples" / "overlays" / "production", FIXTURES / "pat
 @pytest.mark.parametrize("target", SMALL_ROOTS, ids=lambda p: p.name)
 def test_build_does_not_import_what_it_does_not_need(target: object) -> None:
     assert _imported_by_build(str(target), NOT_FOR_A_SMALL_BUILD, "--no-cache")[0] == "0 []"
+
+
+def test_plain_build_loads_no_step_it_does_not_run() -> None:
+    target = FIXTURES / "labels" / "common-labels"
+    assert _imported_by_build(str(target), NOT_FOR_A_PLAIN_BUILD, "--no-cache")[0] == "0 []"
 
 
 @pytest.mark.parametrize("target", SMALL_ROOTS, ids=lambda p: p.name)
