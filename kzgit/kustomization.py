@@ -9,12 +9,15 @@ silently wins last.  ``FixKustomization`` then folds deprecated fields.
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List
 
 from kzgit.errors import BuildError
 from kzgit.yamlio import load_yaml11
 from kzgit.yamlio.gostruct import (ANY, BOOL, INT, STR, GoDecodeError, ListOf, MapOf, Named, Struct,
                                    decode_json, go_json_kind)
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict, List
 
 KUSTOMIZATION_KIND = "Kustomization"
 KUSTOMIZATION_VERSION = "kustomize.config.k8s.io/v1beta1"

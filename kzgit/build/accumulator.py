@@ -2,12 +2,15 @@
 transformer config and the vars one kustomization level accumulates."""
 from __future__ import annotations
 
-from typing import Any, Dict, List
 
 from kzgit.builtins.config import TransformerConfig, default_config
 from kzgit.errors import BuildError
 from kzgit.resource import ResId, Resource, ResMap
 from kzgit.resource.selector import metadata_texts
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict, List
 
 __all__ = ["Accumulator"]
 

@@ -37,11 +37,12 @@ from __future__ import annotations
 import _thread  # threading's Lock is this one; importing threading costs every build more
 import collections
 import json
-from typing import TYPE_CHECKING, Any, Hashable, List, Optional, Sequence, Set, Tuple
 
 from kzgit.loader import RECORDER, is_within
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Hashable, List, Optional, Sequence, Set, Tuple
     from kzgit.build import BuildOptions
     from kzgit.build.pipeline import Accumulator
     from kzgit.loader import Loader

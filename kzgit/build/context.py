@@ -3,7 +3,6 @@ reaches: the plugin loader, remote access, the OpenAPI schema in force), and the
 recording of :mod:`kzgit.build.cache`."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Optional, Tuple, Union
 
 import kzgit.openapi as oa
 from kzgit.build import BuildOptions
@@ -15,7 +14,9 @@ from kzgit.plugins.helpers import SharedState
 from kzgit.remote import looks_remote, open_remote, parse_repo_spec
 from kzgit.yamlio import load_documents, load_yaml11
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable, Iterable, List, Optional, Tuple, Union
     from kzgit.build.pipeline import Target
     from kzgit.plugins.builtin import PluginRunner
 

@@ -4,7 +4,6 @@ the managed-by label, annotations re-set as strings, origin annotations."""
 from __future__ import annotations
 
 import json
-from typing import Any, List
 
 from kzgit.build import BuildOptions
 from kzgit.build.origin import annotate_origins
@@ -16,6 +15,10 @@ from kzgit.resource import Resource
 from kzgit.resource.selector import metadata_texts
 from kzgit.yamlio import plain_scalar_is_string
 from kzgit.yamlio.tree import DupKeys, LazyError, spelled, undecodable
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, List
 
 __all__ = ["finish"]
 

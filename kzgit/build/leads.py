@@ -11,9 +11,12 @@ lead set wins, so the kustomization nearest the problem is the one named.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Optional
 
 from kzgit.errors import KzgitError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable, Optional
 
 # The loader's words for a path that is not there (kustomize's evalsymlink/lstat failure).
 _MISSING = "no such file or directory"

@@ -7,9 +7,12 @@ struct order (path, repo, ref, configuredIn, configuredBy), empty ones omitted.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List
 
 from kzgit.resource import Resource
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict, List
 
 ORIGIN = "config.kubernetes.io/origin"
 TRANSFORMATIONS = "alpha.config.kubernetes.io/transformations"

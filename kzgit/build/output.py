@@ -7,10 +7,13 @@ Each file is written atomically (temp file, then rename).
 from __future__ import annotations
 
 import os
-from typing import List
 
 from kzgit.resource import Resource
 from kzgit.yamlio import dump
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import List
 
 
 def file_name(r: Resource, with_namespace: bool) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-from typing import TYPE_CHECKING, Any, Callable, Dict, Generator, List, Optional, Tuple
 
 import kzgit.openapi as oa
 from kzgit.build import BuildOptions, BuildResult
@@ -28,7 +27,9 @@ from kzgit.plugins.helpers import PluginHelpers
 from kzgit.remote import open_remote_repo, parse_repo_spec
 from kzgit.builtins.config import TransformerConfig, parse_config_file
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable, Dict, Generator, List, Optional, Tuple
     from kzgit.plugins.builtin import Configs
 
 # Most kustomizations use a few fields: the module of each builtin step (its transformer, the
@@ -81,8 +82,9 @@ class _Accumulate:
         self.ra = ra
 
 
-# A level's walk: yields _Accumulate requests, is sent their accumulators, returns its result
-_Walk = Generator[_Accumulate, Any, Any]
+if TYPE_CHECKING:  # pragma: no cover
+    # A level's walk: yields _Accumulate requests, is sent their accumulators, returns its result
+    _Walk = Generator[_Accumulate, Any, Any]
 
 
 def _drive(walk: _Walk) -> Any:

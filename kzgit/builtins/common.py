@@ -1,10 +1,13 @@
 """Helpers shared by the builtin transformers."""
 from __future__ import annotations
 
-from typing import Any, Dict, List
 
 from kzgit.errors import BuildError
 from kzgit.resource.fieldspec import FieldSpec
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict, List
 
 
 def fieldspecs_from_config(config: Dict[str, Any], key: str = "fieldSpecs", where: str = "") -> List[FieldSpec]:

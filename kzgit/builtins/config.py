@@ -7,7 +7,6 @@ and a level's config propagates up to the kustomizations that include it.
 from __future__ import annotations
 
 import functools
-from typing import Any, Dict, List, Tuple
 
 from kzgit.errors import BuildError
 from kzgit.konfig import LEGACY_ORDER_FIRST, LEGACY_ORDER_LAST, default_fieldspec_rows, default_namereference_rows
@@ -16,6 +15,10 @@ from kzgit.resource.fieldspec import FieldSpec, merge_specs, rows_to_specs
 from kzgit.kustomization import FSLICE, GVK
 from kzgit.yamlio import load_yaml11
 from kzgit.yamlio.gostruct import STR, GoDecodeError, ListOf, Struct, decode_json
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict, List, Tuple
 
 # kyaml/resid/gvk.go typeOrders: the rank Gvk.IsLessThan sorts field specs by.
 _TYPE_ORDER = {k: i - len(LEGACY_ORDER_FIRST) for i, k in enumerate(LEGACY_ORDER_FIRST)}

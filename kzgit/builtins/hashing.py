@@ -1,12 +1,15 @@
 """Name hash suffixes (api/hasher/hasher.go, api/internal/builtins/HashTransformer.go)."""
 from __future__ import annotations
 
-from typing import Any, Dict
 
 from kzgit.errors import UnsupportedError
 from kzgit.resource import ResMap, Resource
 from kzgit.sha import sha256
 from kzgit.yamlio import go_json_dumps
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict
 
 
 # hasher.go encode(): sha256 hex, first 10 chars, then these substitutions so the

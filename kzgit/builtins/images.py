@@ -8,13 +8,16 @@ used as an unescaped regular expression, as kustomize does
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, Tuple
 
 from kzgit.errors import BuildError
 from kzgit.resource import ResMap
 from kzgit.resource.fieldspec import apply_fieldspec
 from kzgit.builtins.common import fieldspecs_from_config
 from kzgit.yamlio.tree import node_kind
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict, Tuple
 
 
 def split_image(image: str) -> Tuple[str, str, str]:

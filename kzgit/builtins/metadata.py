@@ -2,9 +2,9 @@
 (api/filters/labels, api/filters/annotations): set each key, as a string, in the map at every
 field the specs select, creating the map where the spec says ``create``."""
 # No `from __future__ import annotations` here: the module's own `annotations` function
-# would shadow it (every annotation below is valid at run time on Python 3.9).
+# would shadow it; annotations naming typing's aliases are quoted instead, so that typing
+# is not imported at run time.
 
-from typing import Any, Dict
 
 from kzgit.resource import ResMap
 from kzgit.resource.fieldspec import MAP, apply_fieldspec
@@ -13,8 +13,12 @@ from kzgit.yamlio.tree import SharedStr, share_update
 
 from kzgit.errors import BuildError
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict
 
-def _set_map(resmap: ResMap, pairs: Dict[str, str], config: Dict[str, Any], where: str) -> None:
+
+def _set_map(resmap: ResMap, pairs: "Dict[str, str]", config: "Dict[str, Any]", where: str) -> None:
     if not pairs:
         return
     specs = fieldspecs_from_config(config, where=where)
@@ -28,8 +32,8 @@ def _set_map(resmap: ResMap, pairs: Dict[str, str], config: Dict[str, Any], wher
         root = r.obj
 
         # The defaults bind this iteration's nodes (the setter runs within it).
-        def setter(m: Any, nodes: Dict[str, Any] = nodes, updated: Dict[int, Any] = updated,
-                   root: Any = root) -> Any:
+        def setter(m: "Any", nodes: "Dict[str, Any]" = nodes, updated: "Dict[int, Any]" = updated,
+                   root: "Any" = root) -> "Any":
             if not isinstance(m, dict):
                 raise BuildError(f"wrong node kind: expected MappingNode but got {type(m).__name__}: node contents:\n{m}")
             for k, v in pairs.items():
@@ -50,9 +54,9 @@ def _set_map(resmap: ResMap, pairs: Dict[str, str], config: Dict[str, Any], wher
             apply_fieldspec(root, fs, setter, MAP, r.cur_id)
 
 
-def labels(resmap: ResMap, config: Dict[str, Any], where: str = "LabelTransformer") -> None:
+def labels(resmap: ResMap, config: "Dict[str, Any]", where: str = "LabelTransformer") -> None:
     _set_map(resmap, str_map(config.get("labels"), "labels", where), config, where)
 
 
-def annotations(resmap: ResMap, config: Dict[str, Any], where: str = "AnnotationsTransformer") -> None:
+def annotations(resmap: ResMap, config: "Dict[str, Any]", where: str = "AnnotationsTransformer") -> None:
     _set_map(resmap, str_map(config.get("annotations"), "annotations", where), config, where)

@@ -8,11 +8,14 @@ candidates by previous name, so the cost is linear in the references.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from kzgit.errors import BuildError
 from kzgit.resource import TOTALLY_NOT_A_NAMESPACE, Gvk, ResMap, Resource
 from kzgit.resource.fieldspec import FieldSpec, apply_fieldspec
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 
 def _same_ending(a: List[str], b: List[str]) -> bool:

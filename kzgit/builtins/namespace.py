@@ -7,13 +7,16 @@ subjects named ``default`` only, and fails when two resources end with one id.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict
 
 from kzgit.errors import BuildError
 from kzgit.resource import ResMap
 from kzgit.resource.fieldspec import SCALAR, FieldSpec, apply_fieldspec
 from kzgit.builtins.common import fieldspecs_from_config
 from kzgit.yamlio.tree import node_kind
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable, Dict
 
 _META_NS = FieldSpec("", "", "", "metadata/namespace", True)
 _WRONG_KIND = "wrong node kind: expected ScalarNode but got "

@@ -9,7 +9,6 @@ whose id (current or any previous) equals the patch's id.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from kzgit.errors import BuildError, KzgitError
 from kzgit.loader import Loader
@@ -18,6 +17,10 @@ from kzgit.resource.factory import objects_from_bytes, validate_object
 from kzgit.resource.selector import Selector
 from kzgit.yamlio import load_yaml11
 from kzgit.yamlio.tree import DupKeys, undecodable
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable, Dict, List, Optional, Tuple
 
 
 def _patch_id(p: Dict[str, Any]) -> ResId:

@@ -7,12 +7,15 @@ references.  As in kustomize the gvk test uses the resource's *original* id.
 """
 from __future__ import annotations
 
-from typing import Any, Dict
 
 from kzgit.errors import BuildError
 from kzgit.resource import Gvk, ResMap
 from kzgit.resource.fieldspec import apply_fieldspec
 from kzgit.builtins.common import fieldspecs_from_config
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict
 
 _SKIP = [Gvk("", "", "CustomResourceDefinition"), Gvk("apiregistration.k8s.io", "", "APIService"),
          Gvk("", "", "Namespace")]

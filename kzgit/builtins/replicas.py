@@ -5,12 +5,15 @@ entry's name, at the field specs' paths; an entry that matches nothing is an err
 """
 from __future__ import annotations
 
-from typing import Any, Dict
 
 from kzgit.errors import BuildError
 from kzgit.resource import Gvk, ResMap
 from kzgit.resource.fieldspec import SCALAR, apply_fieldspec
 from kzgit.builtins.common import fieldspecs_from_config
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict
 
 
 def transform(resmap: ResMap, config: Dict[str, Any], where: str = "ReplicaCountTransformer") -> None:

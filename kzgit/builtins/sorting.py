@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import functools
-from typing import Any, Dict, List, Optional
 
 from kzgit.errors import BuildError
 from kzgit.konfig import LEGACY_ORDER_FIRST, LEGACY_ORDER_LAST
 from kzgit.resource import Gvk, ResId, Resource
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict, List, Optional
 
 
 def _gvk_sort_string(g: Gvk) -> str:

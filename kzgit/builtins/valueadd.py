@@ -8,13 +8,16 @@ the namespace filter (cluster-scoped kinds untouched, default-named subjects).
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List
 
 from kzgit.errors import BuildError
 from kzgit.loader import Loader
 from kzgit.resource import ResMap
 from kzgit.resource.selector import Selector
 from kzgit.yamlio import load_yaml11
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict, List
 
 
 def _insert_path_part(path: str, pos: int, part: str) -> str:

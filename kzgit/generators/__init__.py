@@ -3,11 +3,14 @@ from __future__ import annotations
 
 import base64
 import os
-from typing import Any, Dict, List, Optional, Tuple
 
 from kzgit.errors import BuildError
 from kzgit.loader import Loader
 from kzgit.resource import Resource
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict, List, Optional, Tuple
 
 
 def _literal(src: str) -> Tuple[str, str]:

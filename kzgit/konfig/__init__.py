@@ -10,7 +10,10 @@ from __future__ import annotations
 import functools
 import json
 import os
-from typing import Any, Dict, List, Tuple
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict, List, Tuple
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 

@@ -19,10 +19,13 @@ from __future__ import annotations
 import functools
 import json
 import os
-from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from kzgit.errors import BuildError
 from kzgit.openapi._index import Definitions, gvk_rows, text_checksum
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 __all__ = [
     "BUILTIN_VERSION",

@@ -14,7 +14,10 @@ derivation (the tests check that the shipped index is what it gives).
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional, Tuple
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict, List, Optional, Tuple
 
 GVK_EXT = "x-kubernetes-group-version-kind"
 

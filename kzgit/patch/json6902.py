@@ -24,13 +24,16 @@ import contextlib
 import json
 import math
 import re
-from typing import Any, Dict, Iterator, List, Tuple, Union
 
 import yaml
 
 from kzgit.errors import BuildError
 from kzgit.yamlio.gostruct import go_json_kind
 from kzgit.yamlio.tree import SharedStr, copy_tree
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict, Iterator, List, Tuple, Union
 
 __all__ = ["apply", "parse_ops"]
 

@@ -32,7 +32,6 @@ and directive cases recurse into each other.
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from kzgit.errors import BuildError
 from kzgit.openapi import Schema, schema_for
@@ -40,6 +39,10 @@ from kzgit.yamlio.tree import (
     MAPPING, SCALAR, SEQUENCE, DupKeys, SharedStr, SpelledDict, copy_tree, node_kind, share_update,
     spelled,
 )
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 __all__ = ["merge"]
 

@@ -3,11 +3,12 @@ the loader of the kustomization that configured it, the build's options, that fi
 messages, and the little state one build shares between its levels."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List, Optional
 
 from kzgit.record import Record
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import List, Optional
     from kzgit.build import BuildOptions
     from kzgit.loader import Loader
 

@@ -26,14 +26,15 @@ import importlib
 import os
 import re
 import weakref
-from typing import TYPE_CHECKING, Any, Optional, Union
 
 from kzgit.errors import RemoteError
 from kzgit.loader import ROOT_ONLY, DiskFS, Loader, is_within
 from kzgit.remote._redact import redact
 from kzgit.remote._repospec import RepoSpec, RepoSpecError, parse_repo_spec
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Optional, Union
     from kzgit.build import BuildOptions
     from kzgit.remote._cache import cache_root, validate_spec
     from kzgit.remote._gitcli import no_git_env

@@ -5,16 +5,24 @@ contain a URL goes through :func:`redact`.
 """
 from __future__ import annotations
 
+import functools
 import re
-from typing import Iterable, Optional
 
-# scheme://userinfo@  ->  scheme://***@   (userinfo: anything up to '@' without '/', whitespace)
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/@\s'\"]+@")
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Iterable, Optional
+
+
+# scheme://userinfo@  ->  scheme://***@   (userinfo: anything up to '@' without '/', whitespace);
+# compiled on first use: most builds never need it
+@functools.lru_cache(maxsize=None)
+def _userinfo() -> "re.Pattern[str]":
+    return re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/@\s'\"]+@")
 
 
 def userinfo(url: str) -> Optional[str]:
     """The userinfo of a ``scheme://userinfo@host/...`` URL, or None."""
-    m = _USERINFO.match(url)
+    m = _userinfo().match(url)
     return m.group(0)[len(m.group(1)):-1] if m else None
 
 
@@ -29,4 +37,4 @@ def redact(text: str, secrets: Iterable[Optional[str]] = ()) -> str:
         # a bare short user name ("git") is no secret, and replacing it would garble text
         if secret and (":" in secret or len(secret) >= 8):
             text = text.replace(secret + "@", "***@").replace(secret, "***")
-    return _USERINFO.sub(r"\1***@", text)
+    return _userinfo().sub(r"\1***@", text)

@@ -6,13 +6,17 @@ here touches the network or runs a program.
 """
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
-from typing import Dict, List, Optional, Tuple
 
 from kzgit.errors import RemoteError
 from kzgit.record import FrozenRecord
 from kzgit.remote._redact import redact
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Dict, List, Optional, Tuple
 
 # repospec.go: defaultTimeout, defaultSubmodules
 DEFAULT_TIMEOUT = 27.0
@@ -232,7 +236,11 @@ def _go_atoi(s: str) -> Optional[int]:
 
 _DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "\u00b5s": 1e-6, "\u03bcs": 1e-6, "ms": 1e-3,
                    "s": 1.0, "m": 60.0, "h": 3600.0}
-_DURATION_RE = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)")
+
+
+@functools.lru_cache(maxsize=None)   # compiled on first use: most builds never need it
+def _duration_re() -> "re.Pattern[str]":
+    return re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)")
 
 
 def _go_parse_duration(s: str) -> Optional[float]:
@@ -247,7 +255,7 @@ def _go_parse_duration(s: str) -> Optional[float]:
         return None
     total, pos = 0.0, 0
     while pos < len(s):
-        m = _DURATION_RE.match(s, pos)
+        m = _duration_re().match(s, pos)
         if not m or m.group(1) in ("", "."):
             return None
         total += float(m.group(1)) * _DURATION_UNITS[m.group(2)]

@@ -1,13 +1,16 @@
 """Turning file bytes into resources (api/resource/factory.go, kyaml/kio/byteio_reader.go)."""
 from __future__ import annotations
 
-from typing import Any, Dict, List
 
 from kzgit.errors import BuildError
 from kzgit.yamlio.tree import undecodable
 from kzgit.openapi import note_resource_type
 from kzgit.resource import Resource, scalar_text
 from kzgit.yamlio import load_documents
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict, List
 
 
 def _flatten(doc: Any, source: str, out: List[Dict[str, Any]]) -> None:

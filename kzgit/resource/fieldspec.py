@@ -9,12 +9,28 @@ value on the path is turned into the kind being created.
 """
 from __future__ import annotations
 
+import collections
 import functools
-from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional
 
 from kzgit.errors import BuildError
 from kzgit.resource import split_api_version
 from kzgit.yamlio.tree import SpelledDict, spelled
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional
+
+    class _FieldSpecFields(NamedTuple):
+        group: str
+        version: str
+        kind: str
+        path: str
+        create: bool
+
+    Setter = Callable[[Any], Any]
+else:
+    # the tuple class typing.NamedTuple would make, made without importing typing
+    _FieldSpecFields = collections.namedtuple("FieldSpec", ["group", "version", "kind", "path", "create"])
 
 MAP = "map"
 SCALAR = "scalar"
@@ -40,12 +56,8 @@ def split_path(path: str) -> List[str]:
     return out
 
 
-class FieldSpec(NamedTuple):
-    group: str
-    version: str
-    kind: str
-    path: str
-    create: bool
+class FieldSpec(_FieldSpecFields):
+    __slots__ = ()
 
     @classmethod
     def from_row(cls, row: list) -> "FieldSpec":
@@ -94,9 +106,6 @@ def merge_specs(base: List[FieldSpec], extra: Iterable[FieldSpec]) -> List[Field
         elif old.create != fs.create:
             raise BuildError(f"conflicting fieldspecs: {old} and {fs}")
     return out
-
-
-Setter = Callable[[Any], Any]
 
 
 def apply_fieldspec(obj: Dict[str, Any], fs: FieldSpec, fn: Setter, create_kind: Optional[str] = None,

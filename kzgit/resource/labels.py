@@ -11,12 +11,16 @@ The lexer reads bytes, and treats a NUL byte as Go's does (see :func:`_lex`).
 """
 from __future__ import annotations
 
+import functools
 import re
-from typing import Callable, List, Mapping, Tuple
 
 from kzgit.errors import BuildError
 
-Predicate = Callable[[Mapping[str, str]], bool]
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Callable, List, Mapping, Tuple
+
+    Predicate = Callable[[Mapping[str, str]], bool]
 
 # Tokens (selector.go Token): the values only name them.
 _ERROR, _END, _CLOSE, _COMMA, _NOT, _DEQ, _EQ, _GT, _ID, _IN, _LT, _NEQ, _NOTIN, _OPEN = range(14)
@@ -28,16 +32,29 @@ _WHITESPACE = frozenset(b" \t\r\n")
 _QNAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 _QNAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
               "with an alphanumeric character")
-_QNAME = re.compile("^" + _QNAME_FMT + r"\Z")
 _LABEL_VALUE_FMT = "(" + _QNAME_FMT + ")?"
 _LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, "
                     "'-', '_' or '.', and must start and end with an alphanumeric character")
-_LABEL_VALUE = re.compile("^" + _LABEL_VALUE_FMT + r"\Z")
 _DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
 _DNS1123_SUBDOMAIN_MSG = ("a DNS-1123 subdomain must consist of lower case alphanumeric characters, "
                           "'-' or '.', and must start and end with an alphanumeric character")
-_DNS1123_SUBDOMAIN = re.compile("^" + _DNS1123_SUBDOMAIN_FMT + r"\Z")
+
+
+# compiled on first use: most builds validate no label
+@functools.lru_cache(maxsize=None)
+def _qname() -> "re.Pattern[str]":
+    return re.compile("^" + _QNAME_FMT + r"\Z")
+
+
+@functools.lru_cache(maxsize=None)
+def _label_value() -> "re.Pattern[str]":
+    return re.compile("^" + _LABEL_VALUE_FMT + r"\Z")
+
+
+@functools.lru_cache(maxsize=None)
+def _dns1123_subdomain() -> "re.Pattern[str]":
+    return re.compile("^" + _DNS1123_SUBDOMAIN_FMT + r"\Z")
 
 
 def _regex_error(msg: str, fmt: str, *examples: str) -> str:
@@ -69,7 +86,7 @@ def qualified_name_errors(value: str) -> List[str]:
         else:
             if _blen(prefix) > 253:
                 errs.append("prefix part must be no more than 253 characters")
-            if not _DNS1123_SUBDOMAIN.match(prefix):
+            if not _dns1123_subdomain().match(prefix):
                 errs.append("prefix part " + _regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT,
                                                           "example.com"))
     else:
@@ -79,7 +96,7 @@ def qualified_name_errors(value: str) -> List[str]:
         errs.append("name part must be non-empty")
     elif _blen(name) > 63:
         errs.append("name part must be no more than 63 characters")
-    if not _QNAME.match(name):
+    if not _qname().match(name):
         errs.append("name part " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc"))
     return errs
 
@@ -89,7 +106,7 @@ def label_value_errors(value: str) -> List[str]:
     errs: List[str] = []
     if _blen(value) > 63:
         errs.append("must be no more than 63 characters")
-    if not _LABEL_VALUE.match(value):
+    if not _label_value().match(value):
         errs.append(_regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
     return errs
 

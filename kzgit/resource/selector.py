@@ -3,12 +3,16 @@ label selector strings are parsed by :mod:`kzgit.resource.labels`."""
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Mapping, Optional
 
 from kzgit.errors import BuildError
 from kzgit.resource import ResMap, Resource
-from kzgit.resource.labels import Predicate, parse_label_selector
+from kzgit.resource.labels import parse_label_selector
 from kzgit.yamlio.tree import DupKeys, canonical_text, spelled
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict, List, Mapping, Optional
+    from kzgit.resource.labels import Predicate
 
 __all__ = ["Selector", "metadata_texts", "parse_label_selector"]
 

@@ -6,8 +6,12 @@ YAML 1.2 (go-yaml v3) and YAML 1.1 (go-yaml v2) resolvers share them.
 """
 from __future__ import annotations
 
+import functools
 import re
-from typing import Optional, Tuple, Union
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Optional, Tuple, Union
 
 INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1
@@ -86,11 +90,12 @@ _DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 # as Go's time.Parse reads them: "2006" exactly 4 digits; "1", "2", "15",
 # "4", "5" one or two digits; ".999999999" an optional fraction ("." or ",");
 # "Z07:00" either "Z" or ±hh:mm.
-_TS = re.compile(
-    r"([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})"
-    r"(?:(?:([Tt])([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})(?:[.,]([0-9]+))?(Z|[+-][0-9]{2}:[0-9]{2}))"
-    r"|(?: ([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})(?:[.,]([0-9]+))?))?\Z"
-)
+@functools.lru_cache(maxsize=None)   # compiled on first use: most builds never need it
+def _ts() -> "re.Pattern[str]":
+    return re.compile(
+        r"([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})"
+        r"(?:(?:([Tt])([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})(?:[.,]([0-9]+))?(Z|[+-][0-9]{2}:[0-9]{2}))"
+        r"|(?: ([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})(?:[.,]([0-9]+))?))?\Z")
 
 
 def parse_timestamp(s: str) -> Optional[str]:
@@ -100,7 +105,7 @@ def parse_timestamp(s: str) -> Optional[str]:
     """
     if len(s) < 8 or s[4] != "-" or not s[:4].isdigit():
         return None
-    m = _TS.match(s)
+    m = _ts().match(s)
     if m is None:
         return None
     g = m.groups()

@@ -20,7 +20,6 @@ import functools
 import os
 import re
 import sys
-from typing import Any, Dict, List, Optional, Tuple
 
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
@@ -29,6 +28,10 @@ from kzgit.errors import YamlError
 from kzgit.yamlio.load import MAX_DEPTH, no_gc
 from kzgit.yamlio._gonum import DOT_FLOAT, parse_timestamp, resolve_number, yaml_number_text
 from kzgit.yamlio.tree import DupKeys, LazyError, SharedStr, SpelledDict
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict, List, Optional, Tuple
 
 # One tag for every node: see _Dumper.
 _TAG = "tag:yaml.org,2002:str"
@@ -41,8 +44,12 @@ _V2_WORDS = frozenset(
 ) | {""}
 _HINT_WORDS = frozenset("yYnNtTfFoO~")
 _NUMERIC_START = frozenset("0123456789+-")
-# isBase60Float in goyaml.v2/encode.go.
-_BASE60 = re.compile(r"[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?\Z")
+
+
+# isBase60Float in goyaml.v2/encode.go; compiled on first use: most builds never need it
+@functools.lru_cache(maxsize=None)
+def _base60() -> "re.Pattern[str]":
+    return re.compile(r"[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?\Z")
 
 
 def _v2_not_string(s: str) -> bool:
@@ -58,13 +65,22 @@ def _v2_not_string(s: str) -> bool:
             return True
         if resolve_number(s) is not None:
             return True
-        return ":" in s and _BASE60.match(s) is not None
+        return ":" in s and _base60().match(s) is not None
     if c == ".":
         return DOT_FLOAT.match(s) is not None
     return False
 
 
-_JSON_RAW_CONTROL = re.compile("[\x7f-\x84\x86-\x9f\ufffe\uffff]")
+@functools.lru_cache(maxsize=None)   # compiled on first use: most builds never need it
+def _json_raw_control() -> "re.Pattern[str]":
+    return re.compile("[\x7f-\x84\x86-\x9f\ufffe\uffff]")
+
+
+def _has_json_raw_control(s: str) -> bool:
+    """Whether ``s`` holds a character of :func:`_json_raw_control` (of ASCII, only DEL)."""
+    return "\x7f" in s if s.isascii() else _json_raw_control().search(s) is not None
+
+
 _LITERAL = "|"
 _DOUBLE = '"'
 _RARE = "rare"
@@ -76,7 +92,7 @@ def _style(s: str) -> Optional[str]:
 
     ``_RARE`` marks the strings :class:`_Writer` must treat specially.
     """
-    if _JSON_RAW_CONTROL.search(s) is not None:
+    if _has_json_raw_control(s):
         # encoding/json writes these raw and go-yaml v2's reader refuses them
         # when kustomize converts JSON back to YAML (readerc.go).
         raise YamlError("yaml: control characters are not allowed (a string holds one of "
@@ -304,15 +320,25 @@ class _Writer:
         for ph, real in self.placeholders:
             text = text.replace(ph, real, 1)
         if self.trailing_break:
-            text = _TRAILING_BREAK_INDENT.sub(r"\1'", text)
+            text = _trailing_break_indent().sub(r"\1'", text)
         return text
 
 
 # os.urandom as secrets.token_hex does, without importing secrets (hmac, random) at start-up
 _TOKEN = os.urandom(6).hex()
 _MISS: Any = object()  # a sentinel, typed Any so that a cache lookup stays Optional[str]
-_TRAILING_BREAK_INDENT = re.compile("([\u2028\u2029]) +'")
-_NEL_RUN = re.compile("[ \t]*\x85(?:[ \t]*\x85)*[ \t]*")
+
+
+@functools.lru_cache(maxsize=None)   # compiled on first use: most builds never need it
+def _trailing_break_indent() -> "re.Pattern[str]":
+    return re.compile("([\u2028\u2029]) +'")
+
+
+@functools.lru_cache(maxsize=None)   # compiled on first use: most builds never need it
+def _nel_run() -> "re.Pattern[str]":
+    return re.compile("[ \t]*\x85(?:[ \t]*\x85)*[ \t]*")
+
+
 # Escapes of goyaml.v2/emitterc.go yaml_emitter_write_double_quoted_scalar.
 _SHORT_ESCAPES = {0: "0", 7: "a", 8: "b", 9: "t", 10: "n", 11: "v", 12: "f", 13: "r", 27: "e",
                   34: '"', 92: "\\", 0x85: "N", 0xA0: "_", 0x2028: "L", 0x2029: "P"}
@@ -323,7 +349,7 @@ def _fold_nel(s: str) -> str:
     def fold(m: "re.Match[str]") -> str:
         n = m.group().count("\x85")
         return " " if n == 1 else "\n" * (n - 1)
-    return _NEL_RUN.sub(fold, s)
+    return _nel_run().sub(fold, s)
 
 
 def _bom_escaped(s: str) -> str:

@@ -7,11 +7,14 @@ floats formatted as Go does (``1`` not ``1.0``, ``1e+21``, ``1e-7``).
 from __future__ import annotations
 
 import json
-from typing import Any, List
 
 from kzgit.errors import YamlError
 from kzgit.yamlio._gonum import format_float_json
 from kzgit.yamlio.tree import DupKeys, LazyError, SharedStr, SpelledDict
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, List
 
 _encode_str = json.encoder.encode_basestring
 

@@ -20,9 +20,12 @@ of the scalar names :data:`STR`, :data:`BOOL`, :data:`INT`, :data:`ANY`.
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, Iterable, List, Optional
 
 from kzgit.yamlio._gonum import format_float_json
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict, Iterable, List, Optional
 
 __all__ = ["ANY", "BOOL", "INT", "STR", "GoDecodeError", "ListOf", "MapOf", "Named", "Struct",
            "decode_json", "decode_yaml", "go_json_kind"]
@@ -31,7 +34,7 @@ __all__ = ["ANY", "BOOL", "INT", "STR", "GoDecodeError", "ListOf", "MapOf", "Nam
 STR, BOOL, INT, ANY = "string", "bool", "int64", "interface {}"
 
 
-class Struct(Dict[str, Any]):
+class Struct(dict):  # Dict[str, Any]: typing.Dict would import typing
     """A Go struct: json field name -> type; ``name`` is the Go type name (``Kustomization``).
 
     encoding/json names the innermost struct and the whole field path in its errors:

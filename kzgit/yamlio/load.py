@@ -29,9 +29,9 @@ import binascii
 import contextlib
 import gc
 import json
+import functools
 import re
 import sys
-from typing import Any, Dict, Iterator, List, Optional, Tuple, Union, cast
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -39,6 +39,10 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from kzgit.errors import YamlError
 from kzgit.yamlio._gonum import DOT_FLOAT, parse_timestamp, resolve_number
 from kzgit.yamlio.tree import DupKeys, LazyError, SpelledDict, canonical_text, copy_tree
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 # go-yaml v3's parser refuses deeper nesting ("exceeded max depth of 10000",
 # goyaml.v3 parserc.go / scannerc.go max_flow_level and max_indents).
@@ -138,7 +142,9 @@ def plain_scalar_is_string(text: str) -> bool:
     return not (c == "." and DOT_FLOAT.match(text))
 
 
-_FOLD_RUN = re.compile(r"(?<=[^\n])\n+(?=[ \t])")
+@functools.lru_cache(maxsize=None)   # compiled on first use: most builds never need it
+def _fold_run() -> "re.Pattern[str]":
+    return re.compile(r"(?<=[^\n])\n+(?=[ \t])")
 
 
 def go_folded_round_trip(value: str) -> str:
@@ -159,7 +165,7 @@ def go_folded_round_trip(value: str) -> str:
         return value
     out = []
     pos = 0
-    for m in _FOLD_RUN.finditer(value):
+    for m in _fold_run().finditer(value):
         # The line the run ends must not itself start with a blank.
         line_start = value.rfind("\n", 0, m.start()) + 1
         if value[line_start] in " \t":
@@ -537,8 +543,14 @@ def _to_text(data: Union[bytes, str], source: str) -> str:
 
 
 # After the first document's content: a line starting a document or ending one
-_DOCUMENT_MARK = re.compile(r"(?m)^(?:---|\.\.\.)(?=[ \t\r\n]|$)")
-_LEADING = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n|%[^\n]*\n)*(?:---[^\n]*\n)?")
+@functools.lru_cache(maxsize=None)   # compiled on first use: most builds never need it
+def _document_mark() -> "re.Pattern[str]":
+    return re.compile(r"(?m)^(?:---|\.\.\.)(?=[ \t\r\n]|$)")
+
+
+@functools.lru_cache(maxsize=None)   # compiled on first use: most builds never need it
+def _leading() -> "re.Pattern[str]":
+    return re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n|%[^\n]*\n)*(?:---[^\n]*\n)?")
 
 
 def _first_document_text(data: Union[bytes, str], source: str) -> str:
@@ -558,8 +570,8 @@ def _first_document_text(data: Union[bytes, str], source: str) -> str:
         width = 2 if 0xC0 <= lead <= 0xDF else 3 if 0xE0 <= lead <= 0xEF else 4 if 0xF0 <= lead <= 0xF7 else 0
         if width and p + width > len(data):
             head = data[:p].decode("utf-8")
-            start = _LEADING.match(head)
-            if _DOCUMENT_MARK.search(head, start.end() if start else 0):
+            start = _leading().match(head)
+            if _document_mark().search(head, start.end() if start else 0):
                 return head
         raise YamlError(f"{source}: yaml: invalid UTF-8 at byte {e.start}") from None
 
@@ -684,7 +696,9 @@ def _compose_stream(text: str) -> Iterator[Node]:
     loader = _Loader(text)
     try:
         while loader.check_node():
-            yield cast(Node, loader.get_node())  # check_node() said there is one
+            node = loader.get_node()
+            assert node is not None  # check_node() said there is one
+            yield node
     finally:
         loader.dispose()
 
@@ -768,8 +782,14 @@ def _load_parts(text: str, parts: List[Tuple[str, int]], source: str, deep: bool
     return out
 
 
-_DIRECTIVES = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n|%[^\n]*\n)*")
-_YAML_DIRECTIVE = re.compile(r"(?m)^%YAML[ \t]+(\d+)\.(\d+)")
+@functools.lru_cache(maxsize=None)   # compiled on first use: most builds never need it
+def _directives() -> "re.Pattern[str]":
+    return re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n|%[^\n]*\n)*")
+
+
+@functools.lru_cache(maxsize=None)   # compiled on first use: most builds never need it
+def _yaml_directive() -> "re.Pattern[str]":
+    return re.compile(r"(?m)^%YAML[ \t]+(\d+)\.(\d+)")
 
 
 def _check_v2_version(text: str, source: str) -> None:
@@ -777,8 +797,8 @@ def _check_v2_version(text: str, source: str) -> None:
     of another version is "found incompatible YAML document" (PyYAML only warns)."""
     if not text.startswith(("%", "#", "\n", " ", "\t")):
         return
-    head = _DIRECTIVES.match(text)
-    for m in _YAML_DIRECTIVE.finditer(head.group(0) if head else ""):
+    head = _directives().match(text)
+    for m in _yaml_directive().finditer(head.group(0) if head else ""):
         if (m.group(1), m.group(2)) != ("1", "1"):
             raise YamlError(f"{source}: yaml: found incompatible YAML document")
 

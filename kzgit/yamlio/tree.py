@@ -10,7 +10,10 @@ in-place edit of one of them needs (kyaml expands aliases before editing).
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 
 def copy_tree(value: Any) -> Any:

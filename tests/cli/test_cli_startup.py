@@ -63,6 +63,8 @@ NOT_FOR_A_SMALL_BUILD = [
     "kzgit.builtins.vars", "kzgit.builtins.replacements", "kzgit.builtins.fieldpath",
     "kzgit.builtins.replicas", "kzgit.builtins.valueadd", "kzgit.plugins.builtin",
     "kzgit.plugins.common", "kzgit.build.cache", "kzgit.build.leads",
+    # annotations only: the engine's modules import typing for type checkers alone
+    "typing",
 ]
 
 # A kustomization with resources and labels only: no patch engine, generator or image step.
@@ -78,8 +80,6 @@ NOT_FOR_A_CACHE_HIT = NOT_FOR_A_SMALL_BUILD + [
     "kzgit.openapi", "kzgit.konfig",
     # remote references (the cache root is kzgit.cachedir's)
     "kzgit.remote",
-    # annotations only: the modules on this path import typing for type checkers alone
-    "typing",
 ]
 
 
