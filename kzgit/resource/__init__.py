@@ -7,31 +7,14 @@ that history as Python attributes and indexes the map by id.
 """
 from __future__ import annotations
 
-import collections
-
 from kzgit.errors import BuildError
 from kzgit.konfig import is_cluster_scoped
+from kzgit.resource._tuples import GvkFields, ResIdFields
 from kzgit.yamlio.tree import canonical_text, copy_tree, spelled
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple
-
-    class _GvkFields(NamedTuple):
-        group: str
-        version: str
-        kind: str
-
-    class _ResIdFields(NamedTuple):
-        group: str
-        version: str
-        kind: str
-        name: str
-        namespace: str
-else:
-    # the tuple classes typing.NamedTuple would make, made without importing typing
-    _GvkFields = collections.namedtuple("Gvk", ["group", "version", "kind"])
-    _ResIdFields = collections.namedtuple("ResId", ["group", "version", "kind", "name", "namespace"])
+    from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 
 # kyaml/resid/resid.go, gvk.go
 NO_GROUP, NO_VERSION, NO_KIND, NO_NAME, NO_NAMESPACE = "[noGrp]", "[noVer]", "[noKind]", "[noName]", "[noNs]"
@@ -47,7 +30,7 @@ def split_api_version(api_version: str) -> Tuple[str, str]:
     return "", api_version
 
 
-class Gvk(_GvkFields):
+class Gvk(GvkFields):
     __slots__ = ()
 
     @property
@@ -67,7 +50,7 @@ class Gvk(_GvkFields):
         return is_cluster_scoped(self.api_version, self.kind)
 
 
-class ResId(_ResIdFields):
+class ResId(ResIdFields):
     __slots__ = ()
 
     @property

@@ -9,28 +9,18 @@ value on the path is turned into the kind being created.
 """
 from __future__ import annotations
 
-import collections
 import functools
 
 from kzgit.errors import BuildError
 from kzgit.resource import split_api_version
+from kzgit.resource._tuples import FieldSpecFields
 from kzgit.yamlio.tree import SpelledDict, spelled
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional
-
-    class _FieldSpecFields(NamedTuple):
-        group: str
-        version: str
-        kind: str
-        path: str
-        create: bool
+    from typing import Any, Callable, Dict, Iterable, List, Optional
 
     Setter = Callable[[Any], Any]
-else:
-    # the tuple class typing.NamedTuple would make, made without importing typing
-    _FieldSpecFields = collections.namedtuple("FieldSpec", ["group", "version", "kind", "path", "create"])
 
 MAP = "map"
 SCALAR = "scalar"
@@ -56,7 +46,7 @@ def split_path(path: str) -> List[str]:
     return out
 
 
-class FieldSpec(_FieldSpecFields):
+class FieldSpec(FieldSpecFields):
     __slots__ = ()
 
     @classmethod

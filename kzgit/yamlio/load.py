@@ -542,15 +542,11 @@ def _to_text(data: Union[bytes, str], source: str) -> str:
     return data
 
 
+# Patterns of a rare path (a file cut inside a UTF-8 sequence), compiled by the re module when
+# first used there rather than when every build imports this module.
 # After the first document's content: a line starting a document or ending one
-@functools.lru_cache(maxsize=None)   # compiled on first use: most builds never need it
-def _document_mark() -> "re.Pattern[str]":
-    return re.compile(r"(?m)^(?:---|\.\.\.)(?=[ \t\r\n]|$)")
-
-
-@functools.lru_cache(maxsize=None)   # compiled on first use: most builds never need it
-def _leading() -> "re.Pattern[str]":
-    return re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n|%[^\n]*\n)*(?:---[^\n]*\n)?")
+_DOCUMENT_MARK = r"(?m)^(?:---|\.\.\.)(?=[ \t\r\n]|$)"
+_LEADING = r"(?:[ \t]*(?:#[^\n]*)?\n|%[^\n]*\n)*(?:---[^\n]*\n)?"
 
 
 def _first_document_text(data: Union[bytes, str], source: str) -> str:
@@ -570,8 +566,8 @@ def _first_document_text(data: Union[bytes, str], source: str) -> str:
         width = 2 if 0xC0 <= lead <= 0xDF else 3 if 0xE0 <= lead <= 0xEF else 4 if 0xF0 <= lead <= 0xF7 else 0
         if width and p + width > len(data):
             head = data[:p].decode("utf-8")
-            start = _leading().match(head)
-            if _document_mark().search(head, start.end() if start else 0):
+            start = re.match(_LEADING, head)
+            if re.compile(_DOCUMENT_MARK).search(head, start.end() if start else 0):
                 return head
         raise YamlError(f"{source}: yaml: invalid UTF-8 at byte {e.start}") from None
 
