@@ -94,15 +94,24 @@ def _merged(paths: "list[str]") -> "DiffReport":
         raise UsageError(f"--merge: {e}") from None
 
 
-def _cache_enabled() -> "tuple[bool, int]":
-    """The render cache settings of the repository's configuration (on, when it cannot be read)."""
+def _repo_top() -> Optional[str]:
+    """The top of the repository holding the current directory; None outside one (the diff
+    then says so)."""
     from kzgit import gitio   # start-up
+    try:
+        return gitio.repo_root(os.getcwd())
+    except KzgitError:
+        return None
+
+
+def _cache_enabled(repo: Optional[str]) -> "tuple[bool, int]":
+    """The render cache settings of the repository's configuration (on, when it cannot be read)."""
     from kzgit.config import load_config   # start-up
     try:
-        c = load_config(gitio.repo_root(os.getcwd()))
+        c = load_config(repo) if repo is not None else None
     except KzgitError:
-        return True, 512
-    return c.cache, c.cache_size_mb
+        c = None
+    return (c.cache, c.cache_size_mb) if c is not None else (True, 512)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -111,14 +120,15 @@ def run(args: argparse.Namespace) -> int:
         return _finish(_merged(args.merge), args)
     progress = _Progress(sys.stderr) if sys.stderr.isatty() else None
     store = None
+    repo = _repo_top()
     if not args.no_cache:
         from kzgit.cli.cache import open_for_cli   # start-up
-        store = open_for_cli(*_cache_enabled())
+        store = open_for_cli(*_cache_enabled(repo))
     options = DiffOptions(base=args.base, head=args.head, engine=args.engine,
                           enable_alpha_plugins=args.enable_alpha_plugins,
                           enable_exec=args.enable_exec, enable_helm=args.enable_helm,
                           offline=args.offline, jobs=max(0, args.jobs), progress=progress,
-                          store=store, shard=args.shard)
+                          store=store, shard=args.shard, repo=repo)
     report: "Optional[DiffReport]" = None
     try:
         report = diff(os.getcwd(), options)
@@ -166,7 +176,10 @@ def _status(report: "DiffReport", args: argparse.Namespace) -> int:
 
 
 def _print(report: "DiffReport", args: argparse.Namespace) -> None:
-    from kzgit.diff import github, output   # start-up
+    summary = args.summary or args.format == "github"
+    if summary:
+        from kzgit.diff import github   # start-up: the GitHub formats only where asked for
+    from kzgit.diff import output   # start-up
     if args.format == "json":
         sys.stdout.write(output.to_json(report))
     elif args.format == "github":
@@ -174,7 +187,7 @@ def _print(report: "DiffReport", args: argparse.Namespace) -> None:
     else:
         sys.stdout.write(output.text(report))
     sys.stdout.flush()
-    if args.summary or args.format == "github":
+    if summary:
         _write_summary(github.markdown(report), args.summary)
 
 

@@ -19,7 +19,6 @@ changed.  ``shard`` keeps one of N disjoint parts of the roots
 """
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import dataclasses
 import json
@@ -44,7 +43,6 @@ from kzgit.loader import DiskFS, FileSystem
 from kzgit.rendercache import BUILT, FAILED, Rendered, Store, lookup, render_cached
 from kzgit.rendercache._record import Checker
 from kzgit.resource import Resource
-from kzgit.workers import guarded
 from kzgit.yamlio import dump_documents, load_documents
 
 Progress = Callable[[int, int, str], None]
@@ -67,6 +65,7 @@ class DiffOptions:
     progress: Optional[Progress] = None
     store: Optional[Store] = None               # the render cache; None: render everything
     shard: Optional[Tuple[int, int]] = None     # (I, N): only part I of N of the roots
+    repo: Optional[str] = None                  # the repository's top, when the caller found it
 
 
 def diff(cwd: str, options: DiffOptions) -> DiffReport:
@@ -75,14 +74,15 @@ def diff(cwd: str, options: DiffOptions) -> DiffReport:
     Raises :class:`~kzgit.errors.UsageError` for a bad revision, configuration or
     engine; a root that does not render is reported (:attr:`DiffReport.failed`), not raised.
     """
-    repo = os.path.realpath(gitio.repo_root(cwd))
+    repo = os.path.realpath(options.repo or gitio.repo_root(cwd))
     with contextlib.ExitStack() as cleanup:
         cleanup.callback(_TREES.clear)
         cleanup.callback(objects.close_readers)   # the git cat-file of each side's reads
+        commits = gitio.resolve_commits(repo, [options.base] + ([options.head] if options.head else []))
         partial = gitio.is_partial_clone(repo)
-        base = open_commit(repo, options.base, cleanup, partial)
-        head = open_commit(repo, options.head, cleanup, partial) if options.head is not None \
-            else open_worktree(repo, cleanup)
+        base = open_commit(repo, options.base, cleanup, commits[0], partial)
+        head = open_commit(repo, options.head, cleanup, commits[1], partial) \
+            if options.head is not None else open_worktree(repo, cleanup)
         report = DiffReport(Side(base.label, base.rev, base.commit),
                             Side(head.label, head.rev, head.commit))
         config = base.config()
@@ -111,9 +111,7 @@ def diff(cwd: str, options: DiffOptions) -> DiffReport:
             options.progress(len(results), len(results), "")
         report.roots = [_root_diff(root, base, head, base_graph, head_graph, results) for root in roots]
         if options.shard is None or options.shard[0] == 1:   # once across the shards
-            # ruamel.yaml and the localizer load only where localized copies are checked
-            from kzgit.localize import LOCK_FILE_NAME, check_copy
-            report.drift = _drift.find(head, head_graph, config, changed, check_copy, LOCK_FILE_NAME)
+            report.drift = _drift.find(head, head_graph, config, changed)
         return report
 
 
@@ -290,6 +288,9 @@ def _render_all(roots: List[str], base: Revision, head: Revision, base_graph: Gr
             tell(i, job)
             results[job] = _render(where[job[1]], job[0], engine, options, store, looked)
         return results
+    # start-up: the pool's modules (concurrent.futures loads logging, traceback...) only with a pool
+    import concurrent.futures
+    from kzgit.workers import guarded
     with render_pool(engine, workers) as pool:
         futures = {pool.submit(guarded, _render, where[job[1]], job[0], engine, options, store,
                                looked): job for job in todo}

@@ -21,6 +21,10 @@ from kzgit.diff.revision import Revision
 from kzgit.errors import KzgitError
 from kzgit.graph import Graph
 
+#: kzgit.localize.lock.LOCK_FILE_NAME, written again here (a test keeps the two equal) so that
+#: a diff touching no localized copy never imports the localizer (ruamel.yaml, the remote cache)
+LOCK_FILE_NAME = ".kzgit-localize.lock"
+
 
 def _lock(head: Revision, lock_path: str) -> Dict[str, Any]:
     data = head.read(lock_path)
@@ -60,14 +64,15 @@ def _sources(copy: str, lock: Dict[str, Any]) -> Set[str]:
 
 
 def find(head: Revision, head_graph: Graph, config: Config, changed: List[str],
-         check: Callable[[str], List[str]], lock_name: str) -> List[Drift]:
-    """Copies at the head that the change touches and that no longer match their original."""
+         check: Optional[Callable[[str], List[str]]] = None) -> List[Drift]:
+    """Copies at the head that the change touches and that no longer match their original
+    (``check``: :func:`kzgit.localize.check_copy` unless given)."""
     copies = sorted(posixpath.dirname(f) or "." for f in head.files
-                    if posixpath.basename(f) == lock_name)
+                    if posixpath.basename(f) == LOCK_FILE_NAME)
     copies = [c for c in copies if not config.localized or glob_match(c, config.localized)]
     out: List[Drift] = []
     for copy in copies:
-        lock = _lock(head, posixpath.join("" if copy == "." else copy, lock_name))
+        lock = _lock(head, posixpath.join("" if copy == "." else copy, LOCK_FILE_NAME))
         original = _original(copy, lock)
         sources = _sources(copy, lock)
         copy_touched = any(_under(c, copy) for c in changed)
@@ -77,6 +82,9 @@ def find(head: Revision, head_graph: Graph, config: Config, changed: List[str],
             orig_touched = orig_touched or any(reach.touches(c) and not _under(c, copy) for c in changed)
         if not (copy_touched or orig_touched):
             continue
+        if check is None:
+            from kzgit.localize import check_copy   # start-up: only where a copy is checked
+            check = check_copy
         disk = head.on_disk()
         path = os.path.join(disk, *[p for p in copy.split("/") if p != "."])
         try:

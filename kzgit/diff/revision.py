@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
-import tempfile
 from typing import List, Optional
 
 from kzgit import gitio
@@ -56,6 +54,9 @@ class Revision:
         """A directory on the disk holding this content (exported once, outside the repository)."""
         if self._disk is None:
             assert self.commit is not None
+            # start-up: tempfile (and the shutil it imports) only for a revision exported to the disk
+            import shutil
+            import tempfile
             tmp = tempfile.mkdtemp(prefix=f"kzgit-diff-{self.commit[:12]}-")
             self._cleanup.callback(shutil.rmtree, tmp, ignore_errors=True)
             real = os.path.realpath(tmp)
@@ -110,11 +111,11 @@ class ConfinedDiskFS(DiskFS):
         return super().listdir(path)
 
 
-def open_commit(repo: str, rev: str, cleanup: contextlib.ExitStack,
+def open_commit(repo: str, rev: str, cleanup: contextlib.ExitStack, commit: Optional[str] = None,
                 partial: Optional[bool] = None) -> Revision:
-    """The commit ``rev`` names, read from git objects (``partial``: whether ``repo`` is a partial
-    clone, when the caller asked already)."""
-    commit = gitio.resolve_commit(repo, rev)
+    """The commit ``rev`` names, read from git objects.  ``commit`` (its full id) and ``partial``
+    (whether ``repo`` is a partial clone) are asked of git unless the caller did already."""
+    commit = commit or gitio.resolve_commit(repo, rev)
     if partial if partial is not None else gitio.is_partial_clone(repo):
         return _exported(repo, rev, commit, cleanup)
     try:

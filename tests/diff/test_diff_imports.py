@@ -26,7 +26,7 @@ spawned = []
 real = proc.subprocess.Popen
 class Counting(real):
     def __init__(self, argv, *a, **k):
-        spawned.append(" ".join(argv[:2]))
+        spawned.append(" ".join(argv[:3]))
         super().__init__(argv, *a, **k)
 proc.subprocess.Popen = Counting
 out = io.StringIO()
@@ -41,6 +41,14 @@ print(out.getvalue(), end="")
 NOT_FOR_A_DIFF = [
     # libgit2's bindings: git itself reads the commits (kzgit.gitio.objects)
     "pygit2",
+    # the localizer (ruamel.yaml, the remote cache): only where a localized copy is checked
+    "kzgit.localize", "ruamel.yaml",
+    # a process pool's modules (logging, traceback...): a few roots render in process
+    "concurrent.futures",
+    # the GitHub formats, with --format github or --summary only
+    "kzgit.diff.github",
+    # a revision exported to the disk (plugins, helm, a partial clone) only
+    "shutil",
 ]
 
 
@@ -63,5 +71,14 @@ def test_diff_between_commits_imports_no_pygit2(tmp_path: Path, monkeypatch: pyt
     status, spawned, printed = _diff(repo.path, "base", "HEAD", env)
     assert status == "0 []", f"imported what a diff never needs: {status}"
     assert '-  k: "1"\n+  k: "2"\n' in printed
-    # each commit listed once; blobs through one git cat-file for both
-    assert spawned.count("git ls-tree") == 2 and spawned.count("git cat-file") == 1, spawned
+    # the repository found once, both revisions resolved at once, each commit listed once,
+    # blobs through one git cat-file for both; the changed files come from the two listings
+    assert spawned == ["git rev-parse --show-toplevel", "git cat-file --batch-check",
+                       "git config --get-regexp", "git ls-tree -r", "git ls-tree -r",
+                       "git cat-file --batch"]
+
+
+def test_the_lock_file_name_is_the_localizers() -> None:
+    from kzgit.diff import drift
+    from kzgit.localize import LOCK_FILE_NAME
+    assert drift.LOCK_FILE_NAME == LOCK_FILE_NAME

@@ -113,3 +113,19 @@ def test_a_forked_worker_reads_through_its_own_git(tmp_path: Path) -> None:
     os.waitpid(pid, 0)
     assert status == b"\0", "the child read through its parent's git cat-file"
     assert not parent.closed and fs.read_bytes(path) == CM.format(1).encode()
+
+
+def test_resolve_commits_at_once(tmp_path: Path) -> None:
+    from kzgit.errors import UsageError
+    from kzgit.gitio import resolve_commits
+    repo = _repo(tmp_path / "r")
+    first = repo.head()
+    repo.tag("v1", annotated=True)
+    second = repo.commit({"app/cm.yaml": CM.format(2)}, "second change")
+    assert resolve_commits(repo.path, ["v1", first[:10], "HEAD~1", "HEAD"]) == [
+        first, first, first, second]   # an annotated tag peeled; a short id
+    for bad in ("HEAD:app", "nope", "HEAD~5"):
+        with pytest.raises(UsageError, match=f"unknown revision '{bad}'"):
+            resolve_commits(repo.path, ["HEAD", bad])
+    with pytest.raises(UsageError, match="is not a revision"):
+        resolve_commits(repo.path, ["HEAD", "a\nb"])

@@ -261,3 +261,18 @@ def test_batch_process_is_stopped_by_kill_all() -> None:
     finally:
         b.close()
 
+
+
+def test_exit_status_is_waited_for_without_coarse_sleeps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A program's pipes close as it exits: its status is collected at once, not after a fixed
+    sleep (kzgit diff runs git several times; 10 ms each added up)."""
+    naps: list = []
+    real_sleep = time.sleep
+
+    def sleep(seconds: float) -> None:
+        naps.append(seconds)
+        real_sleep(seconds)
+    monkeypatch.setattr(time, "sleep", sleep)
+    for _ in range(5):
+        assert proc.run(["sh", "-c", "exec true"], timeout=30).returncode == 0
+    assert all(n < 0.005 for n in naps), naps
