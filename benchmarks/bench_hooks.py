@@ -18,7 +18,8 @@ Then, with the render cache (a fresh cache directory, so the first run above is 
   first run;
 * one overlay's patch changed: ``-v`` must show that root alone ``built``;
 * ``kzgit diff`` of a pull request after a one-file push (the check ran once
-  before the push): goal within 2x of ``kzgit build --no-cache`` of one root;
+  before the push): goal within 2x of ``kzgit build --no-cache`` of one root (the median
+  of three pushes against the median of three builds);
 * ``kzgit validate --all`` cold, then warm (its renders come from the cache; the
   resources are validated again): figures only, no goal.
 
@@ -268,13 +269,19 @@ def warm(root: str, cmd: List[str], cold: float) -> bool:
     _patch(root, 3, 40)
     _patch(root, 7, 41)
     _commit(root, "pr")
-    _timed(kz + ["diff", "--base", "pr-base", "--head", "HEAD"], root)
-    _patch(root, 7, 42)
-    _commit(root, "push")
-    t_diff, _ = _timed(kz + ["diff", "--base", "pr-base", "--head", "HEAD"], root)
-    cpu_diff = _LAST_CPU[0]
-    t_root, _ = _timed(kz + ["build", "--no-cache", os.path.join(root, "overlays", "env-07")], root)
-    cpu_root = _LAST_CPU[0]
+    diff = kz + ["diff", "--base", "pr-base", "--head", "HEAD"]
+    _timed(diff, root)
+    # three one-file pushes, each checked once (the root it changed built, the rest cached):
+    # the median of them, against the median of three builds of that root
+    walls, cpus = [], []
+    for replicas in (42, 43, 44):
+        _patch(root, 7, replicas)
+        _commit(root, "push")
+        walls.append(_timed(diff, root)[0])
+        cpus.append(_LAST_CPU[0])
+    t_diff, cpu_diff = statistics.median(walls), statistics.median(cpus)
+    t_root, cpu_root = _median_of_3(kz + ["build", "--no-cache", os.path.join(root, "overlays", "env-07")],
+                                    root)
     warm_ok = t_warm <= 0.5 and t_warm <= 0.1 * cold
     diff_ok = t_diff <= 2 * t_root
     print(f"render cache, warm --all:         {t_warm:8.2f} s wall {cpu_warm:.2f} s cpu "
