@@ -58,10 +58,11 @@ def open_for_cli(enabled: bool, size_mb: int) -> Optional["Store"]:
 
 def open_for_workspace(ws: "Workspace", no_cache: bool) -> Optional["Store"]:
     """The render cache for a hook or ``kzgit validate`` on ``ws``, or None (``--no-cache``,
-    ``cache = false``, an unwritable cache, or a temporary export of the index or a commit:
-    that is at a new path every run, and messages name the path, so its renders could
-    never be reused).  The workspace's dependency graph is kept there too."""
-    exported = os.path.realpath(ws.root) != os.path.realpath(ws.repo)
+    ``cache = false``, an unwritable cache, or a temporary export of the index or a commit
+    that builds do not see at the repository's path (:attr:`Workspace.mounted`): that is at
+    a new path every run, so its renders could never be reused).  The workspace's
+    dependency graph is kept there too."""
+    exported = os.path.realpath(ws.root) != os.path.realpath(ws.repo) and not ws.mounted
     ws.cache = open_for_cli(ws.config.cache and not exported and not no_cache, ws.config.cache_size_mb)
     return ws.cache
 

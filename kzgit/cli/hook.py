@@ -112,7 +112,8 @@ class _Source:
                     changed = None if a.all else gitio.changed_between(repo, a.from_rev, a.rev)
                 except KzgitError:  # the remote's commit is not here: check everything
                     changed = None
-            return Workspace(self.tmp, files, changed, config, repo=repo, staged=bool(a.staged))
+            return Workspace(self.tmp, files, changed, config, repo=repo, staged=bool(a.staged),
+                             mounted=_builds_read_through_kzgit(a, config))
         # Tracked files only: pre-commit leaves untracked files on disk, and an untracked
         # overlay is not part of the commit (pre-commit itself never passes it).
         # Outside git: no hidden directory, nothing a .gitignore excludes (kzgit.walk).
@@ -135,6 +136,15 @@ class _Source:
         if self.tmp:
             import shutil   # start-up: only the plain git hooks made a directory to remove
             shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def _builds_read_through_kzgit(args: argparse.Namespace, config: Config) -> bool:
+    """Whether every file the hook's builds read goes through kzgit's file system (the
+    builtin engine, no external plugins, no helm): then an export is built at the repository's
+    path (kzgit.hooks._mount) and through the render cache."""
+    engine = getattr(args, "engine", None) or config.engine
+    return engine == "builtin" and not (config.enable_alpha_plugins or config.enable_exec
+                                        or config.enable_helm)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -42,7 +42,8 @@ class Workspace:
     """
 
     def __init__(self, root: str, files: List[str], changed: Optional[List[str]], config: Config,
-                 repo: str = "", staged: bool = False, cache: Optional[Any] = None) -> None:
+                 repo: str = "", staged: bool = False, cache: Optional[Any] = None,
+                 mounted: bool = False) -> None:
         self.root = root                # directory holding the content checked
         self.config = config
         # repo-relative files of that content
@@ -52,6 +53,8 @@ class Workspace:
         self.staged = staged            # content is the index (exec-bits edits the index too)
         # the render cache of the command (kzgit.rendercache.Store), which keeps the graph too
         self.cache = cache
+        # ``root`` is a temporary export that builtin builds see at ``repo`` (kzgit.hooks._mount)
+        self.mounted = mounted and self.repo != root
         self._graph: Optional[Graph] = None
         self._changed: Optional["set[str]"] = None
 
@@ -75,6 +78,30 @@ class Workspace:
     def path(self, rel: str) -> str:
         """Absolute path of a repo-relative path in the content checked."""
         return os.path.join(self.root, *[p for p in rel.split("/") if p and p != "."])
+
+    @property
+    def build_root(self) -> str:
+        """Where builds see the content: ``repo`` for a mounted export, else ``root``."""
+        return self.repo if self.mounted else self.root
+
+    def build_path(self, rel: str) -> str:
+        """Absolute path of a repo-relative path as builds see it (:attr:`build_root`)."""
+        return os.path.join(self.build_root, *[p for p in rel.split("/") if p and p != "."])
+
+    def build_fs(self) -> Optional[Any]:
+        """The file system builds read (None: the disk)."""
+        if not self.mounted:
+            return None
+        from kzgit.hooks._mount import MountedFS   # start-up: only the plain git hooks mount
+        return MountedFS(self.root, self.repo)
+
+    def relative(self, path: str) -> Optional[str]:
+        """The repo-relative form of an absolute path a build named, if it is in the content."""
+        for top in (self.root, self.build_root):
+            rel = os.path.relpath(path, top)
+            if not (rel == ".." or rel.startswith(".." + os.sep)):
+                return rel.replace(os.sep, "/")
+        return None
 
     def in_localized_area(self, rel: str) -> bool:
         """Whether ``rel`` lies where the configuration says localized copies live (``localized``)."""

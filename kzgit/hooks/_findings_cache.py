@@ -71,7 +71,7 @@ def key_for(ws: "Workspace", root: str, digest: str, sources: List[str], state: 
     for f in files:
         data = ws.read(f)
         blobs.append([f, blob_id(data) if data is not None else None])
-    parts = {"state": state, "root": root, "top": ws.root, "resources": digest, "files": blobs,
+    parts = {"state": state, "root": root, "top": ws.build_root, "resources": digest, "files": blobs,
              "kdirs": sorted(reach.kustomization_dirs)}
     return sha256(json.dumps(parts, sort_keys=True).encode("utf-8")).hexdigest()
 
@@ -103,9 +103,7 @@ def source_files(ws: "Workspace", sources: List[str]) -> List[str]:
     """The repository-relative paths of resource files inside the workspace."""
     out = []
     for s in sorted(set(sources)):
-        if not s:
-            continue
-        rel = os.path.relpath(s, ws.root)
-        if not rel.startswith(".."):
-            out.append(rel.replace(os.sep, "/"))
+        rel = ws.relative(s) if s else None
+        if rel is not None:
+            out.append(rel)
     return out

@@ -47,7 +47,7 @@ def options_for(ws: Workspace, offline: bool = False) -> BuildOptions:
     return BuildOptions(load_restrictor=c.load_restrictor, enable_alpha_plugins=c.enable_alpha_plugins,
                         enable_exec=c.enable_exec, enable_helm=c.enable_helm,
                         helm_command=c.helm_command, offline=offline,
-                        cache=BuildCache(), sandbox=c.sandbox)
+                        cache=BuildCache(), sandbox=c.sandbox, fs=ws.build_fs())
 
 
 Outcome = Tuple[str, float, Optional[str], Any]
@@ -123,10 +123,10 @@ def render_each(ws: Workspace, engine: Engine, roots: Sequence[str], options: Bu
         # each file is hashed once however many roots read it
         from kzgit.loader import DiskFS
         from kzgit.rendercache._record import Checker
-        checker = Checker(DiskFS())
+        checker = Checker(options.fs if options.fs is not None else DiskFS())
         todo = []
         for r in roots:
-            hit = look_up(ws.path(r), options, store, checker)
+            hit = look_up(ws.build_path(r), options, store, checker)
             if hit is None:
                 todo.append(r)
             else:
@@ -134,11 +134,11 @@ def render_each(ws: Workspace, engine: Engine, roots: Sequence[str], options: Bu
     workers = workers_for(ws, engine, jobs, len(todo))
     if workers == 1:
         for r in todo:
-            outcomes[r] = render_one(engine, ws.path(r), options, store)
+            outcomes[r] = render_one(engine, ws.build_path(r), options, store)
     else:
         with render_pool(engine, workers) as pool:
             from kzgit.workers import guarded   # start-up: loaded only by the runs that need it
-            futures = [(r, pool.submit(guarded, render_one, engine, ws.path(r), options, store))
+            futures = [(r, pool.submit(guarded, render_one, engine, ws.build_path(r), options, store))
                        for r in todo]
             for r, f in futures:
                 outcomes[r] = f.result()

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
@@ -321,8 +320,7 @@ def _s(v: Any) -> str:
 def _shown_source(ws: Workspace, item: Rendered) -> Optional[str]:
     if not item.source:
         return None
-    rel = os.path.relpath(item.source, ws.root)
-    return None if rel.startswith("..") else rel.replace(os.sep, "/")
+    return ws.relative(item.source)
 
 
 class _Placer:

@@ -113,10 +113,58 @@ def test_shard_assignment_is_deterministic_complete_and_balanced() -> None:
             parse_shard(bad)
 
 
-def test_exports_of_the_index_are_not_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
-    """--staged renders a temporary export: a new path each run, never worth storing."""
+def test_staged_content_is_cached_by_content_not_by_its_export(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """--staged builds a temporary export of the index, seen at the repository's path: the
+    same staged content is rendered once; a staged change rebuilds exactly the roots it
+    reaches; an unstaged change is not what is checked."""
     repo = make_repo(tmp_path / "r", FILES)
+    write(repo, {"base/cm.yaml": FILES["base/cm.yaml"] + "  c: d\n"})
+    git(repo, "add", "-A")
+    rc, _, err = kz(repo, monkeypatch, capsys, "hook", "render", "--staged", "--all", "-v")
+    assert rc == 0 and statuses(err) == {r: "built" for r in ROOTS}
+    rc, _, err = kz(repo, monkeypatch, capsys, "hook", "render", "--staged", "--all", "-v")
+    assert rc == 0 and statuses(err) == {r: "cached" for r in ROOTS}
+    write(repo, {"overlays/o3/kustomization.yaml": "resources:\n- ../../base\nnamePrefix: n-\n"})
+    rc, _, err = kz(repo, monkeypatch, capsys, "hook", "render", "--staged", "--all", "-v")
+    assert rc == 0 and statuses(err) == {r: "cached" for r in ROOTS}   # not staged yet
+    git(repo, "add", "overlays/o3")
+    rc, _, err = kz(repo, monkeypatch, capsys, "hook", "render", "--staged", "--all", "-v")
+    assert rc == 0 and statuses(err) == {**{r: "cached" for r in ROOTS}, "overlays/o3": "built"}
+    # a failure is replayed naming the repository's files, never the temporary export
+    write(repo, {"overlays/o1/kustomization.yaml": "resources:\n- ../../base\n- gone.yaml\n"})
+    git(repo, "add", "overlays/o1")
+    outs = []
+    for status in ("failed", "failed"):
+        rc, out, err = kz(repo, monkeypatch, capsys, "hook", "render", "--staged", "--all", "-v")
+        assert rc == 1 and statuses(err)["overlays/o1"] == status
+        outs.append(out)
+    assert outs[0] == outs[1] and f"{repo.resolve()}/overlays/o1/gone.yaml" in outs[0]
+    assert "kzgit-hook-" not in outs[0]
+    # renders are keyed by what they read, not where: once committed, the work tree holds
+    # what the index held, and a work-tree run reuses the staged renders
+    write(repo, {"overlays/o1/kustomization.yaml": FILES["overlays/o1/kustomization.yaml"]})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "staged")
+    rc, _, err = kz(repo, monkeypatch, capsys, "hook", "render", "--all", "-v")
+    assert rc == 0 and statuses(err) == {r: "cached" for r in ROOTS}
+
+
+def test_a_pushed_commit_is_cached_by_content(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "r", FILES)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    for status in ("built", "cached"):
+        rc, _, err = kz(repo, monkeypatch, capsys, "hook", "render", "--rev", head, "--all", "-v")
+        assert rc == 0 and statuses(err) == {r: status for r in ROOTS}
+
+
+def test_exports_built_by_programs_are_not_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """With plugins enabled a build may run programs, which read the export on the disk
+    (a new path every run): such exports are built where they are, and never stored."""
+    repo = make_repo(tmp_path / "r", {**FILES, ".kzgit.toml": "enable-alpha-plugins = true\n"})
     write(repo, {"base/cm.yaml": FILES["base/cm.yaml"] + "  c: d\n"})
     git(repo, "add", "-A")
     for _ in range(2):

@@ -10,7 +10,7 @@ from typing import Dict, List, Tuple
 
 import pytest
 from helpers import WEB_DEPLOYMENT, WIDGET_CRD
-from test_hooks import make_repo, write
+from test_hooks import git, make_repo, write
 
 from kzgit.cli.main import main
 from kzgit.hooks.validate import Resources
@@ -252,3 +252,27 @@ def test_a_warm_run_decodes_only_the_roots_that_render_crds(
     monkeypatch.setattr(Resources, "items", property(items))
     assert validate(repo, monkeypatch, capsys, "validate", "--all")[1] == first
     assert [os.path.relpath(s, repo) for s in decoded] == ["crds/crd.yaml"]
+
+
+@pytest.mark.parametrize("hook", ["validate", "all"])
+def test_the_plain_git_hooks_validate_staged_content_through_the_cache(
+        hook: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """--staged validates an export of the index at a new temporary path each run; builds see
+    it at the repository's path, so its renders and findings are reused while the staged
+    content is unchanged, and a staged change rebuilds the roots it reaches."""
+    repo = make_repo(tmp_path / "r", {**FILES, ".kzgit.toml": "[validate]\nstrict = true\n"})
+    write(repo, {"overlays/o2/kustomization.yaml": "resources:\n- ../../base\nnamePrefix: n2-\n"})
+    git(repo, "add", "-A")
+    argv = ["hook", hook, "--staged", "--all", "-v"]
+    rc, first, err = validate(repo, monkeypatch, capsys, *argv)
+    assert rc == 1 and statuses(err) == {r: "built" for r in ROOTS}
+    assert "overlays/o2: Deployment/n2-web" in first and "(base/deploy.yaml:" in first
+    with monkeypatch.context() as m:
+        _no_validation(m)
+        rc, second, err = validate(repo, monkeypatch, capsys, *argv)
+    assert rc == 1 and second == first and statuses(err) == {r: "cached" for r in ROOTS}
+    write(repo, {"overlays/o1/kustomization.yaml": "resources:\n- ../../base\nnamePrefix: n1-\n"})
+    git(repo, "add", "overlays/o1")
+    _, third, err = validate(repo, monkeypatch, capsys, *argv)
+    assert statuses(err) == {**{r: "cached" for r in ROOTS}, "overlays/o1": "built"}
+    assert "overlays/o1: Deployment/n1-web" in third
