@@ -23,7 +23,6 @@ import posixpath
 import stat
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
-from kzgit.konfig.general import FUNCTION_ANNOTATIONS, HELM_DEFAULT_HOME
 from kzgit.loader import KUSTOMIZATION_FILE_NAMES
 from kzgit.record import Record
 
@@ -345,6 +344,7 @@ class _Fields:
         """An inline or file plugin config: KRM exec paths and container images it names."""
         if not isinstance(obj, dict):
             return
+        from kzgit.konfig.general import FUNCTION_ANNOTATIONS   # start-up: a warm hook parses nothing
         meta = obj.get("metadata") or {}
         ann = meta.get("annotations") if isinstance(meta, dict) else None
         spec: Any = None
@@ -422,6 +422,7 @@ class _Fields:
             self.plugin_config(field, doc, where)
 
     def _helm(self, k: Dict[str, Any]) -> None:
+        from kzgit.konfig.general import HELM_DEFAULT_HOME   # start-up: a warm hook parses nothing
         charts = _as_list(k.get("helmCharts"))
         g = k.get("helmGlobals")
         globals_: Dict[str, Any] = g if isinstance(g, dict) else {}

@@ -113,16 +113,27 @@ def code_fingerprint() -> str:
 def cache_key(path: str, options: BuildOptions, flavour: str) -> str:
     """What a render depends on besides the files it reads."""
     import kzgit   # start-up: only the builds that need it pay for it
-    opts = [(f, repr(getattr(options, f))) for f in options.fields() if f not in ("fs", "cache")]
-    parts: Dict[str, Any] = {
-        "format": FORMAT, "flavour": flavour, "engine": "builtin",
-        "kzgit": [kzgit.__version__, code_fingerprint()],
-        "python": list(sys.version_info[:2]), "pyyaml": _pyyaml_version(),
-        # messages name the root as given: a relative path depends on where kzgit runs
-        "path": path, "cwd": "" if os.path.isabs(path) else os.getcwd(),
-        "options": opts, "env": [os.environ.get(v) for v in ENV_VARS],
-    }
-    return sha256(json.dumps(parts, sort_keys=True).encode("utf-8")).hexdigest()
+    opts = tuple(repr(getattr(options, f)) for f in options.fields() if f not in ("fs", "cache"))
+    # a run looks up many roots with one set of options: the rest of the key is made once
+    settings = (flavour, kzgit.__version__, opts, tuple(os.environ.get(v) for v in ENV_VARS))
+    common = _COMMON_KEYS.get(settings)
+    if common is None:
+        parts: Dict[str, Any] = {
+            "format": FORMAT, "flavour": flavour, "engine": "builtin",
+            "kzgit": [kzgit.__version__, code_fingerprint()],
+            "python": list(sys.version_info[:2]), "pyyaml": _pyyaml_version(),
+            "options": [[f, r] for f, r in zip(
+                [f for f in options.fields() if f not in ("fs", "cache")], opts)],
+            "env": list(settings[3]),
+        }
+        common = _COMMON_KEYS[settings] = sha256(
+            json.dumps(parts, sort_keys=True).encode("utf-8")).hexdigest()
+    # messages name the root as given: a relative path depends on where kzgit runs
+    where = json.dumps([path, "" if os.path.isabs(path) else os.getcwd()])
+    return sha256(f"{common}\0{where}".encode("utf-8", "surrogateescape")).hexdigest()
+
+
+_COMMON_KEYS: Dict[Tuple[Any, ...], str] = {}
 
 
 def _pyyaml_version() -> str:
