@@ -14,12 +14,15 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import List, Optional
+from typing import TYPE_CHECKING, Callable, List, Optional, Union
 
 from kzgit.cli import add_render_flags
 from kzgit.config import Config, load_config
 from kzgit.errors import KzgitError
 from kzgit.hooks import Finding, Workspace
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kzgit.rendercache import Store
 
 HOOKS = {
     "render": "every kustomization root the change affects renders",
@@ -88,9 +91,14 @@ class _Source:
 
     def __enter__(self) -> Workspace:
         from kzgit import gitio   # start-up
+        from kzgit.hooks._listing import index_files, top_and_index   # start-up
         a = self.args
+        index: Optional[str] = None
         try:
-            repo, in_git = gitio.repo_root("."), True
+            if a.staged or a.rev:
+                repo, in_git = gitio.repo_root("."), True
+            else:
+                (repo, index), in_git = top_and_index("."), True
         except KzgitError:
             if a.staged or a.rev:
                 raise
@@ -103,22 +111,25 @@ class _Source:
             self.tmp = tempfile.mkdtemp(prefix="kzgit-hook-")
             if a.staged:
                 gitio.export_index(repo, self.tmp)
-                files = gitio.index_files(repo)
+                exported = gitio.index_files(repo)
                 changed = None if a.all else gitio.staged_changes(repo)
             else:
                 gitio.export_rev(repo, a.rev, self.tmp)
-                files = gitio.rev_files(repo, a.rev)
+                exported = gitio.rev_files(repo, a.rev)
                 try:
                     changed = None if a.all else gitio.changed_between(repo, a.from_rev, a.rev)
                 except KzgitError:  # the remote's commit is not here: check everything
                     changed = None
-            return Workspace(self.tmp, files, changed, config, repo=repo, staged=bool(a.staged),
+            return Workspace(self.tmp, exported, changed, config, repo=repo, staged=bool(a.staged),
                              mounted=_builds_read_through_kzgit(a, config))
         # Tracked files only: pre-commit leaves untracked files on disk, and an untracked
         # overlay is not part of the commit (pre-commit itself never passes it).
         # Outside git: no hidden directory, nothing a .gitignore excludes (kzgit.walk).
+        files: Union[List[str], Callable[[Optional[Store]], List[str]]]
         if in_git:
-            files = gitio.index_files(repo)
+            top = repo
+            # listed when first needed: by then the render cache is open (kzgit.hooks._listing)
+            files = lambda store: index_files(top, index, store)   # noqa: E731
         else:
             from kzgit import walk   # start-up: outside git only (it imports shutil and tempfile)
             files = walk.tree_files(repo)

@@ -10,7 +10,7 @@ stashed unstaged changes), or a temporary export of the index or of a commit
 from __future__ import annotations
 
 import os
-from typing import Any, List, Optional
+from typing import Any, Callable, List, Optional, Union
 
 from kzgit.config import Config, glob_match
 from kzgit.graph import Graph, ReadFn, disk_reader, scan, scan_cached
@@ -41,13 +41,16 @@ class Workspace:
     A plain class (no ``dataclasses``, whose import costs a warm hook a tenth of its time).
     """
 
-    def __init__(self, root: str, files: List[str], changed: Optional[List[str]], config: Config,
+    def __init__(self, root: str, files: Union[List[str], Callable[[Optional[Any]], List[str]]],
+                 changed: Optional[List[str]], config: Config,
                  repo: str = "", staged: bool = False, cache: Optional[Any] = None,
                  mounted: bool = False) -> None:
         self.root = root                # directory holding the content checked
         self.config = config
-        # repo-relative files of that content
-        self.files = [f for f in files if not (config.exclude and glob_match(f, config.exclude))]
+        # repo-relative files of that content, or what lists them given the render cache
+        # (kzgit.hooks._listing), called when they are first needed
+        self._files: Optional[List[str]] = None
+        self._lister = files
         self.changed = changed          # repo-relative changed files; None = all
         self.repo = repo or root        # the git work tree (index edits, messages)
         self.staged = staged            # content is the index (exec-bits edits the index too)
@@ -57,6 +60,15 @@ class Workspace:
         self.mounted = mounted and self.repo != root
         self._graph: Optional[Graph] = None
         self._changed: Optional["set[str]"] = None
+
+    @property
+    def files(self) -> List[str]:
+        """Repo-relative files of the content checked, but those ``exclude`` names."""
+        if self._files is None:
+            listed = self._lister if isinstance(self._lister, list) else self._lister(self.cache)
+            exclude = self.config.exclude
+            self._files = [f for f in listed if not (exclude and glob_match(f, exclude))]
+        return self._files
 
     @property
     def read(self) -> ReadFn:

@@ -42,12 +42,11 @@ class RootResult(Record):
 def options_for(ws: Workspace, offline: bool = False) -> BuildOptions:
     """Build options from the repository's configuration."""
     c = ws.config
-    from kzgit.build.cache import BuildCache   # start-up: loaded only by the runs that need it
-    # one cache for the run: roots sharing a base accumulate it once (per worker process)
+    # the run's base cache (kzgit.build.cache) is added by render_each, when a root is built
     return BuildOptions(load_restrictor=c.load_restrictor, enable_alpha_plugins=c.enable_alpha_plugins,
                         enable_exec=c.enable_exec, enable_helm=c.enable_helm,
                         helm_command=c.helm_command, offline=offline,
-                        cache=BuildCache(), sandbox=c.sandbox, fs=ws.build_fs())
+                        sandbox=c.sandbox, fs=ws.build_fs())
 
 
 Outcome = Tuple[str, float, Optional[str], Any]
@@ -131,6 +130,10 @@ def render_each(ws: Workspace, engine: Engine, roots: Sequence[str], options: Bu
                 todo.append(r)
             else:
                 outcomes[r] = hit
+    if todo and options.cache is None:
+        from kzgit.build.cache import BuildCache   # start-up: a warm run builds nothing
+        # one cache for the run: roots sharing a base accumulate it once (per worker process)
+        options = options.replace(cache=BuildCache())
     workers = workers_for(ws, engine, jobs, len(todo))
     if workers == 1:
         for r in todo:

@@ -39,12 +39,11 @@ def test_kzgit_toml_wins(tmp_path: Path) -> None:
 
 
 def test_helm_command_reaches_the_render_hook(tmp_path: Path) -> None:
-    import types
-
+    from kzgit.hooks import Workspace
     from kzgit.hooks.render import options_for
     (tmp_path / ".kzgit.toml").write_text('enable-helm = true\nhelm-command = "/opt/helm3/helm"\n')
     cfg = load_config(str(tmp_path))
-    opts = options_for(types.SimpleNamespace(config=cfg))  # type: ignore[arg-type]
+    opts = options_for(Workspace(str(tmp_path), [], None, cfg))
     assert (opts.enable_helm, opts.helm_command) == (True, "/opt/helm3/helm")
     assert Config().helm_command == "helm"
 

@@ -1,0 +1,92 @@
+"""The index's files, kept in the render cache under the index file's own checksum."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import List
+
+import pytest
+from test_hooks import git, make_repo, write
+
+from kzgit import gitio
+from kzgit.hooks._listing import index_files, top_and_index
+from kzgit.rendercache import Store, open_store
+
+FILES = {"base/kustomization.yaml": "resources: []\n", "a/kustomization.yaml": "resources: [../base]\n"}
+
+
+@pytest.fixture()
+def store(tmp_path: Path) -> Store:
+    s, _ = open_store(str(tmp_path / "cache" / "renders"))
+    assert s is not None
+    return s
+
+
+def listed(repo: Path, store: Store, monkeypatch: pytest.MonkeyPatch) -> List[str]:
+    monkeypatch.chdir(repo)
+    top, index = top_and_index(".")
+    assert top == str(repo) and index is not None
+    return sorted(index_files(top, index, store))
+
+
+def test_the_list_follows_the_index_not_the_work_tree(tmp_path: Path, store: Store,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = make_repo(Path(os.path.realpath(tmp_path)) / "r", FILES)
+    git_runs: List[List[str]] = []
+    real_git = gitio.git
+    monkeypatch.setattr(gitio, "git", lambda args, cwd, **kw: git_runs.append(args) or real_git(args, cwd, **kw))
+    first = listed(repo, store, monkeypatch)
+    assert first == sorted(FILES)
+    # unchanged index: git lists nothing (the run asks git where the top and the index are)
+    git_runs.clear()
+    assert listed(repo, store, monkeypatch) == first
+    assert [a[:2] for a in git_runs] == [["rev-parse", "--show-toplevel"]]
+    # untracked and unstaged changes are not the index's
+    write(repo, {"b/kustomization.yaml": "resources: [../base]\n", "a/kustomization.yaml": "resources: []\n"})
+    assert listed(repo, store, monkeypatch) == first
+    # staged: listed again
+    git(repo, "add", "b")
+    assert listed(repo, store, monkeypatch) == sorted([*FILES, "b/kustomization.yaml"])
+    git(repo, "rm", "-q", "--cached", "a/kustomization.yaml")
+    assert listed(repo, store, monkeypatch) == sorted(["base/kustomization.yaml", "b/kustomization.yaml"])
+    # and back: the first list again, from the cache
+    git_runs.clear()
+    git(repo, "add", "a")
+    git(repo, "rm", "-q", "--cached", "b/kustomization.yaml")
+    git(repo, "checkout", "-q", "--", "a")   # the work tree's a/ as committed
+    assert listed(repo, store, monkeypatch) == first
+
+
+def test_a_temporary_index_is_the_one_listed(tmp_path: Path, store: Store,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """``git commit -a`` and ``git commit FILE`` run hooks with GIT_INDEX_FILE set."""
+    repo = make_repo(Path(os.path.realpath(tmp_path)) / "r", FILES)
+    assert listed(repo, store, monkeypatch) == sorted(FILES)
+    other = tmp_path / "other-index"
+    monkeypatch.setenv("GIT_INDEX_FILE", str(other))
+    git(repo, "read-tree", "--empty")
+    write(repo, {"c/kustomization.yaml": "resources: []\n"})
+    git(repo, "add", "c")
+    assert listed(repo, store, monkeypatch) == ["c/kustomization.yaml"]
+    monkeypatch.delenv("GIT_INDEX_FILE")
+    assert listed(repo, store, monkeypatch) == sorted(FILES)
+
+
+def test_an_index_without_a_checksum_is_listed_by_git(tmp_path: Path, store: Store,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """``index.skipHash`` (git 2.40) writes zeros where the checksum was; anything that is not
+    an index file has no checksum either: git lists those every time, and nothing is kept."""
+    repo = make_repo(Path(os.path.realpath(tmp_path)) / "r", FILES)
+    real = (repo / ".git" / "index").read_bytes()
+    calls: List[str] = []
+    monkeypatch.setattr(gitio, "index_files", lambda top: calls.append(top) or sorted(FILES))
+    for name, data in [("zeros", real[:-20] + bytes(20)), ("not-an-index", b"x" * 64),
+                       ("short", b"DIRC" + bytes(8))]:
+        fake = tmp_path / name
+        fake.write_bytes(data)
+        calls.clear()
+        for _ in range(2):
+            assert index_files(str(repo), str(fake), store) == sorted(FILES)
+        assert len(calls) == 2, name
+    assert index_files(str(repo), str(tmp_path / "missing"), store) == sorted(FILES)
+    assert not list(Path(store.path).rglob("*.kzr"))
