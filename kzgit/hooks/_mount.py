@@ -36,18 +36,10 @@ class MountedFS:
         self._disk = DiskFS()
 
     def _on_disk(self, path: str) -> str:
-        if path == self.mount:
-            return self.top
-        if path.startswith(self.mount + "/"):
-            return self.top + path[len(self.mount):]
-        return path
+        return _moved(path, self.mount, self.top)
 
     def _shown(self, path: str) -> str:
-        if path == self.top:
-            return self.mount
-        if path.startswith(self.top + "/"):
-            return self.mount + path[len(self.top):]
-        return path
+        return _moved(path, self.top, self.mount)
 
     def _ask(self, fn: "Callable[[str], Any]", path: str) -> "Any":
         try:
@@ -82,3 +74,12 @@ class MountedFS:
     def listdir(self, path: str) -> "List[str]":
         names: List[str] = self._ask(self._disk.listdir, path)
         return names
+
+
+def _moved(path: str, src: str, dst: str) -> str:
+    """``path`` with the directory ``src`` it lies in replaced by ``dst`` (else unchanged)."""
+    if path == src:
+        return dst
+    if path.startswith(src + "/"):
+        return dst + path[len(src):]
+    return path
