@@ -22,7 +22,6 @@ import os
 import re
 from typing import TYPE_CHECKING, Dict, Iterator, List, Mapping, Optional, Protocol
 
-from kzgit import proc
 from kzgit import build
 from kzgit.build import BuildOptions
 from kzgit.config import Config
@@ -71,6 +70,7 @@ def no_git_env(env: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
     """
     # an external kustomize clones remote bases itself: leave it the user's protocol and
     # prompt settings, which kzgit's own git commands pin
+    from kzgit import proc   # start-up: a builtin engine's run (a warm hook) starts no program
     return proc.git_env(env, keep_also=("GIT_ALLOW_PROTOCOL", "GIT_TERMINAL_PROMPT"))
 
 
@@ -111,6 +111,7 @@ class ExternalEngine:
 
     def render(self, path: str, options: BuildOptions) -> str:
         """Run the binary; its stdout is the rendering, its stderr the error message."""
+        from kzgit import proc   # start-up: as in no_git_env
         cmd = self.argv(path, options)
         shown = f"{os.path.basename(self.binary)} {' '.join(cmd[1:2])}".strip()
         try:
@@ -153,6 +154,7 @@ def render_pool(engine: Engine, workers: int) -> Iterator[concurrent.futures.Exe
         from kzgit.workers import stop_workers   # as init_worker above: loaded with a pool
         stop_workers(pool)   # queued and running renders too, and what they started
         pool.shutdown(wait=False, cancel_futures=True)
+        from kzgit import proc   # start-up: as in no_git_env
         proc.kill_all()
         raise
     pool.shutdown()

@@ -90,10 +90,12 @@ class _Source:
         self.tmp: Optional[str] = None
 
     def __enter__(self) -> Workspace:
-        from kzgit import gitio   # start-up
         from kzgit.hooks._listing import index_files, top_and_index   # start-up
         a = self.args
         index: Optional[str] = None
+        if a.staged or a.rev or not a.all:
+            # the git runner: a warm `--all` run under the pre-commit framework starts no program
+            from kzgit import gitio   # start-up
         try:
             if a.staged or a.rev:
                 repo, in_git = gitio.repo_root("."), True

@@ -1,21 +1,33 @@
-"""The work tree's top and the files of the git index, with one git run when nothing changed.
+"""The work tree's top and the files of the git index, without running git when nothing changed.
 
 A hook under the pre-commit framework (or ``kzgit hook ... --all``) needs two answers from
-git: where the work tree's top is, and which files the index holds.  One ``git rev-parse``
-gives the top and where the index file is (``GIT_INDEX_FILE`` honoured, as ``git commit -a``
-sets it).  The index file ends with a checksum of its own content (git's
+git: where the work tree's top is, and which files the index holds.
+
+The top and the index file are found as git's repository discovery finds them (setup.c
+``setup_git_directory_gently``): the nearest directory upwards holding a ``.git``
+directory or ``gitdir:`` file, its index ``<git dir>/index`` unless ``GIT_INDEX_FILE``
+names another (``git commit -a`` sets it).  Anything that could make git's answer another
+-- ``GIT_DIR``, ``GIT_WORK_TREE`` and the other variables that steer discovery,
+configuration given on git's command line, ``core.worktree``, ``core.bare``, an included
+or per-worktree configuration, a repository owned by another user (git's
+``safe.directory`` check), a file-system boundary, a ``.git`` that is not plainly a
+repository -- sends the question to ``git rev-parse`` instead.
+
+The index file ends with a checksum of its own content (git's
 ``Documentation/gitformat-index.txt``: "SHA-1 over the content of the index file before
 this checksum"), and ``git ls-files --cached`` prints a function of that content alone, so
 the render cache keeps the list under that checksum: while the index is unchanged, the
-list is read from the cache and ``git ls-files`` does not run.  An index written without
-the checksum (``index.skipHash``, all zeros) is listed by git every time.
+list is read from the cache and git does not run at all (nor is kzgit's process module
+imported).  An index written without the checksum (``index.skipHash``, all zeros) is
+listed by git every time.
 """
 from __future__ import annotations
 
 import json
 import os
+import re
+import stat
 
-from kzgit import gitio
 from kzgit.errors import KzgitError, UsageError
 from kzgit.sha import sha256
 
@@ -29,9 +41,23 @@ _SIGNATURE = b"DIRC"
 _TRAILER = 20   # the last bytes of a SHA-1 checksum, or of a SHA-256 one (sha256 repositories)
 
 
+# Environment variables that change where git finds the repository, its work tree or its
+# configuration (git's environment.c and setup.c).
+_STEERING = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES",
+             "GIT_DISCOVERY_ACROSS_FILESYSTEM", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS",
+             "GIT_CONFIG_COUNT", "GIT_OBJECT_DIRECTORY", "GIT_NAMESPACE")
+# Configuration that moves the work tree or pulls in more configuration (read as text:
+# any mention sends the question to git).
+_STEERING_CONFIG = re.compile(rb"(?im)^\s*(worktree|bare\s*=\s*(true|yes|on|1)\b)|\binclude")
+
+
 def top_and_index(cwd: str = ".") -> "Tuple[str, Optional[str]]":
     """The work tree's top (as :func:`kzgit.gitio.repo_root`) and the absolute path of the
     index git uses there (None when the answer cannot be read unambiguously)."""
+    found = _discover(cwd)
+    if found is not None:
+        return found
+    from kzgit import gitio   # start-up: git runs only where discovery needs it
     try:
         out = gitio.git(["rev-parse", "--show-toplevel", "--git-path", "index"], cwd)
     except KzgitError:
@@ -41,6 +67,61 @@ def top_and_index(cwd: str = ".") -> "Tuple[str, Optional[str]]":
         # a newline inside a path: ask for the top alone, and do not guess the index
         return gitio.repo_root(cwd), None
     return lines[0], os.path.join(os.path.abspath(cwd), lines[1])
+
+
+def _discover(cwd: str) -> "Optional[Tuple[str, str]]":
+    """(top, index) as git would find them from ``cwd``, or None to let git answer."""
+    if any(v in os.environ for v in _STEERING):
+        return None
+    try:
+        here = d = os.path.realpath(cwd)
+        device = os.stat(d).st_dev
+        while True:
+            dotgit = os.path.join(d, ".git")
+            try:
+                st = os.lstat(dotgit)
+            except FileNotFoundError:
+                parent = os.path.dirname(d)
+                if parent == d or os.stat(parent).st_dev != device:
+                    return None   # no repository, or a file-system boundary: git says which
+                d = parent
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                gitdir = dotgit
+            elif stat.S_ISREG(st.st_mode):
+                with open(dotgit, "rb") as f:
+                    text = f.read(4096)
+                m = re.fullmatch(rb"gitdir: (.+?)\r?\n?", text)
+                if m is None:
+                    return None
+                gitdir = os.path.join(d, os.fsdecode(m.group(1)))
+            else:
+                return None
+            if ".git" in os.path.relpath(here, d).split(os.sep):
+                return None   # inside the repository's own directory: no work tree there
+            return _plain_repository(d, gitdir)
+    except (OSError, ValueError):
+        return None
+
+
+def _plain_repository(top: str, gitdir: str) -> "Optional[Tuple[str, str]]":
+    """(top, index) when ``gitdir`` is a plain repository of the work tree ``top``."""
+    if os.stat(gitdir).st_uid != os.geteuid() or not os.path.isfile(os.path.join(gitdir, "HEAD")):
+        return None
+    if os.path.exists(os.path.join(gitdir, "commondir")):
+        return None   # a linked work tree (git sets GIT_DIR in its hooks anyway)
+    if os.path.exists(os.path.join(gitdir, "config.worktree")) \
+            or not os.path.isdir(os.path.join(gitdir, "objects")):
+        return None
+    try:
+        with open(os.path.join(gitdir, "config"), "rb") as f:
+            config = f.read()
+    except FileNotFoundError:
+        config = b""
+    if _STEERING_CONFIG.search(config):
+        return None
+    index = os.environ.get("GIT_INDEX_FILE") or os.path.join(gitdir, "index")
+    return top, os.path.abspath(index)
 
 
 def _checksum(index: str) -> "Optional[str]":
@@ -64,15 +145,18 @@ def index_files(top: str, index: "Optional[str]", store: "Optional[Store]") -> "
     """``git ls-files --cached`` at ``top``: from ``store`` while the index file ``index`` has
     the checksum it had when git listed it."""
     before = _checksum(index) if index is not None and store is not None else None
-    if before is None or index is None or store is None:
+    key = None
+    if before is not None and store is not None:
+        key = sha256(json.dumps(["index-files", FORMAT, top, index, before]).encode(
+            "utf-8", "surrogateescape")).hexdigest()
+        for entry in store.variants(key):
+            got = store.read(entry, key)
+            if got is not None:
+                store.touch(entry)
+                return [p for p in got[1].decode("utf-8", "surrogateescape").split("\0") if p]
+    from kzgit import gitio   # start-up: git runs only when the index changed
+    if key is None or index is None or store is None:
         return gitio.index_files(top)
-    key = sha256(json.dumps(["index-files", FORMAT, top, index, before]).encode(
-        "utf-8", "surrogateescape")).hexdigest()
-    for entry in store.variants(key):
-        got = store.read(entry, key)
-        if got is not None:
-            store.touch(entry)
-            return gitio._z(got[1])
     listed = gitio.git(["ls-files", "-z", "--cached"], top)
     if _checksum(index) == before:   # not rewritten while git listed it
         store.write(key, {"trace": None}, listed)

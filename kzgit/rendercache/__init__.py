@@ -94,18 +94,29 @@ def code_fingerprint() -> str:
     if _FINGERPRINT is None:
         import kzgit   # start-up: only the builds that need it pay for it
         h = sha256(kzgit.__version__.encode())
-        top = os.path.dirname(os.path.abspath(kzgit.__file__))
-        for d, dirs, files in os.walk(top):
-            dirs[:] = sorted(x for x in dirs if x != "__pycache__")
-            for n in sorted(files):
-                if n.endswith((".pyc", ".pyo")):
-                    continue
+        # os.scandir, not os.walk and os.path: every run that uses the cache makes this, and
+        # joining and relativising each path cost more than the stat calls
+        stack = [("", os.path.dirname(os.path.abspath(kzgit.__file__)))]
+        while stack:
+            rel, d = stack.pop()
+            try:
+                with os.scandir(d) as it:
+                    entries = sorted(it, key=lambda e: e.name)
+            except OSError:
+                continue
+            for e in entries:
                 try:
-                    st = os.stat(os.path.join(d, n))
+                    if e.is_dir(follow_symlinks=False):
+                        if e.name != "__pycache__":
+                            stack.append((f"{rel}{e.name}/", e.path))
+                        continue
+                    if e.name.endswith((".pyc", ".pyo")):
+                        continue
+                    st = e.stat()
                 except OSError:
                     continue
-                h.update(f"{os.path.relpath(os.path.join(d, n), top)}\0{st.st_size}\0"
-                         f"{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
+                h.update(f"{rel}{e.name}\0{st.st_size}\0{st.st_mtime_ns}\n".encode(
+                    "utf-8", "surrogateescape"))
         _FINGERPRINT = h.hexdigest()
     return _FINGERPRINT
 

@@ -2,13 +2,16 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from pathlib import Path
-from typing import List
+from typing import List, Tuple
 
 import pytest
 from test_hooks import git, make_repo, write
 
 from kzgit import gitio
+from kzgit.errors import UsageError
 from kzgit.hooks._listing import index_files, top_and_index
 from kzgit.rendercache import Store, open_store
 
@@ -37,10 +40,10 @@ def test_the_list_follows_the_index_not_the_work_tree(tmp_path: Path, store: Sto
     monkeypatch.setattr(gitio, "git", lambda args, cwd, **kw: git_runs.append(args) or real_git(args, cwd, **kw))
     first = listed(repo, store, monkeypatch)
     assert first == sorted(FILES)
-    # unchanged index: git lists nothing (the run asks git where the top and the index are)
+    # unchanged index: git does not run at all
     git_runs.clear()
     assert listed(repo, store, monkeypatch) == first
-    assert [a[:2] for a in git_runs] == [["rev-parse", "--show-toplevel"]]
+    assert git_runs == []
     # untracked and unstaged changes are not the index's
     write(repo, {"b/kustomization.yaml": "resources: [../base]\n", "a/kustomization.yaml": "resources: []\n"})
     assert listed(repo, store, monkeypatch) == first
@@ -90,3 +93,55 @@ def test_an_index_without_a_checksum_is_listed_by_git(tmp_path: Path, store: Sto
         assert len(calls) == 2, name
     assert index_files(str(repo), str(tmp_path / "missing"), store) == sorted(FILES)
     assert not list(Path(store.path).rglob("*.kzr"))
+
+
+def _gits_answer(cwd: Path) -> Tuple[str, str]:
+    out = subprocess.run(["git", "rev-parse", "--show-toplevel", "--git-path", "index"], cwd=cwd,
+                         check=True, capture_output=True, text=True, timeout=60).stdout.split("\n")
+    return out[0], os.path.normpath(os.path.join(cwd, out[1]))
+
+
+@pytest.mark.parametrize("layout", ["plain", "subdirectory", "index-file-variable", "git-dir-variable",
+                                    "core-worktree", "include", "gitfile", "linked-worktree",
+                                    "inside-dot-git"])
+def test_the_top_and_the_index_are_git_s(layout: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found without git where the layout is plain; anything else is asked of git."""
+    top = make_repo(Path(os.path.realpath(tmp_path)) / "r", FILES)
+    cwd, by_kzgit = top, True
+    if layout == "subdirectory":
+        cwd = top / "a"
+    elif layout == "index-file-variable":
+        git(top, "read-tree", "--index-output", str(tmp_path / "other"), "HEAD")
+        monkeypatch.setenv("GIT_INDEX_FILE", str(tmp_path / "other"))
+    elif layout == "git-dir-variable":
+        monkeypatch.setenv("GIT_DIR", str(top / ".git"))
+        by_kzgit = False
+    elif layout == "core-worktree":
+        git(top, "config", "core.worktree", str(top))
+        by_kzgit = False
+    elif layout == "include":
+        git(top, "config", "include.path", str(tmp_path / "more.gitconfig"))
+        by_kzgit = False
+    elif layout == "gitfile":   # a separate git dir (git init --separate-git-dir)
+        shutil.move(str(top / ".git"), str(tmp_path / "elsewhere.git"))
+        (top / ".git").write_text(f"gitdir: {tmp_path / 'elsewhere.git'}\n")
+    elif layout == "linked-worktree":
+        git(top, "worktree", "add", "-q", str(tmp_path / "wt"))
+        cwd, by_kzgit = tmp_path / "wt", False
+    elif layout == "inside-dot-git":
+        cwd, by_kzgit = top / ".git", False
+    runs: List[List[str]] = []
+    real = gitio.git
+    monkeypatch.setattr(gitio, "git", lambda args, c, **kw: runs.append(args) or real(args, c, **kw))
+    if layout == "inside-dot-git":
+        with pytest.raises(UsageError):
+            top_and_index(str(cwd))
+        return
+    assert top_and_index(str(cwd)) == _gits_answer(cwd)
+    assert (runs == []) is by_kzgit
+
+
+def test_outside_a_repository_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "d").mkdir()
+    with pytest.raises(UsageError, match="not inside a git work tree"):
+        top_and_index(str(tmp_path / "d"))

@@ -425,3 +425,25 @@ def test_concurrent_runs(tree: Path, store: Store, tmp_path: Path) -> None:
     final = subprocess.run([sys.executable, "-m", "kzgit", "build", str(tree / "overlay")], env=env,
                            capture_output=True, text=True, timeout=120, cwd=PROJECT)
     assert 'v: "2"' in final.stdout
+
+
+def test_the_code_fingerprint_follows_kzgit_s_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A development checkout changes without a release: an edited module is another kzgit."""
+    import kzgit.rendercache as rc
+    pkg = tmp_path / "kzgit"
+    write(pkg / "__init__.py", "x = 1\n")
+    write(pkg / "sub" / "mod.py", "y = 2\n")
+    monkeypatch.setattr(kzgit, "__file__", str(pkg / "__init__.py"))
+
+    def fingerprint() -> str:
+        monkeypatch.setattr(rc, "_FINGERPRINT", None)
+        return rc.code_fingerprint()
+    first = fingerprint()
+    write(pkg / "__pycache__" / "mod.cpython-311.pyc", "bytecode")
+    write(pkg / "sub" / "mod.pyc", "bytecode")
+    assert fingerprint() == first   # compiled files are not the code
+    write(pkg / "sub" / "mod.py", "y = 22\n")
+    second = fingerprint()
+    assert second != first
+    write(pkg / "sub" / "new.py", "")
+    assert fingerprint() not in (first, second)
