@@ -63,7 +63,7 @@ _live_groups: Set[int] = set()
 class Result(Record):
     """What a program did: its exit status, captured output, and whether kzgit stopped it.
 
-    A :class:`~kzgit.record.Record`: a warm hook runs git through here, and ``dataclasses``
+    A :class:`~kzgit.record.Record`: the hooks run git through here, and ``dataclasses``
     (with ``inspect``) would cost it more than running git does.
     """
 
