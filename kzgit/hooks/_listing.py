@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import stat
 
 from kzgit.errors import KzgitError, UsageError
@@ -46,9 +45,21 @@ _TRAILER = 20   # the last bytes of a SHA-1 checksum, or of a SHA-256 one (sha25
 _STEERING = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES",
              "GIT_DISCOVERY_ACROSS_FILESYSTEM", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS",
              "GIT_CONFIG_COUNT", "GIT_OBJECT_DIRECTORY", "GIT_NAMESPACE")
-# Configuration that moves the work tree or pulls in more configuration (read as text:
-# any mention sends the question to git).
-_STEERING_CONFIG = re.compile(rb"(?im)^\s*(worktree|bare\s*=\s*(true|yes|on|1)\b)|\binclude")
+
+
+def _steering_config(config: bytes) -> bool:
+    """Whether a repository's configuration may move the work tree or pull in more
+    configuration: any mention of ``worktree`` or ``include``, or ``bare`` set to anything
+    but false (read as text, not parsed: a doubt sends the question to git)."""
+    text = config.lower()
+    if b"worktree" in text or b"include" in text:
+        return True
+    for line in text.splitlines():
+        key, sep, value = line.partition(b"=")
+        if key.strip() == b"bare" and (not sep or value.split(b"#")[0].split(b";")[0].strip()
+                                       not in (b"false", b"no", b"off", b"0")):
+            return True
+    return False
 
 
 def top_and_index(cwd: str = ".") -> "Tuple[str, Optional[str]]":
@@ -91,10 +102,12 @@ def _discover(cwd: str) -> "Optional[Tuple[str, str]]":
             elif stat.S_ISREG(st.st_mode):
                 with open(dotgit, "rb") as f:
                     text = f.read(4096)
-                m = re.fullmatch(rb"gitdir: (.+?)\r?\n?", text)
-                if m is None:
+                if not text.startswith(b"gitdir: ") or len(text) >= 4096:
                     return None
-                gitdir = os.path.join(d, os.fsdecode(m.group(1)))
+                target = text[len(b"gitdir: "):].rstrip(b"\r\n")
+                if not target or b"\n" in target:
+                    return None
+                gitdir = os.path.join(d, os.fsdecode(target))
             else:
                 return None
             if ".git" in os.path.relpath(here, d).split(os.sep):
@@ -118,7 +131,7 @@ def _plain_repository(top: str, gitdir: str) -> "Optional[Tuple[str, str]]":
             config = f.read()
     except FileNotFoundError:
         config = b""
-    if _STEERING_CONFIG.search(config):
+    if _steering_config(config):
         return None
     index = os.environ.get("GIT_INDEX_FILE") or os.path.join(gitdir, "index")
     return top, os.path.abspath(index)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import stat
 
 from kzgit.loader import KUSTOMIZATION_FILE_NAMES, DiskFS, FileSystem
 from kzgit.sha import sha1, sha256
@@ -232,11 +233,41 @@ class Scope:
         self.uncacheable: Optional[str] = None
 
 
+class _ResolvingDiskFS(DiskFS):
+    """The disk, whose ``realpath`` resolves each parent directory once per :class:`Checker`.
+
+    Roots of one run sit side by side (``overlays/a``, ``overlays/b``): os.path.realpath
+    would check every component of every path again.  ``parent/name`` resolves to
+    ``realpath(parent)/name`` when ``name`` is there and not a symlink; anything else (a
+    symlink, a missing file, ``..``) is answered by :meth:`DiskFS.realpath` itself, so the
+    answers, errors included, are the ones a build records.
+    """
+
+    def __init__(self) -> None:
+        self._dirs: Dict[str, str] = {}
+
+    def realpath(self, path: str) -> str:
+        parent, name = os.path.split(path)
+        if name in ("", ".", "..") or not os.path.isabs(path) or os.path.normpath(path) != path:
+            return super().realpath(path)
+        base = self._dirs.get(parent)
+        try:
+            if base is None:
+                base = self._dirs[parent] = super().realpath(parent)
+            found = os.path.join(base, name)
+            if not stat.S_ISLNK(os.lstat(found).st_mode):
+                return found
+        except Exception:  # noqa: BLE001 - the whole path's own answer says what is wrong
+            pass
+        return super().realpath(path)
+
+
 class Checker:
     """Asks recorded questions again, remembering answers across the entries of one lookup."""
 
     def __init__(self, main: FileSystem) -> None:
-        self.fs = {MAIN: main, DISK: DiskFS()}
+        disk = _ResolvingDiskFS()
+        self.fs = {MAIN: disk if type(main) is DiskFS else main, DISK: disk}
         self._memo: Dict[Tuple[str, str, str], Any] = {}
 
     def same(self, trace: Any) -> bool:

@@ -145,3 +145,18 @@ def test_outside_a_repository_is_a_usage_error(tmp_path: Path) -> None:
     (tmp_path / "d").mkdir()
     with pytest.raises(UsageError, match="not inside a git work tree"):
         top_and_index(str(tmp_path / "d"))
+
+
+@pytest.mark.parametrize("config,steers", [
+    (b"[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tlogallrefupdates = true\n", False),
+    (b"[core]\n\tbare = true\n", True),
+    (b"[core]\n\tbare\n", True),                 # a key without a value is true
+    (b"[core]\n\tBare = Yes ; said so\n", True),
+    (b"[core]\n\tbare = false # not bare\n", False),
+    (b"[core]\n\tworktree = /elsewhere\n", True),
+    (b"[extensions]\n\tworktreeConfig = true\n", True),
+    (b'[includeIf "gitdir:~/work/"]\n\tpath = work.gitconfig\n', True),
+])
+def test_configuration_that_may_steer_git_is_left_to_git(config: bytes, steers: bool) -> None:
+    from kzgit.hooks._listing import _steering_config
+    assert _steering_config(config) is steers

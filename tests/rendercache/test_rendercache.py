@@ -19,7 +19,7 @@ from kzgit.build import BuildOptions
 from kzgit.build.cache import BuildCache
 from kzgit.loader import DiskFS
 from kzgit.rendercache import BUILT, CACHED, FAILED, Store, cache_key, lookup_yaml, open_store, render_yaml
-from kzgit.rendercache._record import Recorder, RecordingFS
+from kzgit.rendercache._record import Checker, Recorder, RecordingFS
 from kzgit.sha import sha256
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
@@ -447,3 +447,22 @@ def test_the_code_fingerprint_follows_kzgit_s_files(tmp_path: Path, monkeypatch:
     assert second != first
     write(pkg / "sub" / "new.py", "")
     assert fingerprint() not in (first, second)
+
+
+def test_checking_resolves_paths_as_the_build_did(tmp_path: Path) -> None:
+    """The checker resolves a path's directory once per run; its answers (errors included)
+    are still those the disk gives the build."""
+    from kzgit.rendercache._record import ask
+    top = Path(os.path.realpath(tmp_path))
+    write(top / "real" / "a.yaml", "a: 1\n")
+    (top / "link").symlink_to("real")
+    (top / "real" / "b.yaml").symlink_to("a.yaml")
+    (top / "real" / "loop").symlink_to("loop")
+    (top / "real" / "sub").mkdir()
+    paths = [top / "link" / "a.yaml", top / "real" / "a.yaml", top / "real" / "b.yaml",
+             top / "link" / "missing.yaml", top / "real" / "loop", top / "link" / "sub" / ".." / "a.yaml",
+             top / "real" / "a.yaml" / "x", top / "gone" / "a.yaml", top / "link"]
+    checker = Checker(DiskFS())
+    for _ in range(2):   # the second time through the resolved directories
+        for p in paths:
+            assert ask(checker.fs["m"], "real", str(p)) == ask(DiskFS(), "real", str(p)), p
