@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING, Callable, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Union
 
 from kzgit.cli import add_render_flags
 from kzgit.config import Config, load_config
@@ -45,34 +45,55 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                                    "framework (FILEs as pre-commit passes them, or --all) or as a "
                                    "plain git hook (--staged, --rev). Silent on success; findings "
                                    "make the exit code 1.")
-    hooks = p.add_subparsers(dest="hook", metavar="HOOK", parser_class=type(p))
+    hooks = p.add_subparsers(dest="hook", metavar="HOOK", parser_class=_lazy_parser(type(p)))
     hooks.required = True
     for name, help_ in HOOKS.items():
         h = hooks.add_parser(name, help=help_, description=help_)
-        h.add_argument("files", nargs="*", metavar="FILE",
-                       help="changed files, as pre-commit passes them")
-        h.add_argument("--all", action="store_true", help="check everything, not only what FILEs reach")
-        src = h.add_mutually_exclusive_group()
-        src.add_argument("--staged", action="store_true", help="check the git index (plain git hook)")
-        src.add_argument("--rev", metavar="REV", help="check the tree of commit REV (pre-push)")
-        h.add_argument("--from", dest="from_rev", metavar="OLD", help="with --rev: the changes since OLD")
-        if name in ("render", "validate", "all"):
-            add_render_flags(h, "validate" if name == "validate" else "render")
-        elif name == "localized-sync":
-            h.add_argument("--offline", action="store_true", help="use only cached remote references")
-        if name in ("pinned-refs", "all"):
-            h.add_argument("--require-sha", action="store_true", help="accept full commit SHAs only")
-        if name in ("exec-bits", "all"):
-            h.add_argument("--check", action="store_true", help="report only, change nothing")
-        if name == "validate":
-            from kzgit.cli.validate import add_policy_flags   # start-up
-            add_policy_flags(h)
-        if name == "all":
-            # validate's settings come from [validate] alone here; its report is text on stdout
-            h.set_defaults(kubernetes_version=None, strict=None, missing_schemas=None,
-                           schema_locations=None, crds=None, skip_kinds=None, format="text",
-                           output=None)
+        h.populate = lambda parser, name=name: _hook_arguments(parser, name)  # type: ignore[attr-defined]
         h.set_defaults(func=run)
+
+
+def _lazy_parser(base: "type[argparse.ArgumentParser]") -> "type[argparse.ArgumentParser]":
+    """``base``, adding its arguments (``populate``) when it first parses: a run of one hook
+    does not build the five other hooks' arguments (a warm hook spent about a tenth of its
+    time in argparse building them).  ``kzgit hook HOOK --help`` parses, so it lists them."""
+
+    class LazyParser(base):  # type: ignore[valid-type,misc]
+        populate: "Optional[Callable[[argparse.ArgumentParser], None]]" = None
+
+        def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+            if self.populate is not None:
+                populate, self.populate = self.populate, None
+                populate(self)
+            return super().parse_known_args(args, namespace)
+    return LazyParser
+
+
+def _hook_arguments(h: argparse.ArgumentParser, name: str) -> None:
+    """The arguments of the parser ``h`` of the hook ``name``."""
+    h.add_argument("files", nargs="*", metavar="FILE",
+                   help="changed files, as pre-commit passes them")
+    h.add_argument("--all", action="store_true", help="check everything, not only what FILEs reach")
+    src = h.add_mutually_exclusive_group()
+    src.add_argument("--staged", action="store_true", help="check the git index (plain git hook)")
+    src.add_argument("--rev", metavar="REV", help="check the tree of commit REV (pre-push)")
+    h.add_argument("--from", dest="from_rev", metavar="OLD", help="with --rev: the changes since OLD")
+    if name in ("render", "validate", "all"):
+        add_render_flags(h, "validate" if name == "validate" else "render")
+    elif name == "localized-sync":
+        h.add_argument("--offline", action="store_true", help="use only cached remote references")
+    if name in ("pinned-refs", "all"):
+        h.add_argument("--require-sha", action="store_true", help="accept full commit SHAs only")
+    if name in ("exec-bits", "all"):
+        h.add_argument("--check", action="store_true", help="report only, change nothing")
+    if name == "validate":
+        from kzgit.cli.validate import add_policy_flags   # start-up
+        add_policy_flags(h)
+    if name == "all":
+        # validate's settings come from [validate] alone here; its report is text on stdout
+        h.set_defaults(kubernetes_version=None, strict=None, missing_schemas=None,
+                       schema_locations=None, crds=None, skip_kinds=None, format="text",
+                       output=None)
 
 
 def _rel(repo: str, path: str) -> Optional[str]:

@@ -366,3 +366,23 @@ def test_localized_sync_prints_one_rebuild_command_and_repo_relative_paths(
     rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "localized-sync", "--all", "--staged")
     assert rc == 1 and out.count("kzgit rebuild") == 1 and str(tmp_path) not in out, out
     assert "kzgit-hook-" not in out
+
+
+@pytest.mark.parametrize("hook,flags", [
+    ("render", ["--staged", "--rev", "--shard", "--no-cache"]),
+    ("validate", ["--staged", "--strict", "--crd", "--shard"]),
+    ("all", ["--staged", "--require-sha", "--check", "--no-cache"]),
+    ("localized-sync", ["--staged", "--offline"]),
+    ("pinned-refs", ["--require-sha"]),
+    ("exec-bits", ["--check"]),
+])
+def test_each_hook_s_help_lists_its_arguments(hook: str, flags: List[str],
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """A hook's arguments are built when that hook parses (one run builds one hook's)."""
+    with pytest.raises(SystemExit) as e:
+        main(["hook", hook, "--help"])
+    out = capsys.readouterr().out
+    assert e.value.code == 0 and all(f in out for f in flags), out
+    with pytest.raises(SystemExit) as e:
+        main(["hook", hook, "--staged", "--rev", "HEAD"])
+    assert e.value.code == 2 and "not allowed with" in capsys.readouterr().err   # one group still

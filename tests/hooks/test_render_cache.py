@@ -189,6 +189,8 @@ NOT_FOR_A_WARM_HOOK = [
     "tempfile", "shutil", "random",
     # hashlib loads OpenSSL: the cache's digests are kzgit.sha's
     "hashlib",
+    # the other hooks' arguments are not built (validate's flags live there)
+    "kzgit.cli.validate",
     # no program runs: the repository is found as git finds it, the index's files come from
     # the cache (kzgit.hooks._listing)
     "kzgit.proc", "kzgit.gitio", "subprocess", "threading", "ctypes",
