@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from kzgit.errors import UnsupportedError
 from kzgit.resource import ResMap, Resource
-from kzgit.sha import sha256
 from kzgit.yamlio import go_json_dumps
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
@@ -45,6 +44,7 @@ def _hash_obj(r: Resource) -> Dict[str, Any]:
 
 def hash_suffix(r: Resource) -> str:
     text = go_json_dumps(_hash_obj(r))
+    from kzgit.sha import sha256   # start-up: its hash modules load for generated resources only
     return sha256(text.encode("utf-8")).hexdigest()[:10].translate(_SUBST)
 
 

@@ -30,7 +30,8 @@ from kzgit.kustomization import REPLACEMENT
 from kzgit.yamlio import load_yaml11
 from kzgit.yamlio.gostruct import GoDecodeError, ListOf, decode_json
 from kzgit.resource import ResId, ResMap, Resource
-from kzgit.resource.selector import metadata_texts, parse_label_selector
+from kzgit.resource.labels import parse_label_selector
+from kzgit.resource.selector import metadata_texts
 from kzgit.yamlio.gostruct import go_json_kind
 from kzgit.yamlio.tree import SharedStr, SpelledDict, canonical_text, node_kind, share_update, spelled
 from kzgit.builtins.fieldpath import (

@@ -7,7 +7,6 @@ import sys
 
 from kzgit.build import BuildOptions, build
 from kzgit.cli import add_plugin_flags, add_timeout_flag
-from kzgit.atomic import OutputError, write_atomic
 from kzgit.errors import BuildError
 from kzgit.loader import RESTRICTORS, ROOT_ONLY
 
@@ -156,9 +155,11 @@ def run(args: argparse.Namespace) -> int:
             assert result is not None
             write_dir(result.resources, args.output)
         elif args.output.endswith(("/", os.sep)):
+            from kzgit.atomic import OutputError   # start-up: as write_atomic below
             raise OutputError(args.output, "no such directory (-o DIR must name an existing "
                                            "directory)")
         else:
+            from kzgit.atomic import write_atomic   # start-up: only -o FILE writes a file
             write_atomic(args.output, text)
         return 0
     sys.stdout.write(text)

@@ -21,7 +21,6 @@ import json
 import os
 
 from kzgit.errors import BuildError
-from kzgit.openapi._index import Definitions, gvk_rows, text_checksum
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
@@ -62,6 +61,7 @@ class _Store:
     def __init__(self, definitions: Mapping[str, Any]) -> None:
         self.definitions: Dict[str, Any] = dict(definitions)
         self.by_type: Dict[Tuple[str, str], Dict[str, Any]] = {}
+        from kzgit.openapi._index import gvk_rows   # start-up: loaded with a schema
         # AddDefinitions: every definition carrying the GVK extension is
         # indexed under each (apiVersion, kind) it lists; later wins.
         for api_version, kind, name in gvk_rows(self.definitions):
@@ -71,6 +71,7 @@ class _Store:
     def lazy(cls, index: Dict[str, Any], text: str) -> "_Store":
         """The builtin definitions, each parsed from ``text`` when first asked for."""
         store = cls({})
+        from kzgit.openapi._index import Definitions   # start-up: loaded with a schema
         store.definitions = Definitions(text)
         store.by_type = _LazyByType(store.definitions,
                                     {(av, kind): name for av, kind, name in index["gvk"]})
@@ -218,6 +219,7 @@ def _builtin_index() -> Optional[Tuple[Dict[str, Any], str]]:
             text = f.read()
     except (OSError, ValueError):
         return None
+    from kzgit.openapi._index import text_checksum   # start-up: loaded with a schema
     if not isinstance(index, dict) or index.get("crc32") != text_checksum(text):
         return None
     return index, text

@@ -6,7 +6,6 @@ import re
 
 from kzgit.errors import BuildError
 from kzgit.resource import ResMap, Resource
-from kzgit.resource.labels import parse_label_selector
 from kzgit.yamlio.tree import DupKeys, canonical_text, spelled
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
@@ -14,7 +13,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Dict, List, Mapping, Optional
     from kzgit.resource.labels import Predicate
 
-__all__ = ["Selector", "metadata_texts", "parse_label_selector"]
+__all__ = ["Selector", "metadata_texts"]
 
 
 def _anchor(pattern: Optional[str], field: str) -> Optional["re.Pattern[str]"]:
@@ -85,11 +84,14 @@ class Selector:
             return False
         if self._label_text:
             if self._labels is None:
+                # start-up: the selector grammar is loaded by the builds that use one
+                from kzgit.resource.labels import parse_label_selector
                 self._labels = parse_label_selector(self._label_text)
             if not self._labels(metadata_texts(r.labels())):
                 return False
         if self._annotation_text:
             if self._annotations is None:
+                from kzgit.resource.labels import parse_label_selector   # start-up: as above
                 self._annotations = parse_label_selector(self._annotation_text)
             if not self._annotations(metadata_texts(r.annotations())):
                 return False

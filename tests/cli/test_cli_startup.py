@@ -67,10 +67,14 @@ NOT_FOR_A_SMALL_BUILD = [
     "typing",
 ]
 
-# A kustomization with resources and labels only: no patch engine, generator or image step.
+# A kustomization with resources and labels only: no patch engine, generator or image step,
+# no OpenAPI schema, no label selector to parse, no generated name to hash.
 NOT_FOR_A_PLAIN_BUILD = NOT_FOR_A_SMALL_BUILD + [
     "kzgit.builtins.patches", "kzgit.patch.smp", "kzgit.patch.json6902", "kzgit.generators",
     "kzgit.builtins.images", "kzgit.builtins.namespace", "kzgit.builtins.prefix_suffix",
+    "kzgit.openapi._index", "kzgit.resource.labels", "kzgit.sha",
+    # atomic writes: -o FILE, and entries of the render cache (--no-cache writes none)
+    "kzgit.atomic",
 ]
 
 # A build answered from the render cache checks what the cached build read and prints its output.
