@@ -22,7 +22,7 @@ def _userinfo() -> "re.Pattern[str]":
 
 def userinfo(url: str) -> Optional[str]:
     """The userinfo of a ``scheme://userinfo@host/...`` URL, or None."""
-    m = _userinfo().match(url)
+    m = _userinfo().match(url) if "://" in url else None   # the pattern needs "://"
     return m.group(0)[len(m.group(1)):-1] if m else None
 
 
@@ -37,4 +37,5 @@ def redact(text: str, secrets: Iterable[Optional[str]] = ()) -> str:
         # a bare short user name ("git") is no secret, and replacing it would garble text
         if secret and (":" in secret or len(secret) >= 8):
             text = text.replace(secret + "@", "***@").replace(secret, "***")
-    return _userinfo().sub(r"\1***@", text)
+    # the pattern needs "://": a local path (every build's root) does not compile it
+    return _userinfo().sub(r"\1***@", text) if "://" in text else text

@@ -29,6 +29,8 @@ SCALAR = "scalar"
 @functools.lru_cache(maxsize=4096)
 def split_path(path: str) -> List[str]:
     """kyaml utils.PathSplitter with '/': a backslash escapes the delimiter (cached; callers must not mutate)."""
+    if "\\" not in path:
+        return path.split("/")   # no escape: the same segments, empty ones included
     out, cur, i = [], [], 0
     while i < len(path):
         c = path[i]
