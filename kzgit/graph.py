@@ -206,13 +206,16 @@ GRAPH_FORMAT = 1
 
 
 def scan_cached(paths: Iterable[str], read: ReadFn, store: Any, *, roots: Sequence[str] = (),
-                exclude: Sequence[str] = ()) -> Graph:
+                exclude: Sequence[str] = (),
+                blob_of: Optional[Callable[[str], Optional[str]]] = None) -> Graph:
     """:func:`scan` through the render cache ``store`` (:class:`kzgit.rendercache.Store`).
 
     A scan depends on the list of files, the configuration's ``roots``/``exclude``, kzgit's
     code, and the bytes of every file it reads (kustomizations, plugin configs): the first
     three key the entry, the files read (by git blob id) are checked again before it is used.
-    A warm hook then parses no YAML before it knows what to build.
+    A warm hook then parses no YAML before it knows what to build.  ``blob_of`` gives a
+    file's blob id without reading it (None where ``read`` gives None), when the caller knows
+    it (a commit's tree lists them).
     """
     import json   # start-up: only the builds that need it pay for it
 
@@ -225,6 +228,8 @@ def scan_cached(paths: Iterable[str], read: ReadFn, store: Any, *, roots: Sequen
                                      list(exclude)]).encode("utf-8")).hexdigest()
 
     def blob(path: str) -> Optional[str]:
+        if blob_of is not None:
+            return blob_of(path)
         data = read(path)
         return blob_id(data) if data is not None else None
 

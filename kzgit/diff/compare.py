@@ -20,7 +20,6 @@ changed.  ``shard`` keeps one of N disjoint parts of the roots
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
 import time
@@ -29,7 +28,6 @@ from typing import Callable, Dict, List, Optional, Tuple
 from kzgit import gitio
 from kzgit.gitio import objects
 from kzgit.build import BuildOptions, build
-from kzgit.build.cache import BuildCache
 from kzgit.config import Config, glob_match
 from kzgit.diff import drift as _drift
 from kzgit.diff.gittree import GitTreeFS
@@ -40,6 +38,7 @@ from kzgit.engine import Engine, get_engine, render_pool
 from kzgit.errors import BuildError, KzgitError, UsageError
 from kzgit.graph import Graph, root_weights, scan, scan_cached, shard
 from kzgit.loader import DiskFS, FileSystem
+from kzgit.record import FrozenRecord, Record
 from kzgit.rendercache import BUILT, FAILED, Rendered, Store, lookup, render_cached
 from kzgit.rendercache._record import Checker
 from kzgit.resource import Resource
@@ -50,22 +49,29 @@ Progress = Callable[[int, int, str], None]
 called once more with ``done == total`` at the end."""
 
 
-@dataclasses.dataclass
-class DiffOptions:
+class DiffOptions(Record):
     """What to compare and how; ``None`` settings come from the base revision's configuration."""
 
-    base: str = "HEAD"
-    head: Optional[str] = None                  # None: the working tree
-    engine: Optional[str] = None                # "builtin", "kustomize", "kubectl"
-    enable_alpha_plugins: bool = False          # True turns it on; False leaves the base's setting
-    enable_exec: bool = False
-    enable_helm: bool = False
-    offline: bool = False
-    jobs: int = 0                               # parallel renders; 0: the base's `jobs`, else per CPU
-    progress: Optional[Progress] = None
-    store: Optional[Store] = None               # the render cache; None: render everything
-    shard: Optional[Tuple[int, int]] = None     # (I, N): only part I of N of the roots
-    repo: Optional[str] = None                  # the repository's top, when the caller found it
+    __slots__ = ("base", "head", "engine", "enable_alpha_plugins", "enable_exec", "enable_helm",
+                 "offline", "jobs", "progress", "store", "shard", "repo")
+
+    def __init__(self, base: str = "HEAD", head: Optional[str] = None, engine: Optional[str] = None,
+                 enable_alpha_plugins: bool = False, enable_exec: bool = False,
+                 enable_helm: bool = False, offline: bool = False, jobs: int = 0,
+                 progress: Optional[Progress] = None, store: Optional[Store] = None,
+                 shard: Optional[Tuple[int, int]] = None, repo: Optional[str] = None) -> None:
+        self.base = base
+        self.head = head                    # None: the working tree
+        self.engine = engine                # "builtin", "kustomize", "kubectl"
+        self.enable_alpha_plugins = enable_alpha_plugins   # True turns it on; False: the base's
+        self.enable_exec = enable_exec
+        self.enable_helm = enable_helm
+        self.offline = offline
+        self.jobs = jobs                    # parallel renders; 0: the base's `jobs`, else per CPU
+        self.progress = progress
+        self.store = store                  # the render cache; None: render everything
+        self.shard = shard                  # (I, N): only part I of N of the roots
+        self.repo = repo                    # the repository's top, when the caller found it
 
 
 def diff(cwd: str, options: DiffOptions) -> DiffReport:
@@ -95,9 +101,7 @@ def diff(cwd: str, options: DiffOptions) -> DiffReport:
             enable_helm=options.enable_helm or config.enable_helm,
             helm_command=config.helm_command,   # the base revision's: the head's is not trusted
             sandbox=config.sandbox,             # the base revision's too
-            offline=options.offline,
-            # roots of one revision share bases: accumulate each once (kzgit.build.cache)
-            cache=BuildCache())
+            offline=options.offline)
         changed = changed_paths(base, head)
         base_graph, head_graph = _graph(base, config, options.store), _graph(head, config, options.store)
         roots = sorted(set(base_graph.affected_roots(changed)) | set(head_graph.affected_roots(changed)))
@@ -130,7 +134,8 @@ def _shard(roots: List[str], base: Revision, head: Revision, base_graph: Graph, 
 def _graph(side: Revision, config: Config, store: Optional[Store]) -> Graph:
     files = [f for f in side.files if not (config.exclude and glob_match(f, config.exclude))]
     if store is not None:   # kept in the render cache, checked against the blobs it read
-        return scan_cached(files, side.read, store, roots=config.roots, exclude=config.exclude)
+        return scan_cached(files, side.read, store, roots=config.roots, exclude=config.exclude,
+                           blob_of=side.blob_of)
     return scan(files, side.read, roots=config.roots, exclude=config.exclude)
 
 
@@ -161,13 +166,18 @@ not), how it went (built, cached or failed) and how long it took."""
 _MIN_ROOTS_FOR_PROCESSES = 6
 
 
-@dataclasses.dataclass(frozen=True)
-class _Where:
+class _Where(FrozenRecord):
     """Where a render finds one side's content; picklable, for worker processes."""
 
+    __slots__ = ("repo", "commit", "disk")
     repo: str                 # the repository (and the mount of a commit's tree)
     commit: Optional[str]
     disk: Optional[str]       # render from this directory on the disk; None: the commit's tree
+
+    def __init__(self, repo: str, commit: Optional[str], disk: Optional[str]) -> None:
+        object.__setattr__(self, "repo", repo)
+        object.__setattr__(self, "commit", commit)
+        object.__setattr__(self, "disk", disk)
 
 
 def _where(side: Revision, on_disk: bool) -> _Where:
@@ -228,7 +238,7 @@ _FLAVOUR = "diff-resources"
 def _produce(path: str) -> "Callable[[BuildOptions], Tuple[bytes, List[str]]]":
     def produce(opts: BuildOptions) -> Tuple[bytes, List[str]]:
         result = build(path, opts)
-        rows = [dataclasses.astuple(_from_resource(r)) for r in result.resources]
+        rows = [_row(r) for r in result.resources]
         return json.dumps(rows, ensure_ascii=False).encode("utf-8"), list(result.warnings)
     return produce
 
@@ -274,6 +284,10 @@ def _render_all(roots: List[str], base: Revision, head: Revision, base_graph: Gr
         todo, looked = misses, True
         if progress and results:
             progress(len(results), len(results) + len(todo), "")
+    if any(sum(1 for _, n in todo if n == name) > 1 for name in sides):
+        # roots of one revision share bases: accumulate each once (two revisions share nothing)
+        from kzgit.build.cache import BuildCache   # start-up: only where a revision builds two roots
+        options = options.replace(cache=BuildCache())
     workers = jobs or (os.cpu_count() or 1)
     if not jobs and engine.name == "builtin" and len({r for r, _ in todo}) < _MIN_ROOTS_FOR_PROCESSES:
         workers = 1
@@ -337,9 +351,9 @@ def _recorded_stem(r: Resource) -> Optional[str]:
     return None
 
 
-def _from_resource(r: Resource) -> RenderedResource:
-    return RenderedResource(r.api_version, r.kind, r.namespace, r.name, dump_documents([r.obj]),
-                            _recorded_stem(r))
+def _row(r: Resource) -> List[Optional[str]]:
+    """The fields of the :class:`RenderedResource` of ``r``, in order (what the cache stores)."""
+    return [r.api_version, r.kind, r.namespace, r.name, dump_documents([r.obj]), _recorded_stem(r)]
 
 
 def _from_yaml(text: str, root: str) -> List[RenderedResource]:

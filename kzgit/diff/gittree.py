@@ -203,6 +203,13 @@ class GitTreeFS:
         return sorted(p for p, (mode, _) in self.entries.items()
                       if mode & _TYPE_MASK in (_BLOB, _LINK))
 
+    def blob_rel(self, rel: str) -> Optional[str]:
+        """The blob id of a repo-relative file, where :meth:`read_rel` would read one; else None."""
+        try:
+            return self.blob_id(posixpath.join(self.mount, rel))
+        except (OSError, BuildError):
+            return None
+
     def read_rel(self, rel: str) -> Optional[bytes]:
         """Bytes of a repo-relative file (symlinks inside the tree followed); None when unreadable."""
         try:

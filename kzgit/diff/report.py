@@ -12,14 +12,18 @@ shape of kustomize's suffix (:data:`HASH_SUFFIX`).
 Pairing runs in passes, each on what the previous ones left unpaired:
 same apiVersion, kind, namespace and name; same kind, namespace and name
 (an apiVersion change); same kind, namespace and stem (a hash rename).
+
+The model's classes are :class:`kzgit.record.Record` classes, not dataclasses: ``dataclasses``
+imports ``inspect`` (``ast``, ``dis``, ``tokenize``), a cost every ``kzgit diff`` would pay.
 """
 from __future__ import annotations
 
-import dataclasses
-import shlex
 import difflib
 import re
+import shlex
 from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from kzgit.record import Record
 
 CHANGED, ADDED, REMOVED, UNCHANGED, ERROR = "changed", "added", "removed", "unchanged", "error"
 
@@ -29,16 +33,19 @@ HASH_SUFFIX = re.compile(r"^(?P<stem>.+)-[245-9bcdfghkmt]{10}$")
 _HASHED_KINDS = ("ConfigMap", "Secret")
 
 
-@dataclasses.dataclass
-class RenderedResource:
+class RenderedResource(Record):
     """One resource of a rendering: its identity and its YAML as ``kustomize build`` prints it."""
 
-    api_version: str
-    kind: str
-    namespace: str
-    name: str
-    text: str
-    stem: Optional[str] = None    # the name without its hash suffix, when it has one
+    __slots__ = ("api_version", "kind", "namespace", "name", "text", "stem")
+
+    def __init__(self, api_version: str, kind: str, namespace: str, name: str, text: str,
+                 stem: Optional[str] = None) -> None:
+        self.api_version = api_version
+        self.kind = kind
+        self.namespace = namespace
+        self.name = name
+        self.text = text
+        self.stem = stem    # the name without its hash suffix, when it has one
 
     @property
     def id(self) -> str:
@@ -58,54 +65,65 @@ def stem_from_shape(kind: str, name: str) -> Optional[str]:
     return m.group("stem") if m else None
 
 
-@dataclasses.dataclass
-class ResourceChange:
+class ResourceChange(Record):
     """A resource that differs between the renderings of one root."""
 
-    status: str                      # CHANGED, ADDED or REMOVED
-    api_version: str
-    kind: str
-    namespace: str
-    name: str                        # at the head (at the base when removed)
-    previous_name: Optional[str]     # at the base, when it differs (a hash suffix changed)
-    diff: str                        # unified diff of the YAML
+    __slots__ = ("status", "api_version", "kind", "namespace", "name", "previous_name", "diff")
+
+    def __init__(self, status: str, api_version: str, kind: str, namespace: str, name: str,
+                 previous_name: Optional[str], diff: str) -> None:
+        self.status = status                  # CHANGED, ADDED or REMOVED
+        self.api_version = api_version
+        self.kind = kind
+        self.namespace = namespace
+        self.name = name                      # at the head (at the base when removed)
+        self.previous_name = previous_name    # at the base, when it differs (a hash suffix changed)
+        self.diff = diff                      # unified diff of the YAML
 
     @property
     def id(self) -> str:
         return "/".join(p for p in (self.kind, self.namespace, self.name) if p)
 
 
-@dataclasses.dataclass
-class RenderError:
+class RenderError(Record):
     """A root that does not render at one side."""
 
-    side: str        # "base" or "head"
-    revision: str    # the side's label (the revision as written, or "working tree")
-    message: str
+    __slots__ = ("side", "revision", "message")
+
+    def __init__(self, side: str, revision: str, message: str) -> None:
+        self.side = side            # "base" or "head"
+        self.revision = revision    # the side's label (the revision as written, or "working tree")
+        self.message = message
 
 
-@dataclasses.dataclass
-class RootDiff:
+class RootDiff(Record):
     """What changed in the rendering of one kustomization root."""
 
-    root: str                        # repo-relative directory
-    file: str                        # its kustomization file (at the head, else the base)
-    status: str                      # CHANGED, ADDED, REMOVED, UNCHANGED or ERROR
-    resources: List[ResourceChange] = dataclasses.field(default_factory=list)
-    errors: List[RenderError] = dataclasses.field(default_factory=list)
+    __slots__ = ("root", "file", "status", "resources", "errors")
+
+    def __init__(self, root: str, file: str, status: str,
+                 resources: Optional[List[ResourceChange]] = None,
+                 errors: Optional[List[RenderError]] = None) -> None:
+        self.root = root        # repo-relative directory
+        self.file = file        # its kustomization file (at the head, else the base)
+        self.status = status    # CHANGED, ADDED, REMOVED, UNCHANGED or ERROR
+        self.resources: List[ResourceChange] = [] if resources is None else resources
+        self.errors: List[RenderError] = [] if errors is None else errors
 
     def count(self, status: str) -> int:
         return sum(1 for r in self.resources if r.status == status)
 
 
-@dataclasses.dataclass
-class Drift:
+class Drift(Record):
     """A localized copy that no longer matches its original after the change."""
 
-    copy: str                  # repo-relative directory of the copy
-    original: Optional[str]    # repo-relative directory of the original (None: remote/unknown)
-    status: str                # "original-changed", "copy-changed" or "stale"
-    problems: List[str]        # what check_copy found, repo-relative
+    __slots__ = ("copy", "original", "status", "problems")
+
+    def __init__(self, copy: str, original: Optional[str], status: str, problems: List[str]) -> None:
+        self.copy = copy            # repo-relative directory of the copy
+        self.original = original    # repo-relative directory of the original (None: remote/unknown)
+        self.status = status        # "original-changed", "copy-changed" or "stale"
+        self.problems = problems    # what check_copy found, repo-relative
 
     @property
     def summary(self) -> str:
@@ -121,35 +139,43 @@ class Drift:
         return f"kzgit rebuild {shlex.quote(self.copy)}"
 
 
-@dataclasses.dataclass
-class Side:
+class Side(Record):
     """A revision as the report names it."""
 
-    label: str                 # the revision as written, or "working tree"
-    rev: Optional[str]         # None for the working tree
-    commit: Optional[str]      # full SHA; None for the working tree
+    __slots__ = ("label", "rev", "commit")
+
+    def __init__(self, label: str, rev: Optional[str], commit: Optional[str]) -> None:
+        self.label = label      # the revision as written, or "working tree"
+        self.rev = rev          # None for the working tree
+        self.commit = commit    # full object id; None for the working tree
 
 
-@dataclasses.dataclass
-class RenderStat:
+class RenderStat(Record):
     """How one rendering of a diff went (``kzgit diff -v``): not part of the report's formats."""
 
-    root: str
-    side: str        # "base" or "head"
-    status: str      # "built", "cached" or "failed"
-    seconds: float
+    __slots__ = ("root", "side", "status", "seconds")
+
+    def __init__(self, root: str, side: str, status: str, seconds: float) -> None:
+        self.root = root
+        self.side = side        # "base" or "head"
+        self.status = status    # "built", "cached" or "failed"
+        self.seconds = seconds
 
 
-@dataclasses.dataclass
-class DiffReport:
+class DiffReport(Record):
     """Everything ``kzgit diff`` found; the formats in :mod:`kzgit.diff.output` print it."""
 
-    base: Side
-    head: Side
-    roots: List[RootDiff] = dataclasses.field(default_factory=list)
-    drift: List[Drift] = dataclasses.field(default_factory=list)
-    notes: List[str] = dataclasses.field(default_factory=list)
-    renders: List[RenderStat] = dataclasses.field(default_factory=list)
+    __slots__ = ("base", "head", "roots", "drift", "notes", "renders")
+
+    def __init__(self, base: Side, head: Side, roots: Optional[List[RootDiff]] = None,
+                 drift: Optional[List[Drift]] = None, notes: Optional[List[str]] = None,
+                 renders: Optional[List[RenderStat]] = None) -> None:
+        self.base = base
+        self.head = head
+        self.roots: List[RootDiff] = [] if roots is None else roots
+        self.drift: List[Drift] = [] if drift is None else drift
+        self.notes: List[str] = [] if notes is None else notes
+        self.renders: List[RenderStat] = [] if renders is None else renders
 
     @property
     def changed(self) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 from kzgit import gitio
 from kzgit.config import Config, config_from_reader
@@ -40,6 +40,9 @@ class Revision:
         self._cleanup = cleanup
         self._disk: Optional[str] = None if commit else repo
         self.disk_only = False    # read from the export only (objects git must fetch first)
+        # a file's git blob id without reading it, when it is what kzgit.rendercache's blob_id
+        # of its content gives: in a commit of a SHA-1 repository
+        self.blob_of: Optional[Callable[[str], Optional[str]]] = None
 
     @property
     def label(self) -> str:
@@ -122,7 +125,10 @@ def open_commit(repo: str, rev: str, cleanup: contextlib.ExitStack, commit: Opti
         fs = GitTreeFS(repo, commit)
     except KzgitError as e:
         raise UsageError(f"cannot read revision '{rev}' ({commit}) in {repo}: {e}") from None
-    return Revision(repo, rev, commit, fs, fs.files(), fs.read_rel, cleanup)
+    side = Revision(repo, rev, commit, fs, fs.files(), fs.read_rel, cleanup)
+    if len(commit) == 40:   # SHA-1: a blob's id is the hash of its content, as blob_id computes
+        side.blob_of = fs.blob_rel
+    return side
 
 
 def _exported(repo: str, rev: str, commit: str, cleanup: contextlib.ExitStack) -> Revision:

@@ -49,6 +49,10 @@ NOT_FOR_A_DIFF = [
     "kzgit.diff.github",
     # a revision exported to the disk (plugins, helm, a partial clone) only
     "shutil",
+    # the report's model is kzgit.record's plain classes: dataclasses imports inspect (ast, dis...)
+    "dataclasses", "inspect",
+    # the base-sharing cache, where more than one root is built
+    "kzgit.build.cache",
 ]
 
 
@@ -60,7 +64,7 @@ def _diff(repo: str, base: str, head: str, env: Dict[str, str]) -> "tuple[str, L
     return status, eval(spawned), printed   # noqa: S307 - the probe's own repr of a list
 
 
-def test_diff_between_commits_imports_no_pygit2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_diff_between_commits_imports_and_runs_only_what_it_needs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     isolate(monkeypatch, tmp_path)
     cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  k: '{}'\n"
     repo = GitRepo.create(str(tmp_path / "r"), {"app/kustomization.yaml": "resources:\n- cm.yaml\n",
@@ -73,9 +77,13 @@ def test_diff_between_commits_imports_no_pygit2(tmp_path: Path, monkeypatch: pyt
     assert '-  k: "1"\n+  k: "2"\n' in printed
     # the repository found once, both revisions resolved at once, each commit listed once,
     # blobs through one git cat-file for both; the changed files come from the two listings
-    assert spawned == ["git rev-parse --show-toplevel", "git cat-file --batch-check",
-                       "git config --get-regexp", "git ls-tree -r", "git ls-tree -r",
-                       "git cat-file --batch"]
+    listing = ["git rev-parse --show-toplevel", "git cat-file --batch-check",
+               "git config --get-regexp", "git ls-tree -r", "git ls-tree -r"]
+    assert spawned == listing + ["git cat-file --batch"]
+    # run again, everything in the render cache: the graphs and the renders are checked
+    # against the listings' blob ids, and no blob is read
+    status, spawned, again = _diff(repo.path, "base", "HEAD", env)
+    assert (status, again) == ("0 []", printed) and spawned == listing
 
 
 def test_the_lock_file_name_is_the_localizers() -> None:
