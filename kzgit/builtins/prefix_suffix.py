@@ -11,11 +11,12 @@ from __future__ import annotations
 from kzgit.errors import BuildError
 from kzgit.resource import Gvk, ResMap
 from kzgit.resource.fieldspec import apply_fieldspec
+from kzgit.yamlio.tree import SCALAR, node_kind
 from kzgit.builtins.common import fieldspecs_from_config
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Dict
+    from typing import Any, Callable, Dict
 
 _SKIP = [Gvk("", "", "CustomResourceDefinition"), Gvk("apiregistration.k8s.io", "", "APIService"),
          Gvk("", "", "Namespace")]
@@ -39,13 +40,21 @@ def _run(resmap: ResMap, config: Dict[str, Any], key: str, where: str) -> None:
                 (r.prefixes if key == "prefix" else r.suffixes).append(affix)
                 if affix:
                     r.store_prev_id()
-            # the walker hands over a scalar's text as written (p-0123, not p-83)
-            if key == "prefix":
-                fn = lambda v: affix + ("" if v is None else str(v))  # noqa: E731
-            else:
-                fn = lambda v: ("" if v is None else str(v)) + affix  # noqa: E731
-            apply_fieldspec(r.obj, fs, fn, None, r.cur_id)
+            # CreateKind ScalarNode (api/filters/prefix/prefix.go): a spec with create adds it
+            apply_fieldspec(r.obj, fs, _affixer(affix, key == "prefix"), SCALAR, r.cur_id)
     resmap.invalidate()
+
+
+def _affixer(affix: str, front: bool) -> Callable[[Any], str]:
+    """The setter: filtersutil.SetScalar (api/filters/prefix, suffix) goes through
+    yaml.FieldSetter, whose ErrorIfInvalid refuses a mapping or a sequence; a null takes the
+    affix alone.  The walker hands over a scalar's text as written (p-0123, not p-83)."""
+    def fn(v: Any) -> str:
+        if isinstance(v, (dict, list)):
+            raise BuildError(f"wrong node kind: expected {SCALAR} but got {node_kind(v)}")
+        text = "" if v is None else str(v)
+        return affix + text if front else text + affix
+    return fn
 
 
 def prefix(resmap: ResMap, config: Dict[str, Any], where: str = "PrefixTransformer") -> None:

@@ -130,6 +130,22 @@ def _walk(node: Any, segs: List[str], i: int, create: bool, create_kind: Optiona
     if not name:
         raise BuildError("cannot set or create an empty field name")
     last = i == len(segs) - 1
+    if name != name.strip():
+        # the lookup is a kyaml PathGetter, whose cleanPath (kyaml/yaml/match.go) trims each
+        # element and drops a blank one: a folded "spec/config\n" finds spec.config, and a
+        # blank element looks up the node itself
+        name = name.strip()
+        if not name:
+            if not last:
+                _walk(node, segs, i + 1, create, create_kind, fn)
+                return
+            new = fn(node)   # the setter meets this mapping itself
+            if new is not node:
+                # (a setter refuses a mapping, or edits it: metadata and nameref setters)
+                assert isinstance(new, dict)
+                node.clear()
+                node.update(new)
+            return
     if not create or create_kind is None or is_seq:
         if name not in node:
             return
