@@ -243,11 +243,13 @@ def _with_build_annotations(res: Resource, fn: Callable[[Dict[str, Any]], Option
         injected[ORIGIN] = origin_text(res.origin)
     if res.transformations:
         injected[TRANSFORMATIONS] = transformations_text(res.transformations)
-    obj = dict(res.obj)
+    import copy   # start-up: only the builds that need it pay for it
+    # shallow copies that keep what a SpelledDict remembers (the texts a later step reads)
+    obj = copy.copy(res.obj)
     md = obj.get("metadata")
-    md = dict(md) if isinstance(md, dict) else {}
+    md = copy.copy(md) if isinstance(md, dict) else {}
     ann = md.get("annotations")
-    ann = dict(ann) if isinstance(ann, dict) else {}
+    ann = copy.copy(ann) if isinstance(ann, dict) else {}
     ann.update(injected)
     ann.update(internal or {})
     md["annotations"] = ann
