@@ -12,6 +12,7 @@ from kzgit.errors import BuildError
 from kzgit.konfig.general import LOCAL_CONFIG_ANNOTATION as LOCAL_CONFIG
 from kzgit.konfig.general import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from kzgit.resource import Resource
+from kzgit.resource.factory import validate_object
 from kzgit.resource.selector import metadata_texts
 from kzgit.yamlio import plain_scalar_is_string
 from kzgit.yamlio.tree import DupKeys, LazyError, spelled, undecodable
@@ -28,6 +29,11 @@ def finish(resources: List[Resource], sort_options: Any, build_metadata: List[st
     """The output resources of a build, in order, as Kustomizer.Run leaves them."""
     kept = []
     for r in resources:
+        if r.obj:
+            # kusttarget.go IgnoreLocal → factory.go DropLocalNodes validates every resource
+            # again after the last transformer: one a replacement or patch left without a
+            # kind or a scalar name fails here
+            validate_object(r.obj, "")
         ann = r.annotations()
         if LOCAL_CONFIG in ann:
             # factory.go DropLocalNodes decodes the annotations into strings: a null is "",

@@ -65,13 +65,15 @@ def validate_object(obj: Dict[str, Any], source: str) -> None:
     """kyaml GetValidatedMetadata: kind and metadata.name are required.
 
     Both are read as kyaml reads them (the scalar's text), so a mapping or a sequence there
-    counts as missing (kyaml/yaml/rnode.go GetValidatedMetadata).
+    counts as missing (kyaml/yaml/rnode.go GetValidatedMetadata).  ``source`` names the file
+    the object was read from ("" for a resource a build step made or changed).
     """
     kind = scalar_text(obj, "kind")
     md = obj.get("metadata")
+    where = f" (in {source})" if source else ""
     if not kind:
-        raise BuildError(f"missing Resource metadata: kind is required (in {source})")
+        raise BuildError(f"missing Resource metadata: kind is required{where}")
     if kind.endswith("List"):
         return  # "A list doesn't require a name." (GetValidatedMetadata)
     if not isinstance(md, dict) or not scalar_text(md, "name"):
-        raise BuildError(f"missing metadata.name in object {{{obj.get('apiVersion', '')} {kind}}} (in {source})")
+        raise BuildError(f"missing metadata.name in object {{{obj.get('apiVersion', '')} {kind}}}{where}")
