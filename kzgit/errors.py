@@ -55,17 +55,32 @@ class KzgitError(Exception):
         return new
 
 
-# Control characters (a path holding a NUL byte) as Go's strconv.Quote writes them, which is
-# how kubectl shows them (klog quotes a one-line error); newlines and tabs stay as they are
-_CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x09), *range(0x0b, 0x20), 0x7f]}
-_CONTROLS.update({0x07: "\\a", 0x08: "\\b", 0x0b: "\\v", 0x0c: "\\f", 0x0d: "\\r"})
+# Characters that do not print (a path holding a NUL byte, a key spelled with a byte-order
+# mark) as Go's strconv.Quote writes them, which is how kubectl shows them (klog quotes a
+# one-line error): \x for ASCII controls, \u / \U above; newlines and tabs stay as they are
+_NAMED = {0x07: "\\a", 0x08: "\\b", 0x0b: "\\v", 0x0c: "\\f", 0x0d: "\\r"}
+
+
+def _go_escape(c: str) -> str:
+    n = ord(c)
+    if n in _NAMED:
+        return _NAMED[n]
+    if n < 0x20 or n == 0x7f:
+        return f"\\x{n:02x}"
+    if 0xdc80 <= n <= 0xdcff:
+        return f"\\x{n - 0xdc00:02x}"   # a byte that is not UTF-8 (surrogateescape)
+    return f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}"
 
 
 def full_message(e: KzgitError) -> str:
     """What the user reads: the lead line, when there is one, then the message (and tip),
-    control characters escaped."""
+    characters that do not print escaped."""
     text = f"{e.lead}\n{e}" if e.lead else str(e)
-    return text.translate(_CONTROLS)
+    if text.isprintable():
+        return text
+    # (str.isprintable and Go's unicode.IsPrint agree: both refuse the C and Z categories
+    # but the ASCII space)
+    return "".join(c if c.isprintable() or c in "\n\t" else _go_escape(c) for c in text)
 
 
 class BuildError(KzgitError):

@@ -86,6 +86,30 @@ class _Loader(yaml.CSafeLoader):
     ascend_resolver = staticmethod(tuple)  # type: ignore[assignment]  # a no-op, see above
 
 
+class _BomLoader(yaml.SafeLoader):
+    """PyYAML's Python parser with :class:`_Loader`'s resolver, for a text holding a byte-order
+    mark after its first character.
+
+    libyaml skips a BOM at the start of any line (scanner.c "Allow the BOM"); go-yaml has the
+    same lines, yet kustomize reads ``\ufeffkind`` after a first line as a key spelled with the
+    BOM (``json: unknown field "\ufeffresources"``, verified with kubectl v1.32), as PyYAML's
+    Python scanner does: it skips a BOM at index 0 only.  Such files are rare, so the slower
+    parser costs nothing in practice.
+    """
+
+    resolve = _Loader.resolve
+    descend_resolver = _Loader.descend_resolver  # type: ignore[assignment]  # as in _Loader
+    ascend_resolver = _Loader.ascend_resolver  # type: ignore[assignment]  # as in _Loader
+
+
+def _loader(text: str) -> Union[_Loader, _BomLoader]:
+    """The parser for ``text``: libyaml, unless a BOM after the first character would make it
+    read the text otherwise than go-yaml (see :class:`_BomLoader`)."""
+    if "\ufeff" in text[1:]:
+        return _BomLoader(text)
+    return _Loader(text)
+
+
 class _Inf:
     """Marker for .inf / .nan: JSON cannot carry them, kustomize fails there."""
 
@@ -463,7 +487,7 @@ def _nesting_bound(text: str) -> int:
     return flow + max(map(len, text.split("\n")))
 
 
-def _check_depth_exact(loader: _Loader, source: str) -> None:
+def _check_depth_exact(loader: Union[_Loader, _BomLoader], source: str) -> None:
     """Walks the parser events (no composing) and fails past MAX_DEPTH.
 
     Only used when the cheap bound is exceeded; the loader is then spent.
@@ -496,8 +520,8 @@ def _compose_first(text: str, source: str, deep: bool) -> Optional[Node]:
     """The first document's node graph of ``text`` (kio decodes one document per part)."""
     try:
         if deep:
-            _check_depth_exact(_Loader(text), source)
-        loader = _Loader(text)
+            _check_depth_exact(_loader(text), source)
+        loader = _loader(text)
         try:
             return loader.get_node() if loader.check_node() else None
         finally:
@@ -689,7 +713,7 @@ def _copy_bounded(v: Any, depth: int, source: str) -> Any:
 
 def _compose_stream(text: str) -> Iterator[Node]:
     """Every document's node graph from one libyaml pass, one at a time."""
-    loader = _Loader(text)
+    loader = _loader(text)
     try:
         while loader.check_node():
             node = loader.get_node()
@@ -791,6 +815,8 @@ def _yaml_directive() -> "re.Pattern[str]":
 def _check_v2_version(text: str, source: str) -> None:
     """go-yaml v2 (parserc.go process_directives) reads YAML 1.1 only: a ``%YAML`` directive
     of another version is "found incompatible YAML document" (PyYAML only warns)."""
+    if text.startswith("\ufeff"):
+        text = text[1:]   # the reader skips a leading BOM before the directives
     if not text.startswith(("%", "#", "\n", " ", "\t")):
         return
     head = _directives().match(text)
@@ -812,8 +838,8 @@ def load_yaml11(data: Union[bytes, str], source: str = "", strict: bool = False)
     deep = _nesting_bound(text) > MAX_DEPTH
     try:
         if deep:
-            _check_depth_exact(_Loader(text), source)
-        loader = _Loader(text)
+            _check_depth_exact(_loader(text), source)
+        loader = _loader(text)
         try:
             # go-yaml v2 Unmarshal decodes the first document and never reads on: a
             # trailing "---" (or anything after it) is not an error

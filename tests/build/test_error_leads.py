@@ -126,6 +126,14 @@ def test_full_message_without_a_lead_is_the_message() -> None:
     assert full_message(KzgitError("chain").with_lead("lead")) == "lead\nchain"
 
 
+def test_full_message_escapes_what_does_not_print_as_go_quote_does() -> None:
+    # strconv.Quote (klog's one-line errors): named escapes, \x for ASCII controls and bytes
+    # that are not UTF-8, \u and \U above; newlines and tabs are kept
+    msg = KzgitError("a\x00b\x07\ufeffkey\udcffx\u00a0y\U000e0001\tz\nnext")
+    assert full_message(msg) == "a\\x00b\\a\\ufeffkey\\xffx\\u00a0y\\U000e0001\tz\nnext"
+    assert full_message(KzgitError("caf\u00e9 \u4e2d")) == "caf\u00e9 \u4e2d"
+
+
 def test_render_hook_leads_with_the_same_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     app = write_tree(tmp_path / "repo" / "app", {"kustomization.yaml": "resources:\n- missing.yaml\n"})
