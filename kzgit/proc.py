@@ -100,6 +100,56 @@ def _kill_group(pgid: int) -> None:
         pass
 
 
+# Signals that unwind kzgit (the CLI turns SIGTERM and SIGHUP into KeyboardInterrupt too)
+_HELD = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _start(argv: List[str], pending: List[int], **popen: Any) -> "subprocess.Popen[bytes]":
+    """Start ``argv`` in its own session and list its group in ``_live_groups``, with the
+    unwinding signals held meanwhile.
+
+    An interrupt raised inside ``Popen`` (the child already running, its pid not yet returned)
+    or before the group is listed would leave the program behind with nobody to kill it.  In
+    the main thread (the only one Python's handlers run in) the handlers are swapped for ones
+    that note the signal in ``pending``; the caller calls :func:`_redeliver` once it can clean
+    up, which sends it again with the original handlers back.
+    """
+    held: Dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in _HELD:
+            old = signal.getsignal(sig)
+            if old in (signal.SIG_IGN, None):
+                continue
+            signal.signal(sig, lambda signum, frame: pending.append(signum))
+            held[sig] = old
+    try:
+        try:
+            proc = subprocess.Popen(argv, start_new_session=True, close_fds=True, **popen)
+        except subprocess.SubprocessError as e:  # the preexec_fn failed in the child
+            raise OSError(f"cannot set the process up: {e}") from None
+        with _live_lock:
+            _live_groups.add(proc.pid)
+        return proc
+    except BaseException:
+        _restore(held)
+        held = {}
+        _redeliver(pending)   # nothing started: an interrupt that came meanwhile goes first
+        raise
+    finally:
+        _restore(held)
+
+
+def _restore(held: Dict[int, Any]) -> None:
+    for signum, handler in held.items():
+        signal.signal(signum, handler)
+
+
+def _redeliver(pending: List[int]) -> None:
+    """Send again the signals :func:`_start` held (to the handlers kzgit had before)."""
+    for signum in dict.fromkeys(pending):
+        signal.raise_signal(signum)
+
+
 def kill_all() -> None:
     """Kill every process group started by :func:`run` that is still running.
 
@@ -172,18 +222,13 @@ def run(argv: Sequence[str], *, input: Optional[bytes] = None, cwd: Optional[str
     too much output is reported in the result, the group already killed.
     """
     argv = [str(a) for a in argv]
-    try:
-        proc = subprocess.Popen(
-            argv, cwd=cwd, env=dict(env) if env is not None else None,
-            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            start_new_session=True, close_fds=True, preexec_fn=_child_setup(sandbox))
-    except subprocess.SubprocessError as e:  # the preexec_fn failed in the child
-        raise OSError(f"cannot set the process up: {e}") from None
+    pending: List[int] = []
+    proc = _start(argv, pending, cwd=cwd, env=dict(env) if env is not None else None,
+                  stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_child_setup(sandbox))
     pgid = proc.pid  # start_new_session: the child leads its own group
-    with _live_lock:
-        _live_groups.add(pgid)
     try:
+        _redeliver(pending)
         out, err, why = _communicate(proc, input, timeout, max_output)
     except BaseException:
         _kill_group(pgid)
@@ -391,17 +436,12 @@ class BatchProcess:
                  env: Optional[Mapping[str, str]] = None, timeout: float) -> None:
         self.argv = [str(a) for a in argv]
         self.timeout = timeout
-        try:
-            self._proc = subprocess.Popen(
-                self.argv, cwd=cwd, env=dict(env) if env is not None else None,
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                start_new_session=True, close_fds=True, preexec_fn=_child_setup(None))
-        except subprocess.SubprocessError as e:  # the preexec_fn failed in the child
-            raise OSError(f"cannot set the process up: {e}") from None
+        pending: List[int] = []
+        self._proc = _start(self.argv, pending, cwd=cwd, env=dict(env) if env is not None else None,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=_child_setup(None))
         self.pid = self._proc.pid   # start_new_session: the child leads its own group
         self.owner = os.getpid()
-        with _live_lock:
-            _live_groups.add(self.pid)
         assert self._proc.stdin is not None and self._proc.stdout is not None \
             and self._proc.stderr is not None
         self._in, self._out, self._err = (self._proc.stdin.fileno(), self._proc.stdout.fileno(),
@@ -411,6 +451,11 @@ class BatchProcess:
         self._buf = bytearray()
         self._stderr = bytearray()
         self._closed = False
+        try:
+            _redeliver(pending)
+        except BaseException:
+            self.close()
+            raise
 
     @property
     def stderr(self) -> bytes:

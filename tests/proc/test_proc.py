@@ -276,3 +276,36 @@ def test_exit_status_is_waited_for_without_coarse_sleeps(monkeypatch: pytest.Mon
     for _ in range(5):
         assert proc.run(["sh", "-c", "exec true"], timeout=30).returncode == 0
     assert all(n < 0.005 for n in naps), naps
+
+
+@pytest.mark.parametrize("starter", ["run", "batch"])
+def test_interrupt_while_the_program_starts_still_kills_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, starter: str) -> None:
+    """A signal that lands while Popen returns (the child runs, its pid is not known yet) is
+    held and raised once the group is listed: the program dies with the interrupt."""
+    pidfile = tmp_path / "pid"
+    p = script(tmp_path, "hang.sh", f"""\
+        #!/bin/sh
+        echo $$ > {pidfile}.tmp && mv {pidfile}.tmp {pidfile}
+        sleep 300
+        """)
+    real = subprocess.Popen
+
+    def popen_then_interrupted(*args: object, **kwargs: object) -> "subprocess.Popen[bytes]":
+        child = real(*args, **kwargs)  # type: ignore[call-overload]
+        wait_pid_file(pidfile, 10)
+        signal.raise_signal(signal.SIGINT)   # Ctrl-C before Popen has returned
+        return child
+
+    monkeypatch.setattr(proc.subprocess, "Popen", popen_then_interrupted)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            if starter == "run":
+                proc.run([str(p)], timeout=60)
+            else:
+                proc.BatchProcess([str(p)], timeout=60)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert wait_gone(int(pidfile.read_text())), "the program outlived the interrupt"
+    assert proc.live_groups() == []
