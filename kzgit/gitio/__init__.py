@@ -5,19 +5,16 @@ with ``GIT_INDEX_FILE`` set when ``git commit -a`` or ``git commit FILE`` uses a
 temporary index), so these helpers keep ``GIT_*`` variables, unlike the
 engines, which strip them before kustomize clones anything
 (:func:`kzgit.proc.git_env`).  git runs under :mod:`kzgit.proc` (timeout, own
-session, killed with kzgit).  pygit2 is imported lazily: only the index edits
-need it.
+session, killed with kzgit); git itself reads and edits the index and, in
+:mod:`kzgit.gitio.objects`, a commit's objects.
 """
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Dict, Iterable, List, Optional
+from typing import Dict, Iterable, List, Optional, Tuple
 
 from kzgit import proc
 from kzgit.errors import KzgitError, UsageError
-
-if TYPE_CHECKING:  # pragma: no cover
-    import pygit2   # slow to import: only what reads git objects pays for it
 
 GIT_TIMEOUT = 120.0
 MODE_EXECUTABLE = 0o100755
@@ -121,8 +118,9 @@ def resolve_commits(root: str, revs: List[str]) -> List[str]:
 
 
 def is_partial_clone(root: str) -> bool:
-    """Whether objects may be missing and fetched on demand (``clone --filter``): git's own
-    commands fetch them, libgit2 (pygit2) cannot."""
+    """Whether objects may be missing and fetched on demand (``clone --filter``): ``kzgit diff``
+    then exports a revision, git fetching what it lacks at once, rather than reading objects
+    one by one (each missing one a fetch of its own)."""
     try:
         out = git(["config", "--get-regexp", r"^(remote\..*\.promisor|extensions\.partialclone)$"], root)
     except KzgitError:   # exit status 1: no such key
@@ -150,43 +148,44 @@ def rev_files(root: str, rev: str) -> List[str]:
     return _z(git(["ls-tree", "-r", "-z", "--name-only", rev], root))
 
 
-def _open_index(root: str) -> "pygit2.Index":
-    import pygit2   # slow to import: only what reads git objects pays for it
+def _index_env() -> Optional[Dict[str, str]]:
+    """The environment for git reading or editing the index: kzgit's, with a relative
+    ``GIT_INDEX_FILE`` (git commit -a / git commit FILE: git's temporary index) made absolute
+    from kzgit's directory, where git ran the hook."""
     env_index = os.environ.get("GIT_INDEX_FILE")
-    if env_index:
-        # git commit -a / git commit FILE: the hook must see and edit git's temporary index.
-        return pygit2.Index(os.path.abspath(env_index))
-    index: "pygit2.Index" = pygit2.Repository(root).index
-    return index
+    if env_index and not os.path.isabs(env_index):
+        return dict(os.environ, GIT_INDEX_FILE=os.path.abspath(env_index))
+    return None
+
+
+def _index_entries(root: str) -> Dict[str, Tuple[int, str]]:
+    """(mode, object id) of each entry of the index (merged ones: stage 0), by path."""
+    out: Dict[str, Tuple[int, str]] = {}
+    for record in git(["ls-files", "--stage", "-z"], root, env=_index_env()).split(b"\0"):
+        meta, _, path = record.partition(b"\t")
+        fields = meta.split(b" ")
+        if len(fields) == 3 and fields[2] == b"0":
+            out[path.decode("utf-8", "surrogateescape")] = (int(fields[0], 8), fields[1].decode("ascii"))
+    return out
 
 
 def index_modes(root: str, paths: Optional[Iterable[str]] = None) -> Dict[str, int]:
     """Mode of each index entry (all of them when ``paths`` is None)."""
-    index = _open_index(root)
     want = None if paths is None else set(paths)
-    out: Dict[str, int] = {}
-    for entry in index:
-        if want is None or entry.path in want:
-            out[entry.path] = entry.mode
-    return out
+    return {p: mode for p, (mode, _) in _index_entries(root).items() if want is None or p in want}
 
 
 def clear_exec_bits_in_index(root: str, paths: Iterable[str]) -> List[str]:
     """Set mode 100644 on the index entries of ``paths`` that are 100755; return those changed.
 
     Only the mode changes: the entry keeps its blob id, so the staged content is untouched.
+    ``git update-index --index-info`` sets each entry from its line alone, where ``--chmod``
+    would add the work tree's content again (a partially staged file's unstaged part with it).
     """
-    import pygit2   # slow to import: only what reads git objects pays for it
-    index = _open_index(root)
-    changed: List[str] = []
-    for path in paths:
-        try:
-            entry = index[path]
-        except KeyError:
-            continue
-        if entry.mode == MODE_EXECUTABLE:
-            index.add(pygit2.IndexEntry(path, entry.id, pygit2.enums.FileMode.BLOB))
-            changed.append(path)
+    entries = _index_entries(root)
+    changed = [p for p in paths if p in entries and entries[p][0] == MODE_EXECUTABLE]
     if changed:
-        index.write()
+        info = b"".join(b"%o %s\t%s\0" % (MODE_BLOB, entries[p][1].encode("ascii"),
+                                          p.encode("utf-8", "surrogateescape")) for p in changed)
+        git(["update-index", "-z", "--index-info"], root, env=_index_env(), input=info)
     return changed
