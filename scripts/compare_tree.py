@@ -52,8 +52,17 @@ def _run(argv: List[str], env: Dict[str, str], timeout: float) -> Tuple[int, byt
 
 
 def _first_error_line(stderr: str) -> str:
+    """The error's first line, without klog's prefix (kubectl writes ``E1124 ... run.go:72]
+    "command failed" err="..."``, or ``err=<`` with the message on the next lines)."""
     lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
-    return lines[0][:200] if lines else "(no message)"
+    if not lines:
+        return "(no message)"
+    first = lines[0]
+    if first.endswith("err=<") and len(lines) > 1:
+        first = lines[1]
+    elif 'err="' in first:
+        first = first.split('err="', 1)[1].rstrip('"')
+    return first[:200]
 
 
 def compare(top: Path, kzgit: List[str], kubectl: str, timeout: float,
