@@ -97,9 +97,10 @@ def _merged(paths: "list[str]") -> "DiffReport":
 def _repo_top() -> Optional[str]:
     """The top of the repository holding the current directory; None outside one (the diff
     then says so)."""
-    from kzgit import gitio   # start-up
+    # start-up: found as git would, without running it where the repository is laid out plainly
+    from kzgit.hooks._listing import top_and_index
     try:
-        return gitio.repo_root(os.getcwd())
+        return top_and_index(os.getcwd())[0]
     except KzgitError:
         return None
 

@@ -75,10 +75,11 @@ def test_diff_between_commits_imports_and_runs_only_what_it_needs(tmp_path: Path
     status, spawned, printed = _diff(repo.path, "base", "HEAD", env)
     assert status == "0 []", f"imported what a diff never needs: {status}"
     assert '-  k: "1"\n+  k: "2"\n' in printed
-    # the repository found once, both revisions resolved at once, each commit listed once,
-    # blobs through one git cat-file for both; the changed files come from the two listings
-    listing = ["git rev-parse --show-toplevel", "git cat-file --batch-check",
-               "git config --get-regexp", "git ls-tree -r", "git ls-tree -r"]
+    # the repository found without git (a plain layout), both revisions resolved at once, each
+    # commit listed once, blobs through one git cat-file for both; the changed files come from
+    # the two listings
+    listing = ["git cat-file --batch-check", "git config --get-regexp", "git ls-tree -r",
+               "git ls-tree -r"]
     assert spawned == listing + ["git cat-file --batch"]
     # run again, everything in the render cache: the graphs and the renders are checked
     # against the listings' blob ids, and no blob is read
