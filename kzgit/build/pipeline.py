@@ -57,6 +57,13 @@ def _check_annotatable(r: Resource, path: str) -> None:
                          f"expected MappingNode but got {node_kind(ann)}")
 
 
+def _with_prefix(error: KzgitError, prefix: str) -> KzgitError:
+    """``error`` with ``prefix``: made only once the file's error is shown (the directory failed
+    too): most resource paths that are no file are directories, and a prefixed error is a copy
+    (KzgitError.reworded imports copy)."""
+    return error.prefixed(prefix) if prefix else error
+
+
 def _go_quote(text: str) -> str:
     """Go's ``%q`` of a string (strconv.Quote) for the characters error messages hold."""
     return json.dumps(text, ensure_ascii=False)
@@ -185,15 +192,14 @@ class Target:
                 continue
             # kusttarget.go accumulateResources: a file first, then a directory; when both
             # fail, the file's error is quoted before the directory's.
-            try:
-                self._accumulate_file(ra, path)
+            failed = self._accumulate_file(ra, path)
+            if failed is None:
                 continue
-            except KzgitError as e:
-                file_err = e
             try:
                 sub = self.loader.new_dir_loader(path)
             except KzgitError as dir_err:
                 from kzgit.build import leads   # start-up: only a failed build needs it
+                file_err = _with_prefix(*failed)
                 if isinstance(file_err, YamlError):
                     raise file_err from None  # malformed YAML in a file: the directory error would confuse
                 raise leads.resource(dir_err.prefixed(f"accumulation err='{file_err.message}': "),
@@ -201,7 +207,7 @@ class Target:
             try:
                 yield from self._accumulate_loader(ra, sub, path, component=False)
             except KzgitError as e:
-                raise e.prefixed(f"accumulation err='{file_err.message}': ") from None
+                raise e.prefixed(f"accumulation err='{_with_prefix(*failed).message}': ") from None
 
     def origin_of(self, path: str) -> str:
         """Origin.Append: filepath.Join of this level's origin path and ``path``."""
@@ -213,12 +219,18 @@ class Target:
         return {"configuredIn": self.origin_of(self.kfile_name),
                 "configuredBy": {"apiVersion": "builtin", "kind": kind}}
 
-    def _accumulate_file(self, ra: Accumulator, path: str) -> None:
+    def _accumulate_file(self, ra: Accumulator, path: str) -> Optional[Tuple[KzgitError, str]]:
+        """kusttarget.go accumulateFile: None when ``path`` was read as a file, else its error
+        and the prefix kustomize gives that error (see :func:`_with_prefix`)."""
         try:
             data = self.loader.load(path)
         except KzgitError as e:
-            raise e.prefixed(f"accumulating resources from '{path}': ") from None
-        self._append_file_resources(ra, data, path)
+            return e, f"accumulating resources from '{path}': "
+        try:
+            self._append_file_resources(ra, data, path)
+        except KzgitError as e:
+            return e, ""
+        return None
 
     def _append_file_resources(self, ra: Accumulator, data: bytes, path: str) -> None:
         """kusttarget.go accumulateFile: read the resources of one file, then append them."""

@@ -107,6 +107,13 @@ def test_build_does_not_import_what_it_does_not_need(target: object) -> None:
     assert _imported_by_build(str(target), NOT_FOR_A_SMALL_BUILD, "--no-cache")[0] == "0 []"
 
 
+def test_a_base_directory_costs_no_copy_of_an_error() -> None:
+    # a resource path is tried as a file first: for a base directory that error is shown only
+    # if the directory fails too, so it is not copied (KzgitError.reworded imports copy)
+    target = PROJECT / "examples" / "overlays" / "production"
+    assert _imported_by_build(str(target), ["copy"], "--no-cache")[0] == "0 []"
+
+
 def test_plain_build_loads_no_step_it_does_not_run() -> None:
     target = FIXTURES / "labels" / "common-labels"
     assert _imported_by_build(str(target), NOT_FOR_A_PLAIN_BUILD, "--no-cache")[0] == "0 []"
