@@ -129,3 +129,24 @@ def test_resolve_commits_at_once(tmp_path: Path) -> None:
             resolve_commits(repo.path, ["HEAD", bad])
     with pytest.raises(UsageError, match="is not a revision"):
         resolve_commits(repo.path, ["HEAD", "a\nb"])
+
+
+def test_an_interrupted_diff_leaves_no_git_cat_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C in the middle of a render: the diff's cleanup stops the batch git it started."""
+    from kzgit.diff import compare
+    repo = _repo(tmp_path / "r")
+    first = repo.head()
+    repo.commit({"app/cm.yaml": CM.format(2)})
+    started = []
+    real = compare._render
+
+    def render(*args: object, **kwargs: object) -> object:
+        real(*args, **kwargs)   # reads the commit's blobs: git cat-file runs
+        batch = objects.reader(repo.path).batch
+        assert batch is not None and not batch.closed
+        started.append(batch.pid)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(compare, "_render", render)
+    with pytest.raises(KeyboardInterrupt):
+        compare.diff(repo.path, compare.DiffOptions(base=first, head="HEAD"))
+    assert started and wait_gone(started[0]) and started[0] not in proc.live_groups()
