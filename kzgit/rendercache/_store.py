@@ -35,8 +35,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, BinaryIO, Dict, Iterator, List, Optional, Tuple
 
 MAGIC = b"KZGIT-RENDER 2\n"
-# The longest header line read: a trace of a root reading 100,000 files stays below it.
-_MAX_HEADER = 256 * 1024 * 1024
 SUFFIX = ".kzr"
 # Variants kept per key: a root at a few revisions (base and head of a diff, a branch or two).
 MAX_VARIANTS = 6
@@ -185,7 +183,9 @@ def _read_entry(f: BinaryIO, key: str, payload: bool) -> Optional[Tuple[Dict[str
     if f.readline(len(MAGIC)) != MAGIC:
         return None
     digest = f.readline(65)
-    head = f.readline(_MAX_HEADER)
+    # no size limit: BufferedReader.readline(n) allocates n bytes up front, and a damaged
+    # entry read whole costs what reading an entry whole always did
+    head = f.readline()
     if not (digest.endswith(b"\n") and head.endswith(b"\n")):
         return None
     head = head[:-1]
