@@ -46,11 +46,13 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import Any, Callable, Dict, Optional, Sequence, Tuple
-
 from kzgit.errors import UsageError
 from kzgit.loader import NO_RESTRICTIONS, ROOT_ONLY
 from kzgit.record import Record
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 PYPROJECT = "pyproject.toml"
 KZGIT_TOML = ".kzgit.toml"

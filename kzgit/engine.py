@@ -20,7 +20,6 @@ import contextlib
 import json
 import os
 import re
-from typing import TYPE_CHECKING, Dict, Iterator, List, Mapping, Optional, Protocol
 
 from kzgit import build
 from kzgit.build import BuildOptions
@@ -28,8 +27,12 @@ from kzgit.config import Config
 from kzgit.errors import BuildError, UsageError
 from kzgit.loader import NO_RESTRICTIONS
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
     import concurrent.futures
+    from typing import Dict, Iterator, List, Mapping, Optional, Protocol
+else:
+    Protocol = object   # Engine is a type for checkers; nothing subclasses or isinstance()s it
 
 DEFAULT_TIMEOUT = 120.0
 # Last lines of an external engine's stderr kept in an error message.

@@ -21,13 +21,17 @@ from __future__ import annotations
 import os
 import posixpath
 import stat
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from kzgit.loader import KUSTOMIZATION_FILE_NAMES
 from kzgit.record import Record
 
-ReadFn = Callable[[str], Optional[bytes]]
-"""Repo-relative '/'-separated path -> the file's bytes, or None when it cannot be read."""
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+    ReadFn = Callable[[str], Optional[bytes]]
+    """Repo-relative '/'-separated path -> the file's bytes, or None when it cannot be read."""
+else:
+    ReadFn = None   # a type for checkers (modules import the name)
 
 ROOT_DIR = "."
 

@@ -14,14 +14,15 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Callable, List, Optional, Union
 
 from kzgit.cli import add_render_flags
 from kzgit.config import Config, load_config
 from kzgit.errors import KzgitError
 from kzgit.hooks import Finding, Workspace
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable, List, Optional, Union
     from kzgit.rendercache import Store
 
 HOOKS = {

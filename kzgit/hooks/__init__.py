@@ -10,11 +10,13 @@ stashed unstaged changes), or a temporary export of the index or of a commit
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, List, Optional, Union
-
 from kzgit.config import Config, glob_match
 from kzgit.graph import Graph, ReadFn, disk_reader, scan, scan_cached
 from kzgit.record import Record
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable, List, Optional, Union
 
 LOCALIZED_FILES_DIR = "localized-files"
 

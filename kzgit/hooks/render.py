@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
-
 from kzgit.build import BuildOptions
 from kzgit.engine import Engine, render_pool
 from kzgit.errors import KzgitError, full_message
@@ -49,14 +47,20 @@ def options_for(ws: Workspace, offline: bool = False) -> BuildOptions:
                         sandbox=c.sandbox, fs=ws.build_fs())
 
 
-Outcome = Tuple[str, float, Optional[str], Any]
-"""How one root's render went: (status, seconds, error *message*, what the render gives)."""
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-RenderOne = Callable[[Engine, str, BuildOptions, Optional[Store]], Outcome]
-"""Renders one root in a worker (a module-level function: it is pickled to the pool)."""
+    Outcome = Tuple[str, float, Optional[str], Any]
+    """How one root's render went: (status, seconds, error *message*, what the render gives)."""
 
-LookUp = Callable[[str, BuildOptions, Store, Any], Optional[Outcome]]
-"""The stored outcome of one root whose inputs are unchanged, else None."""
+    RenderOne = Callable[[Engine, str, BuildOptions, Optional[Store]], Outcome]
+    """Renders one root in a worker (a module-level function: it is pickled to the pool)."""
+
+    LookUp = Callable[[str, BuildOptions, Store, Any], Optional[Outcome]]
+    """The stored outcome of one root whose inputs are unchanged, else None."""
+else:
+    Outcome = RenderOne = LookUp = None   # types for checkers (modules import the names)
 
 
 def _render_one(engine: Engine, path: str, options: BuildOptions, store: Optional[Store]) -> Outcome:

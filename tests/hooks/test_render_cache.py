@@ -191,6 +191,8 @@ NOT_FOR_A_WARM_HOOK = [
     "hashlib",
     # the other hooks' arguments are not built (validate's flags live there)
     "kzgit.cli.validate",
+    # annotations only: the modules on this path import typing for type checkers alone
+    "typing",
     # no program runs: the repository is found as git finds it, the index's files come from
     # the cache (kzgit.hooks._listing)
     "kzgit.proc", "kzgit.gitio", "subprocess", "threading", "ctypes",
