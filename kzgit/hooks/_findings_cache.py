@@ -18,7 +18,6 @@ stored before "a missing schema is listed once per kind" is applied across roots
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from typing import TYPE_CHECKING, Any, List, Optional, Tuple
@@ -95,7 +94,7 @@ def load(store: "Store", key: str) -> Optional[Tuple[List[Finding], int]]:
 
 def save(store: "Store", key: str, findings: List[Finding], count: int) -> None:
     """Store ``findings`` (best effort, as every cache entry)."""
-    store.write(key, {"trace": None, "findings": [dataclasses.asdict(f) for f in findings],
+    store.write(key, {"trace": None, "findings": [{n: getattr(f, n) for n in f.fields()} for f in findings],
                       "validated": count}, b"")
 
 

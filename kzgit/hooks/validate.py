@@ -14,7 +14,6 @@ the resource's own file, or the patch that set the field, with a line.
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
@@ -28,6 +27,7 @@ from kzgit.hooks import Workspace
 from kzgit.hooks import _findings_cache as found
 from kzgit.hooks.render import (Outcome, RootResult, options_for, render_each, roots_to_build,
                                 shard_of)
+from kzgit.record import Record
 from kzgit.rendercache import BUILT, FAILED, Store, lookup, render_cached
 from kzgit.validate import ERROR, WARNING, Finding, Validator
 
@@ -37,25 +37,31 @@ if TYPE_CHECKING:  # pragma: no cover
 CRD_MARK = b"CustomResourceDefinition"
 
 
-@dataclasses.dataclass
-class Rendered:
+class Rendered(Record):
     """One rendered resource: the object and, with the builtin engine, where it came from."""
 
-    obj: Dict[str, Any]
-    source: str = ""                          # absolute path of its file ('' unknown)
-    names: Tuple[str, ...] = ()               # its names before the build renamed it
+    __slots__ = ("obj", "source", "names")
+
+    def __init__(self, obj: Dict[str, Any], source: str = "", names: Tuple[str, ...] = ()) -> None:
+        self.obj = obj
+        self.source = source      # absolute path of its file ('' unknown)
+        self.names = names        # its names before the build renamed it
 
 
-@dataclasses.dataclass
-class Report:
+class Report(Record):
     """What a validation run found and covered (for the text, JSON and JUnit outputs)."""
 
-    findings: List[Finding]
-    roots: List[str]
-    resources: Dict[str, int]                 # root -> resources validated
-    kubernetes_version: str
-    strict: bool
-    renders: List[RootResult] = dataclasses.field(default_factory=list)   # how each root went
+    __slots__ = ("findings", "roots", "resources", "kubernetes_version", "strict", "renders")
+
+    def __init__(self, findings: List[Finding], roots: List[str], resources: Dict[str, int],
+                 kubernetes_version: str, strict: bool,
+                 renders: Optional[List[RootResult]] = None) -> None:
+        self.findings = findings
+        self.roots = roots
+        self.resources = resources       # root -> resources validated
+        self.kubernetes_version = kubernetes_version
+        self.strict = strict
+        self.renders: List[RootResult] = [] if renders is None else renders   # how each root went
 
     @property
     def errors(self) -> List[Finding]:

@@ -15,43 +15,52 @@ missing schema (``missing-schemas``: warn, error or skip).
 """
 from __future__ import annotations
 
-import dataclasses
 import os
 from typing import Any, Dict, List, Optional, Tuple
 
 from kzgit.config import ValidatePolicy
 from kzgit.errors import UsageError
+from kzgit.record import Record
 from kzgit.validate.schema import Check, Problem
 
 SKIP_ANNOTATION = "kzgit.io/validate"
 ERROR, WARNING = "error", "warning"
 
 
-@dataclasses.dataclass
-class Issue:
+# Records, not dataclasses: a warm validate run reads its findings from the render cache,
+# and importing dataclasses (with inspect) would cost it more (kzgit.record).
+class Issue(Record):
     """One problem of one resource: ``path`` is a JSON pointer ('' = the whole resource)."""
 
-    code: str            # type, enum, required, unknown-field, not-served, missing-schema, ...
-    path: str
-    message: str
-    severity: str = ERROR
+    __slots__ = ("code", "path", "message", "severity")
+
+    def __init__(self, code: str, path: str, message: str, severity: str = ERROR) -> None:
+        self.code = code     # type, enum, required, unknown-field, not-served, missing-schema, ...
+        self.path = path
+        self.message = message
+        self.severity = severity
 
 
-@dataclasses.dataclass
-class Finding:
+class Finding(Record):
     """An issue placed in the repository: which root rendered which resource, from which file."""
 
-    root: str
-    api_version: str
-    kind: str
-    namespace: str
-    name: str
-    code: str
-    path: str
-    message: str
-    severity: str = ERROR
-    file: Optional[str] = None
-    line: Optional[int] = None
+    __slots__ = ("root", "api_version", "kind", "namespace", "name", "code", "path", "message",
+                 "severity", "file", "line")
+
+    def __init__(self, root: str, api_version: str, kind: str, namespace: str, name: str, code: str,
+                 path: str, message: str, severity: str = ERROR, file: Optional[str] = None,
+                 line: Optional[int] = None) -> None:
+        self.root = root
+        self.api_version = api_version
+        self.kind = kind
+        self.namespace = namespace
+        self.name = name
+        self.code = code
+        self.path = path
+        self.message = message
+        self.severity = severity
+        self.file = file
+        self.line = line
 
     @property
     def resource(self) -> str:

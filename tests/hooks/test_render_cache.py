@@ -7,7 +7,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Tuple
 
 import pytest
 from test_hooks import git, kz, make_repo, write
@@ -204,27 +204,35 @@ spawned = []
 sys.addaudithook(lambda event, args: event in ("subprocess.Popen", "os.posix_spawn", "os.fork")
                  and spawned.append(event))
 from kzgit.cli.main import main
-rc = main(["hook", "render", "--all", "-v"])
+rc = main(sys.argv[2:])
 print("MODULES", " ".join(m for m in sys.argv[1].split(",") if m in sys.modules))
 print("SPAWNED", len(spawned))
 sys.exit(rc)
 """
 
 
+def probe_twice(repo: Path, cache: Path, modules: List[str], *argv: str
+                ) -> List[Tuple["subprocess.CompletedProcess[str]", Dict[str, str]]]:
+    """Run ``kzgit ARGV`` twice in ``repo`` (the second run warm); each run's outcome, and
+    which of ``modules`` it imported (MODULES) and how many programs it started (SPAWNED)."""
+    env = dict(os.environ, KZGIT_CACHE_DIR=str(cache))
+    env.pop("PRE_COMMIT", None)
+    runs = [subprocess.run([sys.executable, "-c", WARM_PROBE, ",".join(modules), *argv],
+                           cwd=repo, env=env, capture_output=True, text=True, timeout=120)
+            for _ in range(2)]
+    return [(r, {k: v for k, _, v in (line.partition(" ") for line in r.stdout.splitlines())})
+            for r in runs]
+
+
 def test_a_warm_hook_imports_and_spawns_only_what_it_needs(tmp_path: Path) -> None:
     """A structural guard of the warm run's cost (never a timing): which modules it loads,
     how many programs it starts."""
     repo = make_repo(tmp_path / "r", FILES)
-    env = dict(os.environ, KZGIT_CACHE_DIR=str(tmp_path / "cache"))
-    env.pop("PRE_COMMIT", None)
-    runs = [subprocess.run([sys.executable, "-c", WARM_PROBE, ",".join(NOT_FOR_A_WARM_HOOK)],
-                           cwd=repo, env=env, capture_output=True, text=True, timeout=120)
-            for _ in range(2)]
-    assert all(r.returncode == 0 for r in runs), runs
-    assert statuses(runs[0].stderr) == {r: "built" for r in ROOTS}
-    assert statuses(runs[1].stderr) == {r: "cached" for r in ROOTS}
-    cold, warm = ({k: v for k, _, v in (line.partition(" ") for line in r.stdout.splitlines())}
-                  for r in runs)
+    (first, cold), (second, warm) = probe_twice(repo, tmp_path / "cache", NOT_FOR_A_WARM_HOOK,
+                                                "hook", "render", "--all", "-v")
+    assert first.returncode == second.returncode == 0, (first, second)
+    assert statuses(first.stderr) == {r: "built" for r in ROOTS}
+    assert statuses(second.stderr) == {r: "cached" for r in ROOTS}
     assert int(cold["SPAWNED"]) >= 1   # git listed the index once (the probe sees programs start)
     assert warm["MODULES"] == ""
     assert int(warm["SPAWNED"]) == 0

@@ -11,6 +11,7 @@ from typing import Dict, List, Tuple
 import pytest
 from helpers import WEB_DEPLOYMENT, WIDGET_CRD
 from test_hooks import git, make_repo, write
+from test_render_cache import probe_twice
 
 from kzgit.cli.main import main
 from kzgit.hooks.validate import Resources
@@ -276,3 +277,18 @@ def test_the_plain_git_hooks_validate_staged_content_through_the_cache(
     _, third, err = validate(repo, monkeypatch, capsys, *argv)
     assert statuses(err) == {**{r: "cached" for r in ROOTS}, "overlays/o1": "built"}
     assert "overlays/o1: Deployment/n1-web" in third
+
+
+# A warm `kzgit validate --all` reads renders and findings from the cache: it neither builds,
+# nor parses YAML, nor uses dataclasses (kzgit.record's plain classes, as the hooks).
+NOT_FOR_A_WARM_VALIDATE = ["yaml", "kzgit.yamlio", "kzgit.build.pipeline", "kzgit.builtins",
+                           "dataclasses", "inspect", "concurrent.futures"]
+
+
+def test_a_warm_validate_imports_only_what_it_needs(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", FILES)
+    (first, _), (second, warm) = probe_twice(repo, tmp_path / "cache", NOT_FOR_A_WARM_VALIDATE,
+                                             "validate", "--all", "-v")
+    assert first.returncode == second.returncode == 1 and second.stdout.startswith(first.stdout[:40])
+    assert statuses(second.stderr) == {r: "cached" for r in ROOTS}
+    assert warm["MODULES"] == ""
