@@ -112,6 +112,9 @@ def _discover(cwd: str) -> "Optional[Tuple[str, str]]":
                 return None
             if ".git" in os.path.relpath(here, d).split(os.sep):
                 return None   # inside the repository's own directory: no work tree there
+            index = os.environ.get("GIT_INDEX_FILE")
+            if index is not None and not os.path.isabs(index) and here != d:
+                return None   # relative to the top or to here? git knows
             return _plain_repository(d, gitdir)
     except (OSError, ValueError):
         return None
@@ -133,8 +136,9 @@ def _plain_repository(top: str, gitdir: str) -> "Optional[Tuple[str, str]]":
         config = b""
     if _steering_config(config):
         return None
+    # a relative GIT_INDEX_FILE is here only when the run is at the top (_discover)
     index = os.environ.get("GIT_INDEX_FILE") or os.path.join(gitdir, "index")
-    return top, os.path.abspath(index)
+    return top, os.path.normpath(os.path.join(top, index))
 
 
 def _checksum(index: str) -> "Optional[str]":

@@ -101,7 +101,8 @@ def _gits_answer(cwd: Path) -> Tuple[str, str]:
     return out[0], os.path.normpath(os.path.join(cwd, out[1]))
 
 
-@pytest.mark.parametrize("layout", ["plain", "subdirectory", "index-file-variable", "git-dir-variable",
+@pytest.mark.parametrize("layout", ["plain", "subdirectory", "index-file-variable",
+                                    "relative-index-file-variable", "git-dir-variable",
                                     "core-worktree", "include", "gitfile", "linked-worktree",
                                     "inside-dot-git"])
 def test_the_top_and_the_index_are_git_s(layout: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -113,6 +114,8 @@ def test_the_top_and_the_index_are_git_s(layout: str, tmp_path: Path, monkeypatc
     elif layout == "index-file-variable":
         git(top, "read-tree", "--index-output", str(tmp_path / "other"), "HEAD")
         monkeypatch.setenv("GIT_INDEX_FILE", str(tmp_path / "other"))
+    elif layout == "relative-index-file-variable":   # as git sets it for a hook at the top
+        monkeypatch.setenv("GIT_INDEX_FILE", ".git/index")
     elif layout == "git-dir-variable":
         monkeypatch.setenv("GIT_DIR", str(top / ".git"))
         by_kzgit = False
