@@ -62,6 +62,7 @@ class Workspace:
         self.mounted = mounted and self.repo != root
         self._graph: Optional[Graph] = None
         self._changed: Optional["set[str]"] = None
+        self._memos: "dict[str, dict[str, Any]]" = {}
 
     @property
     def files(self) -> List[str]:
@@ -92,6 +93,11 @@ class Workspace:
     def path(self, rel: str) -> str:
         """Absolute path of a repo-relative path in the content checked."""
         return os.path.join(self.root, *[p for p in rel.split("/") if p and p != "."])
+
+    def memo(self, name: str) -> "dict[str, Any]":
+        """A dictionary named ``name`` for what a run learns about the content once (it does
+        not change while a hook runs)."""
+        return self._memos.setdefault(name, {})
 
     @property
     def build_root(self) -> str:

@@ -67,9 +67,12 @@ def key_for(ws: "Workspace", root: str, digest: str, sources: List[str], state: 
     reach = ws.graph.reach(root)
     files = sorted(set(reach.files) | set(sources))
     blobs = []
+    known = ws.memo("blob ids")   # a base's files are read by every root of the run
     for f in files:
-        data = ws.read(f)
-        blobs.append([f, blob_id(data) if data is not None else None])
+        if f not in known:
+            data = ws.read(f)
+            known[f] = blob_id(data) if data is not None else None
+        blobs.append([f, known[f]])
     parts = {"state": state, "root": root, "top": ws.build_root, "resources": digest, "files": blobs,
              "kdirs": sorted(reach.kustomization_dirs)}
     return sha256(json.dumps(parts, sort_keys=True).encode("utf-8")).hexdigest()

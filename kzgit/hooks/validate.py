@@ -102,14 +102,18 @@ class Resources:
     """What one root rendered: from a render cache entry, decoded only when a resource is
     needed (a root whose findings are cached and which renders no CRD never is)."""
 
-    def __init__(self, payload: bytes = b"", items: Optional[List[Rendered]] = None) -> None:
+    def __init__(self, payload: bytes = b"", items: Optional[List[Rendered]] = None,
+                 digest: str = "") -> None:
         self._payload = payload
         self._items = items
+        self._digest = digest    # the payload's sha256 when the render cache verified it
 
     @property
     def digest(self) -> str:
         """What the resources are, for the findings cache ('': not from the render cache)."""
-        return sha256(self._payload).hexdigest() if self._payload else ""
+        if not self._digest and self._payload:
+            self._digest = sha256(self._payload).hexdigest()
+        return self._digest
 
     @property
     def sources(self) -> List[str]:
@@ -153,7 +157,7 @@ def _look_up(path: str, options: BuildOptions, store: Store, checker: Any) -> Op
         return None
     if hit.error is not None:
         return hit.status, hit.seconds, full_message(hit.error), Resources()
-    return hit.status, hit.seconds, None, Resources(hit.payload)
+    return hit.status, hit.seconds, None, Resources(hit.payload, digest=hit.digest)
 
 
 def crd_roots(ws: Workspace) -> List[str]:

@@ -70,15 +70,18 @@ def default_store(enabled: bool = True, size_mb: int = DEFAULT_SIZE_MB
 class Rendered(Record):
     """How one render went: ``status`` is BUILT, CACHED or FAILED (then ``error`` is set)."""
 
-    __slots__ = ("status", "seconds", "payload", "warnings", "error")
+    __slots__ = ("status", "seconds", "payload", "warnings", "error", "digest")
 
     def __init__(self, status: str, seconds: float, payload: bytes = b"",
-                 warnings: Optional[List[str]] = None, error: Optional[KzgitError] = None) -> None:
+                 warnings: Optional[List[str]] = None, error: Optional[KzgitError] = None,
+                 digest: str = "") -> None:
         self.status = status
         self.seconds = seconds
         self.payload = payload
         self.warnings: List[str] = [] if warnings is None else warnings
         self.error = error
+        #: the payload's sha256, when it was read from the cache and checked against it
+        self.digest = digest
 
     @property
     def yaml(self) -> str:
@@ -251,7 +254,8 @@ def lookup(path: str, options: BuildOptions, store: Store, flavour: str,
         if header.get("error_class"):
             return Rendered(FAILED, time.monotonic() - start, warnings=warnings,
                             error=_replay_error(header))
-        return Rendered(CACHED, time.monotonic() - start, output, warnings)
+        digest = str(header.get("payload_sha256", "")) if payload else ""
+        return Rendered(CACHED, time.monotonic() - start, output, warnings, digest=digest)
     return None
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING, Any, Dict, List
-from xml.sax.saxutils import escape, quoteattr
 
 from kzgit.validate import ERROR, Finding
 
@@ -73,6 +72,7 @@ def github(report: "Report") -> str:
 
 def junit(report: "Report") -> str:
     """JUnit XML: a suite per root, a case per resource with findings, failures for errors."""
+    from xml.sax.saxutils import escape, quoteattr   # start-up: it imports urllib.request
     suites: List[str] = []
     total = failures = 0
     for root in report.roots:

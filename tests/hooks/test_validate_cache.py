@@ -282,7 +282,9 @@ def test_the_plain_git_hooks_validate_staged_content_through_the_cache(
 # A warm `kzgit validate --all` reads renders and findings from the cache: it neither builds,
 # nor parses YAML, nor uses dataclasses (kzgit.record's plain classes, as the hooks).
 NOT_FOR_A_WARM_VALIDATE = ["yaml", "kzgit.yamlio", "kzgit.build.pipeline", "kzgit.builtins",
-                           "dataclasses", "inspect", "concurrent.futures"]
+                           "dataclasses", "inspect", "concurrent.futures",
+                           # JUnit's XML escaping (it imports urllib.request): --format junit only
+                           "xml.sax", "urllib.request"]
 
 
 def test_a_warm_validate_imports_only_what_it_needs(tmp_path: Path) -> None:
@@ -292,3 +294,19 @@ def test_a_warm_validate_imports_only_what_it_needs(tmp_path: Path) -> None:
     assert first.returncode == second.returncode == 1 and second.stdout.startswith(first.stdout[:40])
     assert statuses(second.stderr) == {r: "cached" for r in ROOTS}
     assert warm["MODULES"] == ""
+
+
+def test_a_warm_validate_hashes_each_file_once_per_purpose(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Four overlays reach one base: a warm run checks the base's files once for the render
+    cache and once for the findings' keys, not once per root."""
+    from collections import Counter
+    import kzgit.rendercache._record as record
+    repo = make_repo(tmp_path / "r", FILES)
+    validate(repo, monkeypatch, capsys, "validate", "--all")
+    hashed: "Counter[bytes]" = Counter()
+    real = record.blob_id
+    monkeypatch.setattr(record, "blob_id", lambda data: hashed.update([data]) or real(data))
+    rc, _, err = validate(repo, monkeypatch, capsys, "validate", "--all", "-v")
+    assert set(statuses(err).values()) == {"cached"}
+    assert hashed[FILES["base/deploy.yaml"].encode()] == 2, hashed

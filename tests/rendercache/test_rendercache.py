@@ -334,7 +334,9 @@ def test_the_verdict_alone_is_read_from_a_checked_header(tree: Path, store: Stor
     [entry] = _entries(store)
     opts = BuildOptions()
     hit = lookup_yaml(str(tree / "overlay"), opts, store, payload=False)
-    assert hit is not None and hit.status == CACHED and hit.payload == b""
+    assert hit is not None and hit.status == CACHED and hit.payload == b"" and hit.digest == ""
+    whole = lookup_yaml(str(tree / "overlay"), opts, store)   # the output, checked: its digest too
+    assert whole is not None and whole.digest == sha256(whole.payload).hexdigest()
     _damage(entry, damage, tree, store)
     hit = lookup_yaml(str(tree / "overlay"), opts, store, payload=False)
     if damage == "flip":
