@@ -111,7 +111,7 @@ class Validator:
         self.version = kubernetes.normalize_version(version, names.get("kubernetes-version",
                                                                        "kubernetes-version"))
         self.k8s = kubernetes.KubernetesSchemas(self.version, policy.strict)
-        self.crds = CrdSchemas(policy.strict, self.k8s.definition(kubernetes.OBJECT_META))
+        self.crds = CrdSchemas(policy.strict, _ObjectMeta(self.k8s))
         for p in policy.crds:
             self.crds.add_path(os.path.join(base, p), p)
         self.locations = SchemaLocations(list(policy.schema_locations), base, self.version,
@@ -160,3 +160,18 @@ class Validator:
         problems: List[Problem] = []
         check(obj, None, problems)
         return [Issue(p.code, p.pointer(), p.message) for p in problems]
+
+
+class _ObjectMeta:
+    """The check of Kubernetes ObjectMeta (a custom resource's metadata), compiled when first
+    used: building it reads the release's definitions (kzgit.validate.kubernetes)."""
+
+    def __init__(self, k8s: Any) -> None:
+        self.k8s = k8s
+        self._check: Optional[Check] = None
+
+    def __call__(self, inst: Any, path: Any, out: List[Any]) -> None:
+        if self._check is None:
+            from kzgit.validate.kubernetes import OBJECT_META   # start-up: loaded with the schemas
+            self._check = self.k8s.definition(OBJECT_META)
+        self._check(inst, path, out)

@@ -127,9 +127,20 @@ class KubernetesSchemas:
     def __init__(self, version: str, strict: bool) -> None:
         self.version = version
         self.strict = strict
-        self.doc = _definitions(version, strict)
-        self._compiler = Compiler(self.doc, "json", strict=False, self_names=_SELF_NAMES)
+        self._compiler_: Optional[Compiler] = None
         self._checks: Dict[Tuple[str, str], Optional[Check]] = {}
+
+    @property
+    def doc(self) -> Dict[str, Any]:
+        """The release's definitions, read when a resource is first checked: a warm run whose
+        findings all come from the render cache never reads them (a few megabytes of JSON)."""
+        return _definitions(self.version, self.strict)
+
+    @property
+    def _compiler(self) -> Compiler:
+        if self._compiler_ is None:
+            self._compiler_ = Compiler(self.doc, "json", strict=False, self_names=_SELF_NAMES)
+        return self._compiler_
 
     def check_for(self, api_version: str, kind: str) -> Optional[Check]:
         """The compiled check of a kind, or None when this release does not serve it."""

@@ -310,3 +310,17 @@ def test_a_warm_validate_hashes_each_file_once_per_purpose(
     rc, _, err = validate(repo, monkeypatch, capsys, "validate", "--all", "-v")
     assert set(statuses(err).values()) == {"cached"}
     assert hashed[FILES["base/deploy.yaml"].encode()] == 2, hashed
+
+
+def test_a_warm_validate_does_not_read_the_kubernetes_schemas(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every finding comes from the cache: the release's definitions (megabytes of JSON) are
+    read only when a resource is checked."""
+    import kzgit.validate.kubernetes as kubernetes
+    repo = make_repo(tmp_path / "r", FILES)
+    rc, first, _ = validate(repo, monkeypatch, capsys, "validate", "--all")
+
+    def unread(*a: object) -> None:
+        raise AssertionError("the schemas were read although every finding is cached")
+    monkeypatch.setattr(kubernetes, "_definitions", unread)
+    assert validate(repo, monkeypatch, capsys, "validate", "--all")[:2] == (rc, first)
