@@ -142,6 +142,10 @@ def render_pool(engine: Engine, workers: int) -> Iterator[concurrent.futures.Exe
     """
     # start-up: a warm hook run answers every root from the render cache and starts no pool
     import concurrent.futures
+
+    # loaded before the pool starts, as it always was: an interrupt then finds its registry
+    # of programs to kill, and (measured) the pool's shutdown at exit stays clean
+    from kzgit import proc
     pool: concurrent.futures.Executor
     if engine.name == "builtin":
         # import the pipeline once here, so forked workers inherit it instead of each
@@ -157,7 +161,6 @@ def render_pool(engine: Engine, workers: int) -> Iterator[concurrent.futures.Exe
         from kzgit.workers import stop_workers   # as init_worker above: loaded with a pool
         stop_workers(pool)   # queued and running renders too, and what they started
         pool.shutdown(wait=False, cancel_futures=True)
-        from kzgit import proc   # start-up: as in no_git_env
         proc.kill_all()
         raise
     pool.shutdown()
