@@ -50,17 +50,10 @@ class Finding(Record):
     def __init__(self, root: str, api_version: str, kind: str, namespace: str, name: str, code: str,
                  path: str, message: str, severity: str = ERROR, file: Optional[str] = None,
                  line: Optional[int] = None) -> None:
-        self.root = root
-        self.api_version = api_version
-        self.kind = kind
-        self.namespace = namespace
-        self.name = name
-        self.code = code
-        self.path = path
-        self.message = message
-        self.severity = severity
-        self.file = file
-        self.line = line
+        self.root = root                 # the root that rendered the resource
+        self.api_version, self.kind, self.namespace, self.name = api_version, kind, namespace, name
+        self.code, self.path, self.message, self.severity = code, path, message, severity
+        self.file, self.line = file, line  # where it points, once placed
 
     @property
     def resource(self) -> str:
