@@ -18,7 +18,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 # distribution name -> the top-level module it provides
-MODULE_OF = {"pyyaml": "yaml", "ruamel.yaml": "ruamel", "pygit2": "pygit2", "tomli": "tomli"}
+MODULE_OF = {"pyyaml": "yaml", "ruamel.yaml": "ruamel", "tomli": "tomli"}
 # The test extra's distributions that tests import (the linters and stubs are not imported).
 TEST_MODULE_OF = {"pytest": "pytest", "pre-commit": "pre_commit", "jsonpatch": "jsonpatch"}
 # Distributions kzgit uses for their data only: found with importlib.util.find_spec, never
