@@ -8,7 +8,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Optional
+    from typing import Any, Optional
 
 
 class KzgitError(Exception):
@@ -48,11 +48,20 @@ class KzgitError(Exception):
         return self.reworded(prefix + self.message)
 
     def reworded(self, message: str) -> "KzgitError":
-        """The same error (class and tip) with another message."""
-        import copy  # here: copy imports weakref, and most runs never reword an error
-        new = copy.copy(self)
-        new.args = (message,)
-        return new
+        """The same error (class, tip and every attribute) with another message."""
+        return _rebuilt(type(self), (message,), self.__dict__)
+
+    def __reduce__(self) -> "tuple[Any, ...]":
+        # copy and pickle (an error coming back from a render worker) rebuild the error without
+        # calling __init__: subclasses take other arguments (an HTTP status, an object's size)
+        return _rebuilt, (type(self), self.args, self.__dict__)
+
+
+def _rebuilt(cls: "type[KzgitError]", args: "tuple[Any, ...]", state: "dict[str, Any]") -> KzgitError:
+    new = cls.__new__(cls)
+    new.args = args
+    new.__dict__.update(state)
+    return new
 
 
 # Characters that do not print (a path holding a NUL byte, a key spelled with a byte-order

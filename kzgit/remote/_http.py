@@ -8,6 +8,7 @@ scheme.
 from __future__ import annotations
 
 import base64
+import http
 import time
 import urllib.error
 import urllib.parse
@@ -31,6 +32,14 @@ class HTTPStatusError(RemoteError):
     def __init__(self, message: str, status: int) -> None:
         super().__init__(message)
         self.status = status
+
+
+def _status_text(code: int) -> str:
+    """Go's http.StatusText: the standard phrase of a status code, "" for an unknown one."""
+    try:
+        return http.HTTPStatus(code).phrase
+    except ValueError:
+        return ""
 
 
 class HTTPTransportError(RemoteError):
@@ -85,7 +94,9 @@ def http_get(url: str, *, timeout: Optional[float] = None, max_bytes: Optional[i
         resp = opener.open(req, timeout=timeout)
     except urllib.error.HTTPError as e:
         e.close()
-        raise HTTPStatusError(f"{shown}: status code {e.code} ({e.reason})", e.code) from None
+        # kustomize's words (fileloader.go: ErrHTTP, http.StatusText), not the server's reason
+        raise HTTPStatusError(f"{shown}: HTTP Error: status code {e.code} ({_status_text(e.code)})",
+                              e.code) from None
     except RemoteError:
         raise
     except (TimeoutError, OSError) as e:

@@ -143,3 +143,16 @@ def test_render_hook_leads_with_the_same_line(tmp_path: Path, monkeypatch: pytes
     assert out[0] == (f"app: does not render: {app.resolve()}/kustomization.yaml: resources: "
                       "'missing.yaml' does not exist")
     assert out[1].startswith("    accumulating resources: accumulation err=")
+
+
+def test_errors_with_their_own_arguments_survive_rewording_copy_and_pickle() -> None:
+    # kzgit errors are reworded at each level and pickled back from render workers; a subclass
+    # whose __init__ takes more than the message (an HTTP status, an object's size) is rebuilt
+    # without calling it
+    import copy
+    import pickle
+    from kzgit.gitio.objects import ObjectTooLarge
+    err = ObjectTooLarge("abc123", 7).with_lead("lead")
+    for other in (err.prefixed("reading: "), copy.copy(err), pickle.loads(pickle.dumps(err))):
+        assert type(other) is ObjectTooLarge and other.size == 7 and other.lead == "lead"
+    assert str(err.prefixed("reading: ")) == "reading: git object abc123 is 7 bytes"

@@ -332,6 +332,21 @@ def test_http_errors(parent: Loader, server: GitHTTPServer, monkeypatch: pytest.
     assert "pw123" not in str(e.value)
 
 
+def test_http_404_resource_fails_cleanly_through_the_build(tmp_path: "os.PathLike[str]", server: GitHTTPServer) -> None:
+    # the error passes levels that reword it (prefixed): an HTTPStatusError, whose __init__
+    # takes the status too, used to crash there (exit 3) instead of failing the build
+    from kzgit import build
+    root = os.path.join(str(tmp_path), "k")
+    os.makedirs(root)
+    with open(os.path.join(root, "kustomization.yaml"), "w") as f:
+        f.write(f"resources:\n- {server.url}/status404\n")
+    with pytest.raises(RemoteError) as e:
+        build(root, ONLINE)
+    assert str(e.value) == (f"accumulating resources: {server.url}/status404: HTTP Error: status code 404 "
+                            "(Not Found)")
+    assert e.value.status == 404   # type: ignore[attr-defined]
+
+
 def test_http_non_2xx_falls_back_to_git(repo: GitRepo, parent: Loader, server: GitHTTPServer) -> None:
     # GET http://127.0.0.1/git/org/repo//base answers 404; it parses as a repo, so git fetches it
     ldr = open_remote(parent, server.url + "/git/org/repo//base?ref=v1", ONLINE)
