@@ -54,7 +54,9 @@ def _run(argv: List[str], env: Dict[str, str], timeout: float) -> Tuple[int, byt
 def _first_error_line(stderr: str) -> str:
     """The error's first line, without klog's prefix (kubectl writes ``E1124 ... run.go:72]
     "command failed" err="..."``, or ``err=<`` with the message on the next lines)."""
-    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    # (kustomize's deprecation warnings come first: "# Warning: 'commonLabels' is deprecated")
+    lines = [ln.strip() for ln in stderr.splitlines()
+             if ln.strip() and not ln.startswith(("# Warning:", "Warning:"))]
     if not lines:
         return "(no message)"
     first = lines[0]
