@@ -10,39 +10,50 @@ from kzgit.yamlio import load_documents
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Dict, List
+    from typing import Any, Dict, List, Optional
 
 
-def _flatten(doc: Any, source: str, out: List[Dict[str, Any]]) -> None:
-    if not doc and isinstance(doc, (dict, list)):
-        # api/resource/factory.go dropBadNodes skips IsNilOrEmpty nodes: an empty map or
-        # sequence document (a file holding `[]`) is no resource, not an error.
-        return
-    if not isinstance(doc, dict):
-        raise BuildError(f"{source}: expected a YAML mapping for a resource, got {type(doc).__name__}")
+def _list_items(doc: Dict[str, Any], source: str) -> Optional[List[Any]]:
+    """The items of a ``FooList`` document, None when ``doc`` is no such list."""
     kind = doc.get("kind")
-    if isinstance(kind, str) and kind.endswith("List") and "items" in doc:
-        why = undecodable(doc)
-        if why is not None:
-            # factory.go inlineAnyEmbeddedLists decodes the list (RNode.Map)
-            raise BuildError(f"{source}: trouble expanding list of {kind}: {why}")
-        items = doc.get("items")
-        if items is None:
-            return
-        if not isinstance(items, list):
-            raise BuildError(f"{source}: items of {kind} must be a list")
-        for it in items:
-            _flatten(it, source, out)
-        return
-    out.append(doc)
+    if not (isinstance(kind, str) and kind.endswith("List") and "items" in doc):
+        return None
+    why = undecodable(doc)
+    if why is not None:
+        # factory.go inlineAnyEmbeddedLists decodes the list (RNode.Map)
+        raise BuildError(f"{source}: trouble expanding list of {kind}: {why}")
+    items = doc.get("items")
+    if items is None:
+        return []   # "an empty list"
+    if not isinstance(items, list):
+        raise BuildError(f"{source}: items of {kind} must be a list")
+    return items
 
 
 def objects_from_bytes(data: bytes, source: str, first_wins: bool = False) -> List[Dict[str, Any]]:
     """The objects of a file (``List`` kinds inlined); ``first_wins``: a strategic-merge
-    patch, where a duplicate key is no error (see :func:`kzgit.yamlio.load_documents`)."""
+    patch, where a duplicate key is no error (see :func:`kzgit.yamlio.load_documents`).
+
+    As api/resource/factory.go inlineAnyEmbeddedLists: the documents are a queue, and a
+    list's items join its end, so they come after the file's other documents (what
+    ``--reorder none`` shows); an item that is null or empty is dropped (dropBadNodes:
+    IsNilOrEmpty), as is an empty document.
+    """
+    queue: List[Any] = list(load_documents(data, source, first_wins=first_wins))
     docs: List[Dict[str, Any]] = []
-    for d in load_documents(data, source, first_wins=first_wins):
-        _flatten(d, source, docs)
+    i = 0
+    while i < len(queue):
+        doc = queue[i]
+        i += 1
+        if doc is None or (not doc and isinstance(doc, (dict, list))):
+            continue   # a file holding `[]`, a null list item: no resource, not an error
+        if not isinstance(doc, dict):
+            raise BuildError(f"{source}: expected a YAML mapping for a resource, got {type(doc).__name__}")
+        items = _list_items(doc, source)
+        if items is None:
+            docs.append(doc)
+        else:
+            queue.extend(items)
     return docs
 
 
