@@ -25,20 +25,32 @@ def _literal(src: str) -> Tuple[str, str]:
 
 
 def _env_file(data: bytes, path: str) -> List[Tuple[str, str]]:
-    # kv.go keyValuesFromLines: BOM stripped on line 1, leading space trimmed,
-    # blank and '#' lines skipped, split on the first '='.
-    text = data.decode("utf-8", errors="replace")
+    """kv.go keyValuesFromLines: lines as bufio.Scanner cuts them (a trailing CR dropped, the
+    last line's too), each valid UTF-8, one BOM stripped from line 1, leading space trimmed,
+    blank and '#' lines skipped, split on the first '='; a line whose key is empty ("=2")
+    is skipped too (its pair has no key)."""
     out = []
-    for i, line in enumerate(text.replace("\r\n", "\n").split("\n")):
-        if i == 0:
-            line = line.lstrip("\ufeff")
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    for i, raw in enumerate(lines):
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            # Go's %d of the line's bytes, then the line as text
+            shown = raw.decode("utf-8", "surrogateescape")
+            raise BuildError(f"line [{' '.join(str(b) for b in raw)}] has invalid utf8 bytes : "
+                             f"{shown}") from None
+        if i == 0 and line.startswith("\ufeff"):
+            line = line[1:]
         line = line.lstrip()
         if not line or line.startswith("#"):
             continue
-        if "=" in line:
-            k, v = line.split("=", 1)
-        else:
-            k, v = line, ""
+        k, sep, v = line.partition("=")
+        if not k:
+            continue
         # key validation is a no-op in kustomize (api/internal/validate/fieldvalidator.go)
         out.append((k, v))
     return out
