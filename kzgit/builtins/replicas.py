@@ -10,10 +10,23 @@ from kzgit.errors import BuildError
 from kzgit.resource import Gvk, ResMap
 from kzgit.resource.fieldspec import SCALAR, apply_fieldspec
 from kzgit.builtins.common import fieldspecs_from_config
+from kzgit.yamlio import plain_scalar_is_string
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Dict
+
+
+def _count_like(old: Any, count: Any) -> Any:
+    """The count as the node it replaces reads: filtersutil.SetScalar keeps that node's style,
+    so a count written where a quoted scalar was (``replicas: "3"``) stays a string.  kzgit
+    knows a string was quoted (or a block scalar) when its text would not read as a string if
+    plain, or has blanks around it or a line break; a quoted word (``"abc"``) is taken for a
+    plain one."""
+    if isinstance(old, str) and isinstance(count, int) and (
+            not plain_scalar_is_string(old) or old != old.strip()):
+        return str(count)
+    return count
 
 
 def transform(resmap: ResMap, config: Dict[str, Any], where: str = "ReplicaCountTransformer") -> None:
@@ -28,7 +41,8 @@ def transform(resmap: ResMap, config: Dict[str, Any], where: str = "ReplicaCount
             if not any(i.name == name and i.gvk.is_selected(sel) for i in r.all_ids()):
                 continue
             found = True
-            apply_fieldspec(r.obj, fs, lambda _old: count, SCALAR, r.cur_id)
+            apply_fieldspec(r.obj, fs, lambda old: _count_like(old, count), SCALAR, r.cur_id,
+                            texts=False)
     if not found:
         from kzgit.builtins.sorting import gvk_order_key   # start-up: only the builds that need it pay for it
         # ReplicaCountTransformer.go: the kinds of its (sorted) field specs, Go's %v of a slice

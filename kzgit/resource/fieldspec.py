@@ -101,26 +101,29 @@ def merge_specs(base: List[FieldSpec], extra: Iterable[FieldSpec]) -> List[Field
 
 
 def apply_fieldspec(obj: Dict[str, Any], fs: FieldSpec, fn: Setter, create_kind: Optional[str] = None,
-                    resource_desc: Any = "") -> None:
+                    resource_desc: Any = "", texts: bool = True) -> None:
     """Call ``fn(old) -> new`` at every field ``fs`` selects in ``obj`` (when its gvk matches).
 
-    ``resource_desc`` names the resource in errors; a callable is only called on error."""
+    ``resource_desc`` names the resource in errors; a callable is only called on error.
+    ``old`` is a plain scalar's text as written where it differs from its value (kyaml
+    filters read the text), unless ``texts`` is False: then always the loaded value."""
     if not fs.matches(obj):
         return
     segs = split_path(fs.path)
     try:
-        _walk(obj, segs, 0, fs.create, create_kind, fn)
+        _walk(obj, segs, 0, fs.create, create_kind, fn, texts)
     except BuildError as e:
         desc = resource_desc() if callable(resource_desc) else resource_desc
         raise BuildError(f"considering field '{fs.path}' of object {desc}: {e}") from None
 
 
-def _walk(node: Any, segs: List[str], i: int, create: bool, create_kind: Optional[str], fn: Setter) -> None:
+def _walk(node: Any, segs: List[str], i: int, create: bool, create_kind: Optional[str], fn: Setter,
+          texts: bool = True) -> None:
     if node is None:
         return
     if isinstance(node, list):
         for el in node:
-            _walk(el, segs, i, create, create_kind, fn)
+            _walk(el, segs, i, create, create_kind, fn, texts)
         return
     if not isinstance(node, dict):
         raise BuildError("expected sequence or mapping node")
@@ -137,7 +140,7 @@ def _walk(node: Any, segs: List[str], i: int, create: bool, create_kind: Optiona
         name = name.strip()
         if not name:
             if not last:
-                _walk(node, segs, i + 1, create, create_kind, fn)
+                _walk(node, segs, i + 1, create, create_kind, fn, texts)
                 return
             new = fn(node)   # the setter meets this mapping itself
             if new is not node:
@@ -164,7 +167,7 @@ def _walk(node: Any, segs: List[str], i: int, create: bool, create_kind: Optiona
         val = {} if kind == MAP else ([] if kind == "seq" else None)
         node[name] = val
     if last:
-        text = spelled(node, name) if isinstance(node, SpelledDict) else None
+        text = spelled(node, name) if texts and isinstance(node, SpelledDict) else None
         if text is not None and text != val:
             # kyaml filters read a scalar node's text: a name written 0123 or 2021-01-01 is
             # prefixed, matched and compared as written; a setter handing the text back
@@ -174,4 +177,4 @@ def _walk(node: Any, segs: List[str], i: int, create: bool, create_kind: Optiona
         else:
             node[name] = fn(val)
     else:
-        _walk(val, segs, i + 1, create, create_kind, fn)
+        _walk(val, segs, i + 1, create, create_kind, fn, texts)
