@@ -176,8 +176,10 @@ def parse_kustomization(content: bytes, path: str) -> Kustomization:
         data["kind"] = KUSTOMIZATION_KIND
     if not data.get("apiVersion"):
         data["apiVersion"] = COMPONENT_VERSION if data["kind"] == COMPONENT_KIND else KUSTOMIZATION_VERSION
-    if not any(v is not None for f, v in data.items() if f not in ("kind", "apiVersion")):
-        # a kustomization equal to its bare TypeMeta is "empty"
+    if not any(v is not None and v != "" for f, v in data.items() if f not in ("kind", "apiVersion")):
+        # a kustomization equal to its bare TypeMeta is "empty" (CheckEmpty: reflect.DeepEqual
+        # with a zero Kustomization, where an empty string is zero but an empty list or map,
+        # unlike null, is not)
         raise BuildError(f"kustomization.yaml is empty ({path})")
     errs = []
     if data["kind"] not in (KUSTOMIZATION_KIND, COMPONENT_KIND):
