@@ -103,9 +103,11 @@ class _BomLoader(yaml.SafeLoader):
 
 
 def _loader(text: str) -> Union[_Loader, _BomLoader]:
-    """The parser for ``text``: libyaml, unless a BOM after the first character would make it
-    read the text otherwise than go-yaml (see :class:`_BomLoader`)."""
-    if "\ufeff" in text[1:]:
+    """The parser for ``text``: libyaml, unless a BOM after the start would make it read the
+    text otherwise than go-yaml (see :class:`_BomLoader`)."""
+    if "\ufeff" in text.lstrip("\ufeff"):
+        # (marks at the very start are skipped by both: go-yaml's reader takes the first, and
+        # its scanner a second at column 0, as libyaml does)
         return _BomLoader(text)
     return _Loader(text)
 
