@@ -73,8 +73,8 @@ class Scalar(NamedTuple):
     tag: str
 
 
-_INT_RE = re.compile(r"^[-+]?(0|[1-9][0-9_]*)$")
-_FLOAT_RE = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
+_INT_RE = re.compile(r"^[-+]?(0|[1-9][0-9_]*)\Z")
+_FLOAT_RE = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?\Z")
 
 
 def is_scalar(v: Any) -> bool:

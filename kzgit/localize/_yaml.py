@@ -25,11 +25,11 @@ from kzgit.errors import YamlError
 
 # A string that every YAML 1.1 and 1.2 reader takes as the same plain string:
 # starts with a safe character, no ": " or " #", not a bool/null/number look-alike.
-_SAFE_PLAIN = re.compile(r"^[A-Za-z0-9_./][A-Za-z0-9_./@+=~*%()-]*$")
+_SAFE_PLAIN = re.compile(r"^[A-Za-z0-9_./][A-Za-z0-9_./@+=~*%()-]*\Z")
 _AMBIGUOUS = re.compile(
     r"^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF"
     r"|null|Null|NULL|~|[-+]?(?:\d[\d_]*)?\.?\d[\d_]*(?:[eE][-+]?\d+)?|\.inf|\.nan|[-+]?0x[0-9a-fA-F]+"
-    r"|[-+]?0o?[0-7]+|\d+:[0-5]?\d(?::[0-5]?\d)*)$")
+    r"|[-+]?0o?[0-7]+|\d+:[0-5]?\d(?::[0-5]?\d)*)\Z")
 
 Container = Union[CommentedMap, CommentedSeq]
 

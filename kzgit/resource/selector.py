@@ -20,7 +20,8 @@ def _anchor(pattern: Optional[str], field: str) -> Optional["re.Pattern[str]"]:
     if not pattern:
         return None
     try:
-        return re.compile("^(?:" + pattern + ")$")
+        # \Z, not $: Go's $ never matches before a final newline (a kind written "ConfigMap\n")
+        return re.compile("^(?:" + pattern + r")\Z")
     except re.error as e:
         raise BuildError(f"invalid regular expression for {field} '{pattern}': {e}") from None
 
