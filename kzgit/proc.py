@@ -129,14 +129,12 @@ def _start(argv: List[str], pending: List[int], **popen: Any) -> "subprocess.Pop
             raise OSError(f"cannot set the process up: {e}") from None
         with _live_lock:
             _live_groups.add(proc.pid)
-        return proc
     except BaseException:
         _restore(held)
-        held = {}
         _redeliver(pending)   # nothing started: an interrupt that came meanwhile goes first
         raise
-    finally:
-        _restore(held)
+    _restore(held)
+    return proc
 
 
 def _restore(held: Dict[int, Any]) -> None:
