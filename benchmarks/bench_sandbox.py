@@ -16,7 +16,7 @@ import time
 from typing import Callable, List
 
 from kzgit import sandbox
-from kzgit.build import BuildOptions
+from kzgit.builder import BuildOptions
 from kzgit.config import SandboxSettings
 from kzgit.sandbox import _landlock
 

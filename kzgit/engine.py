@@ -22,7 +22,7 @@ import os
 import re
 
 from kzgit import build
-from kzgit.build import BuildOptions
+from kzgit.builder import BuildOptions
 from kzgit.config import Config
 from kzgit.errors import BuildError, UsageError
 from kzgit.loader import NO_RESTRICTIONS
@@ -150,7 +150,7 @@ def render_pool(engine: Engine, workers: int) -> Iterator[concurrent.futures.Exe
     if engine.name == "builtin":
         # import the pipeline once here, so forked workers inherit it instead of each
         # importing it again
-        import kzgit.build.pipeline  # noqa: F401
+        import kzgit.builder.pipeline  # noqa: F401
         from kzgit.workers import init_worker
         pool = concurrent.futures.ProcessPoolExecutor(max_workers=workers, initializer=init_worker)
     else:

@@ -163,7 +163,7 @@ class VarSet:
             except BuildError as e:
                 raise BuildError(f"{prefix}{e}") from None
 
-    # Names the pipeline (kzgit/build/pipeline.py) calls.
+    # Names the pipeline (kzgit/builder/pipeline.py) calls.
     def merge(self, incoming: Iterable[Mapping[str, Any]], resmap: ResMap, source: str = "") -> None:
         """Alias of :meth:`merge_vars` with the pipeline's argument order."""
         self.merge_vars(resmap, incoming, source)

@@ -5,7 +5,7 @@ import argparse
 import os
 import sys
 
-from kzgit.build import BuildOptions, build
+from kzgit.builder import BuildOptions, build
 from kzgit.cli import add_plugin_flags, add_timeout_flag
 from kzgit.errors import BuildError
 from kzgit.loader import RESTRICTORS, ROOT_ONLY
@@ -105,7 +105,7 @@ def _load_engine() -> None:
     was = gc.isenabled()
     gc.disable()
     try:
-        import kzgit.build.pipeline  # noqa: F401 - imported for the build below
+        import kzgit.builder.pipeline  # noqa: F401 - imported for the build below
     finally:
         gc.freeze()
         if was:
@@ -151,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
         text = "" if to_dir else result.to_yaml()
     if args.output:
         if to_dir:
-            from kzgit.build.output import write_dir   # start-up
+            from kzgit.builder.output import write_dir   # start-up
             assert result is not None
             write_dir(result.resources, args.output)
         elif args.output.endswith(("/", os.sep)):

@@ -12,7 +12,7 @@ import sys
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Callable, List, Optional, Sequence, Tuple
-    from kzgit.build import BuildOptions
+    from kzgit.builder import BuildOptions
     from kzgit.hooks import Workspace
     from kzgit.hooks.render import RootResult
     from kzgit.rendercache import Store

@@ -111,7 +111,7 @@ def read_source(source: str, build_options: Any = None) -> Tuple[List[SourceReso
     if not os.path.isdir(source):
         raise UsageError(f"SOURCE '{source}' is not a directory")
     if is_kustomization_root(source):
-        from kzgit.build import build   # the build loads only when SOURCE is a kustomization
+        from kzgit.builder import build   # the build loads only when SOURCE is a kustomization
         result = build(source, build_options)
         return [SourceResource(r.obj, overlay_name=_unhashed_name(r)) for r in result.resources], True
     out: List[SourceResource] = []

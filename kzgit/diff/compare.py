@@ -27,7 +27,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from kzgit import gitio
 from kzgit.gitio import objects
-from kzgit.build import BuildOptions, build
+from kzgit.builder import BuildOptions, build
 from kzgit.config import Config, glob_match
 from kzgit.diff import drift as _drift
 from kzgit.diff.gittree import GitTreeFS
@@ -286,7 +286,7 @@ def _render_all(roots: List[str], base: Revision, head: Revision, base_graph: Gr
             progress(len(results), len(results) + len(todo), "")
     if any(sum(1 for _, n in todo if n == name) > 1 for name in sides):
         # roots of one revision share bases: accumulate each once (two revisions share nothing)
-        from kzgit.build.cache import BuildCache   # start-up: only where a revision builds two roots
+        from kzgit.builder.cache import BuildCache   # start-up: only where a revision builds two roots
         options = options.replace(cache=BuildCache())
     workers = jobs or (os.cpu_count() or 1)
     if not jobs and engine.name == "builtin" and len({r for r, _ in todo}) < _MIN_ROOTS_FOR_PROCESSES:

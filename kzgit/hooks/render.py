@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import time
-from kzgit.build import BuildOptions
+from kzgit.builder import BuildOptions
 from kzgit.engine import Engine, render_pool
 from kzgit.errors import KzgitError, full_message
 from kzgit.hooks import Finding, Workspace
@@ -40,7 +40,7 @@ class RootResult(Record):
 def options_for(ws: Workspace, offline: bool = False) -> BuildOptions:
     """Build options from the repository's configuration."""
     c = ws.config
-    # the run's base cache (kzgit.build.cache) is added by render_each, when a root is built
+    # the run's base cache (kzgit.builder.cache) is added by render_each, when a root is built
     return BuildOptions(load_restrictor=c.load_restrictor, enable_alpha_plugins=c.enable_alpha_plugins,
                         enable_exec=c.enable_exec, enable_helm=c.enable_helm,
                         helm_command=c.helm_command, offline=offline,
@@ -135,7 +135,7 @@ def render_each(ws: Workspace, engine: Engine, roots: Sequence[str], options: Bu
             else:
                 outcomes[r] = hit
     if todo and options.cache is None:
-        from kzgit.build.cache import BuildCache   # start-up: a warm run builds nothing
+        from kzgit.builder.cache import BuildCache   # start-up: a warm run builds nothing
         # one cache for the run: roots sharing a base accumulate it once (per worker process)
         options = options.replace(cache=BuildCache())
     workers = workers_for(ws, engine, jobs, len(todo))

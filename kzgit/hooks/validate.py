@@ -18,7 +18,7 @@ import json
 import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-from kzgit.build import BuildOptions
+from kzgit.builder import BuildOptions
 from kzgit.config import ValidatePolicy
 from kzgit.sha import sha256
 from kzgit.engine import Engine

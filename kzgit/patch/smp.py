@@ -644,7 +644,7 @@ def merge(target: Dict[str, Any], patch: Dict[str, Any],
     out = _Walker([dest, origin], schema, []).walk()
     # A mapping the patch holds with a key twice: merged into an existing mapping the first
     # value wins (kyaml RNode.Field); added whole it stays a DupKeys with both keys, and the
-    # build fails where kustomize decodes the resource (kzgit.build.finish, a JSON patch).
+    # build fails where kustomize decodes the resource (kzgit.builder.finish, a JSON patch).
     for old, new in _SHARED_UPDATES:
         share_update(out, old, new)
     del _SHARED_UPDATES[:]

@@ -1,7 +1,7 @@
 """``generators:`` / ``transformers:`` / ``validators:`` entries (api/internal/target/kusttarget.go
 configureExternal*, api/internal/plugins/loader/loader.go).
 
-The build reads the configs (kzgit.build.pipeline ``Target.plugin_configs``); configs with
+The build reads the configs (kzgit.builder.pipeline ``Target.plugin_configs``); configs with
 ``apiVersion: builtin`` are decoded into their Go struct (:data:`CONFIG_STRUCTS`) and made by
 the registry (:data:`GENERATORS`, :data:`TRANSFORMERS`, as kustomize's builtinhelpers), with no
 default field specs; others go to :mod:`kzgit.plugins.external`, which refuses them without
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar
 
-from kzgit.build import BuildOptions
-from kzgit.build.accumulator import Accumulator
+from kzgit.builder import BuildOptions
+from kzgit.builder.accumulator import Accumulator
 from kzgit.builtins import images, metadata, namespace, patches, prefix_suffix, replicas
 from kzgit.builtins.hashing import add_hashes
 from kzgit.builtins.replacements import apply_replacements, resolve_entries

@@ -29,7 +29,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Dict, List
 
-from kzgit.build import BuildOptions
+from kzgit.builder import BuildOptions
 from kzgit.errors import PluginError
 from kzgit.konfig.general import VALIDATED_BY_LABEL
 from kzgit.loader import Loader

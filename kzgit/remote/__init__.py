@@ -35,7 +35,7 @@ from kzgit.remote._repospec import RepoSpec, RepoSpecError, parse_repo_spec
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Optional, Union
-    from kzgit.build import BuildOptions
+    from kzgit.builder import BuildOptions
     from kzgit.remote._cache import cache_root, validate_spec
     from kzgit.remote._gitcli import no_git_env
 

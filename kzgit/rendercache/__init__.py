@@ -26,7 +26,7 @@ import os
 import sys
 import time
 
-from kzgit.build import BuildOptions
+from kzgit.builder import BuildOptions
 from kzgit.errors import KzgitError, PluginError, RemoteError, UsageError
 from kzgit.record import Record
 from kzgit.rendercache._store import DEFAULT_SIZE_MB, Store, open_store
@@ -269,7 +269,7 @@ def _uncached(options: BuildOptions, produce: Produce, start: float) -> Rendered
 
 def _produce_yaml(path: str) -> Produce:
     def produce(options: BuildOptions) -> Tuple[bytes, List[str]]:
-        from kzgit.build import build   # start-up: only the builds that need it pay for it
+        from kzgit.builder import build   # start-up: only the builds that need it pay for it
         result = build(path, options)
         return result.to_yaml().encode("utf-8"), list(result.warnings)
     return produce

@@ -147,7 +147,7 @@ class Recorder:
         self.answers: Dict[Tuple[str, str, str], Any] = {}
         self.uncacheable: Optional[str] = None
         # open scopes: what the accumulation of one base asked, for the run's base cache
-        # (kzgit.build.cache), which replays it into the build that reuses that base
+        # (kzgit.builder.cache), which replays it into the build that reuses that base
         self.scopes: List[Scope] = []
 
     def note(self, key: Tuple[str, str, str], answer: Any) -> None:

@@ -61,7 +61,7 @@ def resources_from_bytes(data: bytes, source: str) -> List[Resource]:
     """The resources of a file.  A key written twice is no error yet: kyaml keeps the nodes
     (its lookups find the first key) and kustomize fails only when it decodes the resource
     (a JSON 6902 patch, the output), by which time a patch may have removed one of them and
-    the annotations have been re-set from a map (see kzgit.build.finish)."""
+    the annotations have been re-set from a map (see kzgit.builder.finish)."""
     out = []
     for obj in objects_from_bytes(data, source, first_wins=True):
         validate_object(obj, source)

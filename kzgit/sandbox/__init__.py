@@ -44,7 +44,7 @@ from kzgit.errors import PluginError
 from kzgit.loader import NO_RESTRICTIONS, is_within
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kzgit.build import BuildOptions
+    from kzgit.builder import BuildOptions
 
 __all__ = ["MODES", "SandboxSettings", "available", "run", "check_mount", "unconfined_reason",
            "settings_for", "repository_top"]

@@ -62,7 +62,7 @@ NOT_FOR_A_SMALL_BUILD = [
     # the bases shared by a run of many builds, and what only a failed build reports with
     "kzgit.builtins.vars", "kzgit.builtins.replacements", "kzgit.builtins.fieldpath",
     "kzgit.builtins.replicas", "kzgit.builtins.valueadd", "kzgit.plugins.builtin",
-    "kzgit.plugins.common", "kzgit.build.cache", "kzgit.build.leads",
+    "kzgit.plugins.common", "kzgit.builder.cache", "kzgit.builder.leads",
     # annotations only: the engine's modules import typing for type checkers alone
     "typing",
 ]
@@ -80,7 +80,7 @@ NOT_FOR_A_PLAIN_BUILD = NOT_FOR_A_SMALL_BUILD + [
 # A build answered from the render cache checks what the cached build read and prints its output.
 NOT_FOR_A_CACHE_HIT = NOT_FOR_A_SMALL_BUILD + [
     # parsing and emitting YAML, and the engine
-    "yaml", "kzgit.yamlio", "kzgit.resource", "kzgit.build.pipeline", "kzgit.builtins",
+    "yaml", "kzgit.yamlio", "kzgit.resource", "kzgit.builder.pipeline", "kzgit.builtins",
     "kzgit.openapi", "kzgit.konfig",
     # remote references (the cache root is kzgit.cachedir's)
     "kzgit.remote",
@@ -123,9 +123,9 @@ def test_plain_build_loads_no_step_it_does_not_run() -> None:
 def test_cache_hit_imports_neither_yaml_nor_the_engine(target: object, tmp_path: Path) -> None:
     env = dict(os.environ, KZGIT_CACHE_DIR=str(tmp_path / "cache"))
     # the first build fills the cache: it builds, as cheaply as a --no-cache build does
-    first, built = _imported_by_build(str(target), NOT_FOR_A_SMALL_BUILD + ["kzgit.build.pipeline"],
+    first, built = _imported_by_build(str(target), NOT_FOR_A_SMALL_BUILD + ["kzgit.builder.pipeline"],
                                       env=env)
-    assert first == "0 ['kzgit.build.pipeline']"
+    assert first == "0 ['kzgit.builder.pipeline']"
     again, cached = _imported_by_build(str(target), NOT_FOR_A_CACHE_HIT, env=env)
     assert (again, cached) == ("0 []", built)
 
@@ -159,7 +159,7 @@ with contextlib.redirect_stdout(io.StringIO()):
         main()
     else:
         main(["build", *flags, sys.argv[2]])
-print(gc.get_freeze_count() > 0, gc.isenabled(), "kzgit.build.pipeline" in sys.modules)
+print(gc.get_freeze_count() > 0, gc.isenabled(), "kzgit.builder.pipeline" in sys.modules)
 """
 
 

@@ -294,9 +294,9 @@ def test_overlay_on_kustomization_source(tmp_path: Path, monkeypatch: pytest.Mon
     rendered = kubectl_build(src)
 
     # Render SOURCE with kubectl (the oracle) so this test does not depend on the build pipeline.
-    from kzgit.build import BuildResult
+    from kzgit.builder import BuildResult
     from kzgit.resource import Resource
-    monkeypatch.setattr(sys.modules["kzgit.build"], "build",
+    monkeypatch.setattr(sys.modules["kzgit.builder"], "build",
                         lambda path, options=None: BuildResult([Resource(o) for o in rendered]))
     pd = tmp_path / "plugins"
     plugin(pd, "a", whiteout=["p-db"], patches={"p-web": replicas(2)})
@@ -417,7 +417,7 @@ def test_overlay_renders_with_kzgit_build_like_kubectl(tmp_path: Path) -> None:
                                     "value": {"migrated": "true"}}]})
     out = tmp_path / "out"
     assert main(["transform", str(src), "-p", str(pd), "-o", str(out), "-q"]) == 0
-    from kzgit.build import build
+    from kzgit.builder import build
     mine = build(str(out)).to_yaml()
     got = load_documents(mine.encode())
     assert [(o["kind"], o["metadata"]["name"]) for o in got] == [

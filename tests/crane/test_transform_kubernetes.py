@@ -449,7 +449,7 @@ def live(tmp_path: Path) -> Path:
 
 
 def render(out: Path) -> List[Dict[str, Any]]:
-    from kzgit.build import build
+    from kzgit.builder import build
     mine = build(str(out)).to_yaml()
     if KUBECTL is not None:
         res = subprocess.run([KUBECTL, "kustomize", str(out)], capture_output=True, timeout=60)

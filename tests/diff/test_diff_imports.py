@@ -52,7 +52,7 @@ NOT_FOR_A_DIFF = [
     # the report's model is kzgit.record's plain classes: dataclasses imports inspect (ast, dis...)
     "dataclasses", "inspect",
     # the base-sharing cache, where more than one root is built
-    "kzgit.build.cache",
+    "kzgit.builder.cache",
 ]
 
 

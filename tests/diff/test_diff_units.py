@@ -11,7 +11,7 @@ from typing import Optional
 import pytest
 from gitserver import GitRepo, isolate
 
-from kzgit.build import BuildOptions, build
+from kzgit.builder import BuildOptions, build
 from kzgit.diff import github
 from kzgit.diff.gittree import GitTreeFS
 from kzgit.diff.report import (DiffReport, Drift, RenderedResource, RenderError, ResourceChange, RootDiff,

@@ -12,7 +12,7 @@ from gitserver import GitRepo, git, isolate
 from helpers import wait_gone
 
 from kzgit import proc
-from kzgit.build import BuildOptions, build
+from kzgit.builder import BuildOptions, build
 from kzgit.cli.main import main
 from kzgit.diff import gittree
 from kzgit.diff.gittree import GitTreeFS

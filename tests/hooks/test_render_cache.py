@@ -177,8 +177,8 @@ def test_exports_built_by_programs_are_not_cached(tmp_path: Path, monkeypatch: p
 # the run checks recorded inputs and stored verdicts, and builds nothing.
 NOT_FOR_A_WARM_HOOK = [
     # the build engine and YAML: nothing is built or parsed (the graph comes from the cache)
-    "yaml", "kzgit.yamlio", "kzgit.resource", "kzgit.build.pipeline", "kzgit.builtins",
-    "kzgit.openapi", "kzgit.remote", "kzgit.konfig", "kzgit.build.cache",
+    "yaml", "kzgit.yamlio", "kzgit.resource", "kzgit.builder.pipeline", "kzgit.builtins",
+    "kzgit.openapi", "kzgit.remote", "kzgit.konfig", "kzgit.builder.cache",
     # a render pool: every root is answered by the cache
     "concurrent.futures", "multiprocessing",
     # records are kzgit.record's plain classes: dataclasses imports inspect (ast, dis, tokenize)

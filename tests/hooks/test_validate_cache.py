@@ -281,7 +281,7 @@ def test_the_plain_git_hooks_validate_staged_content_through_the_cache(
 
 # A warm `kzgit validate --all` reads renders and findings from the cache: it neither builds,
 # nor parses YAML, nor uses dataclasses (kzgit.record's plain classes, as the hooks).
-NOT_FOR_A_WARM_VALIDATE = ["yaml", "kzgit.yamlio", "kzgit.build.pipeline", "kzgit.builtins",
+NOT_FOR_A_WARM_VALIDATE = ["yaml", "kzgit.yamlio", "kzgit.builder.pipeline", "kzgit.builtins",
                            "dataclasses", "inspect", "concurrent.futures",
                            # JUnit's XML escaping (it imports urllib.request): --format junit only
                            "xml.sax", "urllib.request"]

@@ -155,7 +155,7 @@ def test_story1_local_overlay_with_scope(server: Tuple[GitHTTPServer, str], tmp:
     assert read(os.path.join(tmp, "localized-overlay/overlay/kustomization.yaml")) == (
         f"resources:\n  - ../base\n  - {hw}deployment.yaml\n")
     # the copy builds offline, with kzgit and with kubectl, to the original's bytes
-    from kzgit.build import BuildOptions, build
+    from kzgit.builder import BuildOptions, build
     original = build("example/overlay").to_yaml()
     assert build("localized-overlay/overlay", BuildOptions(offline=True)).to_yaml() == original
     if KUBECTL:

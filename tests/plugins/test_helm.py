@@ -24,7 +24,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 
-from kzgit.build import BuildOptions
+from kzgit.builder import BuildOptions
 from kzgit.config import SandboxSettings
 from kzgit.errors import KzgitError
 from kzgit.loader import DiskFS, Loader
@@ -611,7 +611,7 @@ def test_bad_plugin_config_type(tmp_path: Path, fake_helm: str) -> None:
 
 
 def test_library_error_is_kzgit_error(tmp_path: Path) -> None:
-    from kzgit.build import build
+    from kzgit.builder import build
     _write(tmp_path, {**CHART, K: "helmCharts:\n- name: mychart\n"})
     with pytest.raises(KzgitError, match="--enable-helm"):
         build(str(tmp_path), BuildOptions())

@@ -22,7 +22,7 @@ from typing import Any, Dict, Tuple
 import pytest
 
 from helpers import CONTAINER_FN_CONFIG, deployment, write_tree
-from kzgit.build import BuildOptions
+from kzgit.builder import BuildOptions
 from kzgit.errors import KzgitError
 from kzgit.loader import Loader
 from kzgit.plugins import external
@@ -282,7 +282,7 @@ def _legacy_tree(tmp_path: Path, env: Dict[str, str]) -> Path:
 
 
 def kzgit_build(path: Path, **kw: Any) -> str:
-    from kzgit.build import build
+    from kzgit.builder import build
     return build(str(path), BuildOptions(**kw)).to_yaml()
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from gitserver import (GitHTTPServer, GitRepo, configmap, insteadof_env, kustomization,
                        offline_home)
-from kzgit.build import BuildOptions, build
+from kzgit.builder import BuildOptions, build
 from kzgit.errors import KzgitError
 
 KUBECTL = shutil.which("kubectl")

@@ -15,8 +15,8 @@ import pytest
 from helpers import PROJECT
 
 import kzgit
-from kzgit.build import BuildOptions
-from kzgit.build.cache import BuildCache
+from kzgit.builder import BuildOptions
+from kzgit.builder.cache import BuildCache
 from kzgit.loader import DiskFS
 from kzgit.rendercache import BUILT, CACHED, FAILED, Store, cache_key, lookup_yaml, open_store, render_yaml
 from kzgit.rendercache._record import Checker, Recorder, RecordingFS
@@ -67,7 +67,7 @@ def test_unchanged_inputs_are_not_built_again(tree: Path, store: Store,
 
     def no_build(*a: Any, **k: Any) -> Any:
         raise AssertionError("built although nothing changed")
-    monkeypatch.setattr(sys.modules["kzgit.build"], "build", no_build)
+    monkeypatch.setattr(sys.modules["kzgit.builder"], "build", no_build)
     second = render(tree / "overlay", store)
     assert second.status == CACHED and second.yaml == first.yaml
 
@@ -271,7 +271,7 @@ def test_failed_build_is_replayed(tree: Path, store: Store, monkeypatch: pytest.
 
     def no_build(*a: Any, **k: Any) -> Any:
         raise AssertionError("built although nothing changed")
-    monkeypatch.setattr(sys.modules["kzgit.build"], "build", no_build)
+    monkeypatch.setattr(sys.modules["kzgit.builder"], "build", no_build)
     second = render(tree / "overlay", store)
     assert second.status == FAILED and str(second.error) == str(first.error)
     assert type(second.error) is type(first.error)

@@ -24,7 +24,7 @@ import pytest
 
 from helpers import CONTAINER_FN_CONFIG
 from kzgit import sandbox
-from kzgit.build import BuildOptions, build
+from kzgit.builder import BuildOptions, build
 from kzgit.config import SandboxSettings, load_config
 from kzgit.errors import KzgitError, PluginError, UsageError
 

@@ -3,7 +3,7 @@
 Each case holds ``input.yaml`` (one resource file), ``kustomization.yaml``
 listing it, and, in the fixture format, ``case.json`` and ``expected.yaml`` as
 kubectl v1.32.4 (Kustomize v5.5.0) printed it (``scripts/record_fixture.py
---tables``; tests/build/test_differential.py re-records them).  No transformer
+--tables``; tests/builder/test_differential.py re-records them).  No transformer
 touches the resources, so load → dump must reproduce kubectl's bytes exactly.
 ``gen_inputs.py`` wrote the inputs.  ``stream3000/`` is kubectl's output alone
 (tests/fixtures/README.md says why).

@@ -3,7 +3,7 @@
 The render hook and ``kzgit diff`` build many roots that share bases: thirty
 overlays over one base would otherwise read, parse and transform that base
 thirty times.  A :class:`BuildCache` handed to every build of the run (through
-:attr:`kzgit.build.BuildOptions.cache`) keeps the accumulated resources of
+:attr:`kzgit.builder.BuildOptions.cache`) keeps the accumulated resources of
 each *base* directory (``resources:`` entries, never components, which
 accumulate into their parent) and gives each later build its own copy.
 
@@ -43,8 +43,8 @@ from kzgit.loader import RECORDER, is_within
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Hashable, List, Optional, Sequence, Set, Tuple
-    from kzgit.build import BuildOptions
-    from kzgit.build.pipeline import Accumulator
+    from kzgit.builder import BuildOptions
+    from kzgit.builder.pipeline import Accumulator
     from kzgit.loader import Loader
 
 # Kustomization fields that make a subtree's accumulation depend on more than its files.
@@ -154,7 +154,7 @@ def process_cache() -> BuildCache:
 
 def copy_accumulator(ra: "Accumulator") -> "Accumulator":
     """An accumulator sharing no resource or table with ``ra`` (vars are never cached)."""
-    from kzgit.build.pipeline import Accumulator   # cycle: the pipeline imports this module
+    from kzgit.builder.pipeline import Accumulator   # cycle: the pipeline imports this module
     out = Accumulator()
     out.resmap.append_all(r.copy() for r in ra.resmap.resources())
     out.config = ra.config.copy()

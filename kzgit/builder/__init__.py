@@ -8,7 +8,7 @@ from kzgit.record import Record
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
     from typing import List, Optional
-    from kzgit.build.cache import BuildCache
+    from kzgit.builder.cache import BuildCache
     from kzgit.config import SandboxSettings
     from kzgit.loader import FileSystem
     from kzgit.resource import Resource
@@ -47,7 +47,7 @@ class BuildOptions(Record):
         mounts: Optional[List[str]] = None,
         offline: bool = False,
         fs: Optional[FileSystem] = None,            # default: the disk
-        # shared by the builds of one run to reuse bases (kzgit.build.cache); None: no reuse
+        # shared by the builds of one run to reuse bases (kzgit.builder.cache); None: no reuse
         cache: Optional[BuildCache] = None,
         # how exec plugins, KRM exec functions and helm are confined (kzgit.sandbox); None: defaults
         sandbox: Optional[SandboxSettings] = None,
@@ -86,5 +86,5 @@ class BuildResult(Record):
 
 def build(path: str, options: Optional[BuildOptions] = None) -> BuildResult:
     """Render the kustomization at ``path``; raises :class:`kzgit.errors.KzgitError` on bad input."""
-    from kzgit.build.pipeline import run   # cycle: the pipeline imports this package
+    from kzgit.builder.pipeline import run   # cycle: the pipeline imports this package
     return run(path, options or BuildOptions())

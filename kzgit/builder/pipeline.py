@@ -11,10 +11,10 @@ import json
 import os
 
 import kzgit.openapi as oa
-from kzgit.build import BuildOptions, BuildResult
-from kzgit.build.accumulator import Accumulator
-from kzgit.build.context import BuildContext
-from kzgit.build.finish import finish
+from kzgit.builder import BuildOptions, BuildResult
+from kzgit.builder.accumulator import Accumulator
+from kzgit.builder.context import BuildContext
+from kzgit.builder.finish import finish
 from kzgit.builtins.hashing import add_hashes
 from kzgit.builtins.nameref import fix_back_references
 from kzgit.yamlio.tree import node_kind
@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 # Most kustomizations use a few fields: the module of each builtin step (its transformer, the
 # strategic-merge and JSON 6902 engines, field paths, vars, replacements, plugins) and the
-# modules only an error needs (kzgit.build.leads) are imported where that step or error is,
+# modules only an error needs (kzgit.builder.leads) are imported where that step or error is,
 # so a small build loads only what its kustomization asks for (tests/cli/test_cli_startup.py).
 
 
@@ -198,7 +198,7 @@ class Target:
             try:
                 sub = self.loader.new_dir_loader(path)
             except KzgitError as dir_err:
-                from kzgit.build import leads   # start-up: only a failed build needs it
+                from kzgit.builder import leads   # start-up: only a failed build needs it
                 file_err = _with_prefix(*failed)
                 if isinstance(file_err, YamlError):
                     raise file_err from None  # malformed YAML in a file: the directory error would confuse
@@ -294,13 +294,13 @@ class Target:
         ra.merge_config(sub_ra.config)
 
     def _accumulate_base(self, sub: "Target") -> "_Walk":
-        """Accumulate a base, or reuse the run's cached accumulation of it (kzgit.build.cache)."""
+        """Accumulate a base, or reuse the run's cached accumulation of it (kzgit.builder.cache)."""
         cache = self.options.cache
         schema = self.ctx.schema_state() if cache is not None else None
         if cache is None or schema is None:
             fresh: Accumulator = yield _Accumulate(sub, None)
             return fresh
-        from kzgit.build.cache import cache_key   # start-up: only runs sharing bases load it
+        from kzgit.builder.cache import cache_key   # start-up: only runs sharing bases load it
         # kyaml's lazy parse of the builtin schema (delayed by a custom resource type, see
         # oa.note_resource_type) is state a base leaves behind: keyed and replayed
         parse_state = oa.builtin_parse_state()
@@ -354,7 +354,7 @@ class Target:
         out.kind = "PatchStrategicMergeTransformer"
         psm = k.get("patchesStrategicMerge")
         if psm:
-            from kzgit.build import leads   # start-up
+            from kzgit.builder import leads   # start-up
             from kzgit.builtins import patches as patch_tf
             out.append(lambda m: patch_tf.patch_strategic_merge(
                 m, psm, self.loader, self.kfile,
@@ -433,7 +433,7 @@ class Target:
         try:
             step()
         except KzgitError as e:
-            from kzgit.build import leads   # start-up: only a failed build needs it
+            from kzgit.builder import leads   # start-up: only a failed build needs it
             raise leads.patch(e, self.kfile, field, index, entry, self.loader.load) from None
 
     def _configure(self, kind: str, config: Dict[str, Any], fields: Tuple[str, ...],

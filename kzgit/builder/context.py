@@ -1,12 +1,12 @@
 """State one build shares between its levels (kustomize's KustTarget fields that every level
 reaches: the plugin loader, remote access, the OpenAPI schema in force), and the base-reuse
-recording of :mod:`kzgit.build.cache`."""
+recording of :mod:`kzgit.builder.cache`."""
 from __future__ import annotations
 
 
 import kzgit.openapi as oa
-from kzgit.build import BuildOptions
-from kzgit.build.accumulator import Accumulator
+from kzgit.builder import BuildOptions
+from kzgit.builder.accumulator import Accumulator
 from kzgit.builtins.config import TransformerConfig
 from kzgit.loader import Loader
 from kzgit.openapi import crd_fieldspecs
@@ -17,7 +17,7 @@ from kzgit.yamlio import load_documents, load_yaml11
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Callable, Iterable, List, Optional, Tuple, Union
-    from kzgit.build.pipeline import Target
+    from kzgit.builder.pipeline import Target
     from kzgit.plugins.builtin import PluginRunner
 
 __all__ = ["BuildContext"]
@@ -31,7 +31,7 @@ class BuildContext:
         self.warnings: List[str] = []
         self._plugins: Optional[PluginRunner] = None
         self.shared = SharedState()
-        self._recordings: List[Any] = []   # kzgit.build.cache.Recording, innermost last
+        self._recordings: List[Any] = []   # kzgit.builder.cache.Recording, innermost last
 
     @property
     def plugins(self) -> PluginRunner:
@@ -42,9 +42,9 @@ class BuildContext:
             self._plugins = PluginRunner(self.options)
         return self._plugins
 
-    # reuse of bases (kzgit.build.cache) -----------------------------------------------------
+    # reuse of bases (kzgit.builder.cache) -----------------------------------------------------
     def start_recording(self) -> Any:
-        from kzgit.build.cache import Recording   # start-up: only runs sharing bases record
+        from kzgit.builder.cache import Recording   # start-up: only runs sharing bases record
         rec = Recording()
         self._recordings.append(rec)
         return rec
@@ -56,7 +56,7 @@ class BuildContext:
         """Note a kustomization directory entered, and whether its result can be reused."""
         if not self._recordings:
             return
-        from kzgit.build.cache import UNCACHEABLE_FIELDS   # start-up: as start_recording
+        from kzgit.builder.cache import UNCACHEABLE_FIELDS   # start-up: as start_recording
         cacheable = not any(t.k.get(f) for f in UNCACHEABLE_FIELDS)
         for rec in self._recordings:
             rec.roots.add(t.loader.root)

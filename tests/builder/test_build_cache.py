@@ -1,4 +1,4 @@
-"""Reuse of base accumulations across builds (kzgit.build.cache).
+"""Reuse of base accumulations across builds (kzgit.builder.cache).
 
 The cache must never change a byte of output: every kubectl-recorded golden case is built
 twice through one cache shared by all cases and must print exactly what kubectl printed
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from kzgit import BuildOptions, build
-from kzgit.build.cache import BuildCache
+from kzgit.builder.cache import BuildCache
 from kzgit.errors import KzgitError
 
 from helpers import deployment, write_tree
