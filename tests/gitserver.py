@@ -24,7 +24,16 @@ API
     ``/slow/<n>?delay=s`` ``n`` bytes, one every ``delay`` seconds;
     ``/hang/...`` never answers (until the server stops); ``/status<code>`` and
     ``/status/<code>[/...]`` answer ``<code>``;
-    ``/redirect?to=<url>`` a 302.  ``.requests`` lists ``(method, path)`` served.
+    ``/auth/<path>`` as ``/git/`` once a request carries an Authorization header (any), a
+    401 asking for basic auth before; ``/redirect?to=<url>`` a 302 and
+    ``/moved/<path>`` a 302 to ``<moved-to>/<path>`` (``.moved_to``, set by the test, with
+    the query kept).  ``.requests`` lists ``(method, path)`` served and
+    ``.authorizations`` the ``(path, Authorization header)`` of those that carried one.
+    ``GitHTTPServer(..., host="localhost")`` binds 127.0.0.1 but names itself ``localhost``
+    in ``.url`` (a second origin on this machine); ``tls=(certfile, keyfile)`` serves https.
+``self_signed_cert(directory) -> (certfile, keyfile)``
+    A certificate for 127.0.0.1 and localhost (``openssl``); point ``SSL_CERT_FILE`` at
+    ``certfile`` so that Python and git trust it.
 ``insteadof_env(rewrites) -> dict``
     ``GIT_CONFIG_COUNT``/``KEY``/``VALUE`` variables setting
     ``url.<new>.insteadOf=<old>`` for each ``{old: new}`` (kzgit keeps these
@@ -225,10 +234,15 @@ class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
 class GitHTTPServer:
     """Loopback HTTP server: git smart HTTP plus raw, big, slow, hanging and error routes."""
 
-    def __init__(self, git_root: str, raw_root: Optional[str] = None) -> None:
+    def __init__(self, git_root: str, raw_root: Optional[str] = None, host: str = "127.0.0.1",
+                 tls: Optional[Tuple[str, str]] = None) -> None:
         self.git_root = git_root
         self.raw_root = raw_root or git_root
+        self.host = host
+        self.tls = tls
         self.requests: List[Tuple[str, str]] = []
+        self.authorizations: List[Tuple[str, str]] = []
+        self.moved_to = ""
         self._stop = threading.Event()
         self._httpd: Optional[_Server] = None
         self._thread: Optional[threading.Thread] = None
@@ -236,7 +250,7 @@ class GitHTTPServer:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self.tls else 'http'}://{self.host}:{self.port}"
 
     def start(self) -> "GitHTTPServer":
         owner = self
@@ -255,6 +269,11 @@ class GitHTTPServer:
 
         self._httpd = _Server(("127.0.0.1", 0), Handler)
         self.port = self._httpd.server_address[1]
+        if self.tls:
+            import ssl
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(*self.tls)
+            self._httpd.socket = ctx.wrap_socket(self._httpd.socket, server_side=True)
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
         self._thread.start()
         return self
@@ -277,11 +296,21 @@ class GitHTTPServer:
     # -- routes ------------------------------------------------------------------------------
     def _route(self, h: http.server.BaseHTTPRequestHandler, method: str) -> None:
         self.requests.append((method, h.path))
+        if h.headers.get("Authorization"):
+            self.authorizations.append((h.path, h.headers["Authorization"]))
         parsed = urllib.parse.urlsplit(h.path)
         path, query = parsed.path, urllib.parse.parse_qs(parsed.query)
         try:
             if path.startswith("/git/"):
                 self._git(h, method, path[len("/git"):], parsed.query)
+            elif path.startswith("/auth/"):
+                if h.headers.get("Authorization"):
+                    self._git(h, method, path[len("/auth"):], parsed.query)
+                else:
+                    if method == "POST":
+                        self._read_body(h)
+                    self._send(h, 401, b"authenticate\n",
+                               [("WWW-Authenticate", 'Basic realm="kzgit test"')])
             elif path.startswith("/site/"):
                 if path.endswith(("/info/refs", "/git-upload-pack")):
                     self._git(h, method, path[len("/site"):], parsed.query)
@@ -313,6 +342,14 @@ class GitHTTPServer:
             elif path.startswith("/status"):
                 code = path[len("/status"):].lstrip("/").split("/")[0]
                 self._send(h, int(code), b"status\n")
+            elif path.startswith("/moved/"):
+                to = self.moved_to + path[len("/moved"):] + ("?" + parsed.query if parsed.query else "")
+                if method == "POST":
+                    self._read_body(h)
+                h.send_response(302)
+                h.send_header("Location", to)
+                h.send_header("Content-Length", "0")
+                h.end_headers()
             elif path == "/redirect":
                 h.send_response(302)
                 h.send_header("Location", query["to"][0])
@@ -378,6 +415,16 @@ class GitHTTPServer:
             elif k:
                 headers.append((k.strip(), v.strip()))
         self._send(h, code, payload, headers)
+
+
+def self_signed_cert(directory: str) -> Tuple[str, str]:
+    """A self-signed certificate valid for 127.0.0.1 and localhost: ``(certfile, keyfile)``."""
+    cert, key = os.path.join(directory, "cert.pem"), os.path.join(directory, "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                    "-subj", "/CN=localhost", "-keyout", key, "-out", cert,
+                    "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
+                   check=True, capture_output=True, timeout=60)
+    return cert, key
 
 
 def copy_tree(src: str, dst: str) -> None:

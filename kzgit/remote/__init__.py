@@ -120,14 +120,15 @@ def fresh_checkout(spec: RepoSpec, dest: str) -> str:
     from kzgit.remote._cache import validate_spec   # start-up: loaded when a remote is fetched
     validate_spec(spec)   # refs that git would read as options are refused
     label = spec.redacted()
+    auth = _gitcli.GitAuth(spec.clone_url())   # credentials for their own origin only
     os.makedirs(dest)
     t = spec.timeout
 
     def git(*args: str) -> str:
-        return _gitcli.run_git(list(args), cwd=dest, timeout=t, label=label)
+        return _gitcli.run_git(list(args), cwd=dest, timeout=t, label=label, auth=auth)
 
     git("init", "-q", ".")
-    git("remote", "add", "origin", spec.clone_url())
+    git("remote", "add", "origin", auth.url)
     git("fetch", "-q", "--depth=1", "origin", spec.ref or "HEAD")
     git("checkout", "-q", "FETCH_HEAD")
     if spec.submodules:

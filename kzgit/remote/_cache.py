@@ -38,7 +38,7 @@ from typing import Dict, Iterator, Optional, Tuple
 
 from kzgit.cachedir import cache_root
 from kzgit.errors import RemoteError
-from kzgit.remote._gitcli import ALLOWED_PROTOCOLS, run_git
+from kzgit.remote._gitcli import ALLOWED_PROTOCOLS, GitAuth, run_git
 from kzgit.remote._redact import redact, userinfo
 from kzgit.remote._repospec import RepoSpec
 
@@ -102,6 +102,8 @@ class RepoCache:
         self.trees = os.path.join(self.dir, "trees")
         self.flavour = "s" if spec.submodules else "n"
         self.secrets = [userinfo(spec.clone_url())]
+        #: the URL git is given, and the credentials for its origin only
+        self.auth = GitAuth(spec.clone_url())
 
     # -- reading ---------------------------------------------------------------------------
     def tree(self, commit: str) -> str:
@@ -174,9 +176,9 @@ class RepoCache:
         """Resolve ``ref`` on the remote as git fetch would: (commit or None, 'tags'|'branches')."""
         tmp = self._tmpdir()
         try:
-            out = run_git(["ls-remote", "--", self.spec.clone_url(), ref or "HEAD"], cwd=tmp,
+            out = run_git(["ls-remote", "--", self.auth.url, ref or "HEAD"], cwd=tmp,
                           timeout=self.spec.timeout, label=self.label,
-                          secrets=self.secrets)
+                          secrets=self.secrets, auth=self.auth)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         found: Dict[str, str] = {}
@@ -198,7 +200,7 @@ class RepoCache:
         """Fetch ``ref`` (kustomize's init/remote add/fetch --depth=1/checkout/submodule update)
         into the cache; return the checkout directory.  Takes the lock."""
         spec = self.spec
-        url = spec.clone_url()
+        url = self.auth.url
         with self.locked():
             hit = self.lookup_immutable(ref)
             if hit:
@@ -208,7 +210,7 @@ class RepoCache:
             try:
                 def run(*a: str) -> str:
                     return run_git(list(a), cwd=work, timeout=spec.timeout, label=self.label,
-                                   secrets=self.secrets)
+                                   secrets=self.secrets, auth=self.auth)
 
                 run("init", "--quiet")
                 # relative submodule URLs need an origin (kustomize #5131)
@@ -247,7 +249,7 @@ class RepoCache:
         # no --depth: a pinned submodule commit need not be a branch tip (kustomize: none either)
         run_git(["submodule", "--quiet", "update", "--init", "--recursive"],
                 cwd=work, timeout=spec.timeout, label=self.label, config=config,
-                protocols=protocols, secrets=self.secrets)
+                protocols=protocols, secrets=self.secrets, auth=self.auth)
 
     def _remove_stale_work_dirs(self, age: float = 3600.0) -> None:
         """Work dirs left by a kzgit that was killed mid-fetch (call with the lock held;

@@ -7,11 +7,21 @@ kustomize execs ``git`` with the inherited environment, no ``--`` and a
 ``git fetch --depth=1 <url> <ref>`` runs ``?ref=--upload-pack=...`` as a
 command.  kzgit validates refs before
 anything runs and passes ``--`` before every positional.
+
+Credentials in an http(s) URL (``https://user:token@host/org/repo``) are taken out of the
+URL before git sees it (:class:`GitAuth`) and handed back by a credential helper configured
+for that URL's origin only (``credential.<scheme>://<host:port>.helper``).  Left in the URL,
+git 2.39 sent them to the host an ``/info/refs`` redirect pointed at, and a user's
+``url.<base>.insteadOf`` rule that rewrites the scheme carried them, in the path, to wherever
+it points.  Git asks helpers by the URL it is about to request, after every rewrite and
+redirect, so the helper answers for the written host and port and for nothing else; the
+clone's ``.git/config`` never holds them either.
 """
 from __future__ import annotations
 
 import os
-from typing import Dict, List, Mapping, Optional, Sequence
+import urllib.parse
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from kzgit import proc
 from kzgit.errors import RemoteError
@@ -30,6 +40,49 @@ _PINNED_CONFIG = (
     "advice.detachedHead=false",
     "init.defaultBranch=kzgit",
 )
+
+
+# The helper reads the credentials from its environment (visible to this user only), never from
+# its command line (visible to every user in /proc/<pid>/cmdline).  git appends "get", "store"
+# or "erase"; only "get" answers.
+_HELPER = ("!f() { test \"$1\" = get || return 0; printf 'username=%s\\n' \"$KZGIT_GIT_USERNAME\"; "
+           "test -n \"$KZGIT_GIT_PASSWORD\" && printf 'password=%s\\n' \"$KZGIT_GIT_PASSWORD\"; "
+           "return 0; }; f")
+
+
+class GitAuth:
+    """An http(s) git URL split into the URL git is given and the credentials for its origin.
+
+    ``url`` has no userinfo; ``config`` (``-c`` entries) and ``env`` make git's credential
+    machinery return the userinfo for ``<scheme>://<host>[:port]`` and no other origin.  A URL
+    without userinfo, or not http(s), is kept as it is with nothing to add.
+    """
+
+    __slots__ = ("url", "config", "env")
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.config: Tuple[str, ...] = ()
+        self.env: Dict[str, str] = {}
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme.lower() not in ("http", "https") or "@" not in parts.netloc:
+            return
+        info, _, hostport = parts.netloc.rpartition("@")
+        user, has_password, password = info.partition(":")
+        user, password = urllib.parse.unquote(user), urllib.parse.unquote(password)
+        if any(c in user + password for c in "\n\r\0"):
+            raise RemoteError(f"refusing '{redact(url)}': its credentials contain a line break")
+        origin = f"{parts.scheme.lower()}://{hostport}"
+        self.url = urllib.parse.urlunsplit(parts._replace(netloc=hostport))
+        self.env = {"KZGIT_GIT_USERNAME": user}
+        # an empty helper resets the list: the URL's credentials win over the user's helpers,
+        # as they did when git read them from the URL; a user name alone leaves the helpers on
+        self.config = (f"credential.{origin}.helper=",) if has_password else ()
+        self.config += (f"credential.{origin}.helper={_HELPER}",
+                        # a redirect of the first request only (git's default, pinned)
+                        "http.followRedirects=initial")
+        if has_password:
+            self.env["KZGIT_GIT_PASSWORD"] = password
 
 
 def no_git_env(env: Optional[Mapping[str, str]] = None,
@@ -75,20 +128,24 @@ def _refuse_late_options(args: Sequence[str], label: str) -> None:
 
 def run_git(args: Sequence[str], *, cwd: str, timeout: float, label: str,
             config: Sequence[str] = (), protocols: Sequence[str] = ALLOWED_PROTOCOLS,
-            git: str = "git", secrets: Sequence[Optional[str]] = ()) -> str:
+            git: str = "git", secrets: Sequence[Optional[str]] = (),
+            auth: Optional[GitAuth] = None) -> str:
     """Run ``git <pinned -c> <config> <args>`` in ``cwd``; return stdout.
 
     The child runs in its own session (so ssh cannot prompt on the terminal);
     on timeout or KeyboardInterrupt its whole group is killed.  Errors are
     :class:`RemoteError` naming ``label`` (a redacted URL) and redacted git output.
+    ``auth`` supplies the credentials of a URL given to git without them (:class:`GitAuth`).
     """
     _refuse_late_options(args, label)
     argv: List[str] = [git]
-    for c in (*_PINNED_CONFIG, *config):
+    for c in (*_PINNED_CONFIG, *config, *(auth.config if auth else ())):
         argv += ["-c", c]
     argv += list(args)
     shown_cmd = redact(" ".join(["git", *args]), secrets)
     env = git_env(protocols)
+    if auth:
+        env.update(auth.env)
     # never discover a repository above cwd (the cache may sit inside someone's repo)
     env["GIT_CEILING_DIRECTORIES"] = os.path.dirname(os.path.abspath(cwd))
     try:

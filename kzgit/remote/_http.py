@@ -4,6 +4,16 @@ kustomize uses a bare ``http.Client{}``: no timeout and ``io.ReadAll`` of the
 whole body (fileloader.go httpClientGetContent), so a slow or endless server hangs or exhausts it.
 kzgit bounds both, only speaks http/https and refuses redirects to any other
 scheme.
+
+Credentials written in the URL (``https://user:pass@host/...``) become a basic
+``Authorization`` header, as Go's net/http makes them, and are sent to that
+URL's origin (scheme, host and port) only: urllib copies every header onto a
+redirected request, so a 302 to another host used to deliver them there.  Go
+resolves the redirect's ``Location`` against the request URL and sends the
+userinfo only when it survives (a relative redirect, the same host); kzgit
+keys it on the origin.  A redirect from https to http is refused (it would
+downgrade whatever the first request protected), and at most
+:data:`MAX_REDIRECTS` redirects are followed (Go's client stops after 10).
 """
 from __future__ import annotations
 
@@ -13,7 +23,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import IO, Any, Optional
+from typing import IO, Any, List, Optional, Tuple
 
 from kzgit.errors import RemoteError
 from kzgit.remote._redact import redact, userinfo
@@ -22,6 +32,9 @@ from kzgit.remote._redact import redact, userinfo
 HTTP_TIMEOUT = 30.0
 #: Largest body accepted, in bytes.
 HTTP_MAX_BYTES = 64 * 1024 * 1024
+
+#: Redirects followed before giving up (Go's net/http defaultCheckRedirect: 10).
+MAX_REDIRECTS = 10
 
 _CHUNK = 64 * 1024
 
@@ -46,18 +59,62 @@ class HTTPTransportError(RemoteError):
     """No answer: connection refused, DNS failure, TLS error."""
 
 
-class _SameFamilyRedirects(urllib.request.HTTPRedirectHandler):
-    """Follow redirects only to http/https (urllib itself would also follow ftp)."""
+def _origin(url: str) -> Tuple[str, str, int]:
+    """(scheme, host, port) of an http(s) URL, the port defaulted: what credentials are scoped to."""
+    parts = urllib.parse.urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return scheme, (parts.hostname or "").lower(), port or (443 if scheme == "https" else 80)
+
+
+class _Credentials(urllib.request.BaseHandler):
+    """Add the URL's basic auth to every request whose origin is the one it was written for.
+
+    The header is "unredirected": urllib's redirect handler never copies it, so each hop
+    decides afresh (by its own origin) whether it gets the credentials.
+    """
+
+    handler_order = 100   # before the http(s) handlers open the connection
+
+    def __init__(self, origin: Tuple[str, str, int], authorization: str) -> None:
+        self.origin = origin
+        self.authorization = authorization
+
+    def http_request(self, req: urllib.request.Request) -> urllib.request.Request:
+        if _origin(req.full_url) == self.origin:
+            req.add_unredirected_header("Authorization", self.authorization)
+        else:
+            req.remove_header("Authorization")
+        return req
+
+    https_request = http_request
+
+
+class _SafeRedirects(urllib.request.HTTPRedirectHandler):
+    """Follow redirects only to http/https (urllib itself would also follow ftp), never from
+    https down to http, and at most :data:`MAX_REDIRECTS` of them."""
 
     def http_error_302(self, req: urllib.request.Request, fp: IO[bytes], code: int, msg: str,
                        headers: Any) -> Any:
         target = headers.get("location") or headers.get("uri")
         if target:
             newurl = urllib.parse.urljoin(req.full_url, target)
-            if urllib.parse.urlsplit(newurl).scheme.lower() not in ("http", "https"):
+            scheme = urllib.parse.urlsplit(newurl).scheme.lower()
+            if scheme not in ("http", "https"):
                 raise RemoteError(
                     f"refusing redirect of '{redact(req.full_url)}' to '{redact(newurl)}': "
                     "only http and https are allowed")
+            if scheme == "http" and urllib.parse.urlsplit(req.full_url).scheme.lower() == "https":
+                raise RemoteError(
+                    f"refusing redirect of '{redact(req.full_url)}' to '{redact(newurl)}': "
+                    "a redirect from https to http is not followed")
+            hops = len(getattr(req, "redirect_dict", {}))
+            if hops >= MAX_REDIRECTS:
+                raise RemoteError(f"GET '{redact(req.full_url)}': stopped after {MAX_REDIRECTS} "
+                                  "redirects")
         return super().http_error_302(req, fp, code, msg, headers)
 
     http_error_301 = http_error_303 = http_error_307 = http_error_308 = http_error_302
@@ -78,17 +135,19 @@ def http_get(url: str, *, timeout: Optional[float] = None, max_bytes: Optional[i
     if scheme not in ("http", "https"):
         raise RemoteError(f"refusing '{shown}': only http and https URLs are fetched as files")
     deadline = time.monotonic() + timeout
-    opener = urllib.request.build_opener(_SameFamilyRedirects())
+    handlers: List[urllib.request.BaseHandler] = [_SafeRedirects()]
     headers = {"User-Agent": "kzgit", "Accept-Encoding": "identity"}
     secret = userinfo(url)
     if secret:
-        # as Go's net/http: userinfo in the URL becomes basic auth, never part of the request line
+        # as Go's net/http: userinfo in the URL becomes basic auth, never part of the request
+        # line, and only for the origin it was written for (see the module's docstring)
         parts = urllib.parse.urlsplit(url)
         user, _, password = secret.partition(":")
         token = base64.b64encode(
             (urllib.parse.unquote(user) + ":" + urllib.parse.unquote(password)).encode()).decode()
-        headers["Authorization"] = "Basic " + token
         url = urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
+        handlers.append(_Credentials(_origin(url), "Basic " + token))
+    opener = urllib.request.build_opener(*handlers)
     req = urllib.request.Request(url, headers=headers)
     try:
         resp = opener.open(req, timeout=timeout)
@@ -138,4 +197,4 @@ def _is_timeout(e: BaseException) -> bool:
     return isinstance(e, TimeoutError) or isinstance(r, TimeoutError) or "timed out" in str(r)
 
 
-__all__ = ["HTTP_TIMEOUT", "HTTP_MAX_BYTES", "HTTPStatusError", "HTTPTransportError", "http_get"]
+__all__ = ["HTTP_TIMEOUT", "HTTP_MAX_BYTES", "MAX_REDIRECTS", "HTTPStatusError", "HTTPTransportError", "http_get"]
