@@ -347,7 +347,10 @@ class _Fields:
         elif self.ctx.looks_remote(ref):
             self.remote(field, ref)
         elif p is not None:
-            self.node.files.add(p)  # missing: a change that creates it affects this root
+            # missing: a change that creates it affects this root, as a file or as a directory
+            # (a base renamed away was a directory: its old files are what the commit deletes)
+            self.node.files.add(p)
+            self.node.trees.add(p)
 
     def plugin_config(self, field: str, obj: Any, where: Optional[Tuple[str, str]] = None) -> None:
         """An inline or file plugin config: KRM exec paths and container images it names."""

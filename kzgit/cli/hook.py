@@ -163,8 +163,8 @@ class _Source:
             changed = [r for r in (_rel(repo, f) for f in a.files) if r is not None]
             if in_git:
                 # pre-commit never passes deleted files, yet deleting a base's resource
-                # breaks every root that reached it: add the staged deletions.
-                changed += gitio.staged_deletions(repo)
+                # breaks every root that reached it: add the deletions.
+                changed += deletions(repo)
         return Workspace(repo, files, changed, config, repo=repo)
 
     def __exit__(self, *exc: object) -> None:
@@ -182,10 +182,31 @@ def _builds_read_through_kzgit(args: argparse.Namespace, config: Config) -> bool
                                         or config.enable_helm)
 
 
+def deletions(repo: str) -> List[str]:
+    """The paths the change being checked deletes, a rename's old path included, which
+    pre-commit never passes (it drops names that no longer exist): the index's against
+    HEAD, or under ``pre-commit run --from-ref OLD --to-ref NEW`` (CI, pre-push) the range's."""
+    from kzgit import gitio   # start-up
+    old, new = os.environ.get("PRE_COMMIT_FROM_REF"), os.environ.get("PRE_COMMIT_TO_REF")
+    if os.environ.get("PRE_COMMIT") == "1" and old and new:
+        return gitio.deleted_between(repo, old, new)
+    return gitio.staged_deletions(repo)
+
+
+def _deletes_something() -> bool:
+    """Whether the change being checked deletes or renames a file (False outside git)."""
+    try:
+        return bool(deletions("."))
+    except KzgitError:
+        return False
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the hook named by ``args.hook``; 1 when it has findings."""
-    if not (args.files or args.all or args.staged or args.rev):
-        return 0  # pre-commit passed nothing this hook looks at
+    if not (args.files or args.all or args.staged or args.rev) and not _deletes_something():
+        # Nothing passed (pre-commit's ``always_run`` starts the hook for a commit whose
+        # files it matches none of) and nothing deleted: one git run, nothing to check.
+        return 0
     with _Source(args) as ws:
         if args.hook == "validate":
             from kzgit.cli.validate import run_hook   # start-up

@@ -69,9 +69,21 @@ def staged_changes(root: str) -> List[str]:
 
 
 def staged_deletions(root: str) -> List[str]:
-    """Paths the index deletes relative to HEAD (pre-commit passes no deleted file names)."""
+    """Paths the index deletes relative to HEAD, a rename's old path included (pre-commit
+    passes no deleted file names)."""
     return _z(git(["diff", "--cached", "--name-only", "-z", "--no-renames", "--no-ext-diff",
                    "--diff-filter=D"], root))
+
+
+def deleted_between(root: str, old: str, new: str) -> List[str]:
+    """Paths deleted (or renamed away) from the merge base of ``old`` and ``new`` to ``new``:
+    the range ``pre-commit run --from-ref OLD --to-ref NEW`` passes the files of (its
+    ``git.get_changed_files``, whose two-dot fallback is kept for unrelated histories)."""
+    args = ["diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", "--diff-filter=D"]
+    try:
+        return _z(git([*args, f"{old}...{new}", "--"], root))
+    except KzgitError:
+        return _z(git([*args, f"{old}..{new}", "--"], root))
 
 
 def changed_between(root: str, old: Optional[str], new: str) -> Optional[List[str]]:

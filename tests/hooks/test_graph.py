@@ -112,6 +112,16 @@ def test_missing_reference_is_reached_so_creating_it_counts() -> None:
     assert _graph(repo).affected_roots(["o/gone.yaml"]) == ["o"]
 
 
+def test_a_base_renamed_away_reaches_its_old_files() -> None:
+    """After ``git mv base lib`` the overlay names a directory that is gone; the commit deletes
+    ``base/kustomization.yaml`` and ``base/cm.yaml``, and either affects the overlay."""
+    repo = {"o/kustomization.yaml": "resources:\n- ../base\n", "lib/kustomization.yaml": "resources: []\n"}
+    g = _graph(repo)
+    assert g.affected_roots(["base/kustomization.yaml"]) == ["o"]
+    assert g.affected_roots(["base/cm.yaml"]) == ["o"]
+    assert g.affected_roots(["based/cm.yaml"]) == []
+
+
 def test_root_dir_kustomization() -> None:
     repo = {"kustomization.yaml": "resources:\n- app\n", "app/kustomization.yaml": "resources:\n- d.yaml\n",
             "app/d.yaml": ""}

@@ -268,6 +268,38 @@ def test_render_sees_staged_deletions(tmp_path: Path, monkeypatch: pytest.Monkey
     assert rc == 1 and "overlays/dev: does not render" in out and "overlays/prod: does not render" in out
 
 
+def test_started_with_no_file_the_hook_checks_what_the_commit_deletes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """pre-commit's ``always_run`` starts the hook with no file: nothing deleted is a quiet
+    pass; a deleted patch or a base renamed away fails the roots that named them."""
+    repo = make_repo(tmp_path / "r", GOOD)
+    assert kz(repo, monkeypatch, capsys, "hook", "render") == (0, "", "")
+    git(repo, "rm", "-q", "overlays/dev/patch.yaml")
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "render")
+    assert rc == 1 and out.startswith("overlays/dev: does not render") and "overlays/prod" not in out
+    git(repo, "reset", "-q", "--hard")
+    git(repo, "mv", "base", "lib")
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "validate")
+    assert rc == 1 and "overlays/dev: does not render" in out and "overlays/prod: does not render" in out
+
+
+def test_under_pre_commit_from_ref_to_ref_the_range_deletions_count(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """``pre-commit run --from-ref A --to-ref B`` (CI, pre-push) passes the range's files: the
+    range's deletions are added, not the index's."""
+    repo = make_repo(tmp_path / "r", GOOD)
+    first = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "rm", "-q", "base/cm.yaml")
+    git(repo, "commit", "-q", "-m", "break")
+    monkeypatch.setenv("PRE_COMMIT", "1")
+    monkeypatch.setenv("PRE_COMMIT_FROM_REF", first)
+    monkeypatch.setenv("PRE_COMMIT_TO_REF", "HEAD")
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "render")
+    assert rc == 1 and "overlays/dev: does not render" in out and "overlays/prod: does not render" in out
+    monkeypatch.setenv("PRE_COMMIT_FROM_REF", "HEAD")
+    assert kz(repo, monkeypatch, capsys, "hook", "render")[0] == 0
+
+
 def test_graph_does_not_follow_symlinks_out_of_the_repo(tmp_path: Path) -> None:
     from kzgit.graph import disk_reader
     secret = tmp_path / "secret.yaml"

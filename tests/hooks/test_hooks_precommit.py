@@ -133,6 +133,41 @@ def test_broken_overlay_with_kubectl_engine(session: Session, tmp_path: Path) ->
     assert rc == 1 and "overlays/prod: does not render" in out, out
 
 
+# A commit that only deletes or renames: pre-commit passes no file (it drops paths that no
+# longer exist) and starts no hook whose files match nothing, so the hooks run always and ask
+# git for the deletions themselves (issue 23, item 4).
+GENERATED = {**GOOD, "apps/gen/kustomization.yaml": "configMapGenerator:\n- name: settings\n  envs:\n  - app.env\n",
+             "apps/gen/app.env": "LEVEL=debug\n"}
+
+
+@pytest.mark.parametrize("hook_id", ["kzgit-render", "kzgit-validate"])
+@pytest.mark.parametrize("change,broken", [
+    (["rm", "-q", "base/cm.yaml"], ["overlays/dev", "overlays/prod"]),
+    (["rm", "-q", "overlays/dev/patch.yaml"], ["overlays/dev"]),
+    (["rm", "-q", "apps/gen/app.env"], ["apps/gen"]),
+    (["mv", "base", "lib"], ["overlays/dev", "overlays/prod"]),
+], ids=["resource", "patch", "env-file", "renamed-base"])
+def test_a_commit_that_only_deletes_or_renames_is_refused(
+        session: Session, tmp_path: Path, hook_id: str, change: List[str], broken: List[str]) -> None:
+    repo = session.repo(tmp_path / "r", GENERATED, [hook_id])
+    rc, out = session.commit(repo)
+    assert rc == 0, out
+    git(repo, session.env, *change)
+    rc, out = run(["git", "commit", "-q", "-m", "delete"], repo, session.env, timeout=300)
+    assert rc == 1, out
+    for root in broken:
+        assert f"{root}: " in out and "does not render" in out, out
+    assert "overlays/prod: " not in out or "overlays/prod" in broken, out
+
+
+def test_a_commit_touching_no_kustomize_input_passes(session: Session, tmp_path: Path) -> None:
+    repo = session.repo(tmp_path / "r", {**GOOD, "docs/notes.md": "notes\n"}, ["kzgit-render"])
+    assert session.commit(repo)[0] == 0
+    git(repo, session.env, "rm", "-q", "docs/notes.md")
+    rc, out = run(["git", "commit", "-q", "-m", "docs"], repo, session.env, timeout=300)
+    assert rc == 0 and "kustomizations render (kzgit)" in out and "Passed" in out, out
+
+
 def test_branch_ref_is_refused(session: Session, tmp_path: Path) -> None:
     repo = session.repo(tmp_path / "r", GOOD, ["kzgit-pinned-refs"])
     assert session.commit(repo)[0] == 0

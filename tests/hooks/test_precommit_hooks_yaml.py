@@ -39,6 +39,8 @@ def test_entry_is_a_kzgit_subcommand(hook_id: str) -> None:
     assert args.files == ["some/file.yaml"]
     assert h["language"] == "python" and h["pass_filenames"] is True
     assert h["require_serial"] is (hook_id in ("kzgit-render", "kzgit-localized-sync", "kzgit-validate"))
+    # a commit that only deletes passes no file: the hooks that build must start anyway
+    assert h.get("always_run", False) is (hook_id in ("kzgit-render", "kzgit-localized-sync", "kzgit-validate"))
 
 
 @pytest.mark.parametrize("hook_id,path,matches", [
