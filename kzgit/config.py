@@ -21,6 +21,9 @@ Keys (all optional)::
     localized = ["vendor/**"]       # where localized copies live; default: anywhere
     cache = true                    # the persistent render cache (kzgit.rendercache)
     cache-size-mb = 512             # its bound; least recently used renders are evicted
+    kustomize-version = "5.8.1"     # render as this release, or e.g. "5.7", "kubectl-1.33",
+                                    # "argocd-3.0", "flux-2.7" (kzgit.versions); the
+                                    # flag --kustomize-version and KZGIT_KUSTOMIZE_VERSION win
 
     [tool.kzgit.refs]               # `[refs]` in .kzgit.toml
     allowed = ['v?\\d+(\\.\\d+)+']  # regexes a ref must fully match (replaces the default)
@@ -139,7 +142,8 @@ class Config(Record):
 
     __slots__ = ("roots", "exclude", "engine", "engine_path", "timeout", "jobs", "load_restrictor",
                  "enable_alpha_plugins", "enable_exec", "enable_helm", "helm_command", "localized",
-                 "cache", "cache_size_mb", "refs", "validate", "sandbox", "source")
+                 "cache", "cache_size_mb", "refs", "validate", "sandbox", "source",
+                 "kustomize_version", "kustomize_version_origin")
 
     def __init__(self, roots: Tuple[str, ...] = (), exclude: Tuple[str, ...] = (),
                  engine: str = "builtin", engine_path: Optional[str] = None, timeout: float = 120.0,
@@ -147,7 +151,8 @@ class Config(Record):
                  enable_exec: bool = False, enable_helm: bool = False, helm_command: str = "helm",
                  localized: Tuple[str, ...] = (), cache: bool = True, cache_size_mb: int = 512,
                  refs: Optional[RefPolicy] = None, validate: Optional[ValidatePolicy] = None,
-                 sandbox: Optional[SandboxSettings] = None, source: Optional[str] = None) -> None:
+                 sandbox: Optional[SandboxSettings] = None, source: Optional[str] = None,
+                 kustomize_version: Optional[str] = None, kustomize_version_origin: str = "") -> None:
         self.roots = roots
         self.exclude = exclude
         self.engine = engine
@@ -166,6 +171,9 @@ class Config(Record):
         self.validate = ValidatePolicy() if validate is None else validate
         self.sandbox = SandboxSettings() if sandbox is None else sandbox
         self.source = source     # the file it came from, for messages
+        self.kustomize_version = kustomize_version   # as written; None: not set
+        # where it was set, for messages: ".kzgit.toml kustomize-version", "--kustomize-version"
+        self.kustomize_version_origin = kustomize_version_origin
 
 
 def _str_list(v: Any) -> Optional[Tuple[str, ...]]:
@@ -191,6 +199,18 @@ def _positive_number(v: Any) -> Optional[float]:
     return float(v) if ok else None
 
 
+def _kustomize_version(v: Any) -> Optional[str]:
+    """A value :func:`kzgit.versions.resolve` accepts, kept as written."""
+    if not isinstance(v, str):
+        return None
+    from kzgit.versions import resolve   # start-up: only a repository that sets it
+    try:
+        resolve(v, "kustomize-version")
+    except UsageError as e:
+        raise ValueError(str(e).split(": ", 1)[1].replace("\nTIP: ", "; ")) from None
+    return v
+
+
 def _jobs(v: Any) -> Optional[int]:
     return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
 
@@ -213,6 +233,8 @@ _KEYS: Dict[str, Tuple[str, Any, str]] = {
     "cache": ("cache", _bool, "true or false"),
     "cache-size-mb": ("cache_size_mb", lambda v: v if isinstance(v, int) and not isinstance(v, bool)
                       and v > 0 else None, "a positive integer (megabytes)"),
+    "kustomize-version": ("kustomize_version", _kustomize_version,
+                          'a Kustomize release such as "5.8.1", "5.7" or "kubectl-1.33"'),
 }
 
 
@@ -286,6 +308,8 @@ def parse_config(table: Dict[str, Any], source: str, prefix: str = "") -> Config
     validate = table.pop("validate", None)
     sandbox = table.pop("sandbox", None)
     _apply(cfg, table, _KEYS, prefix, source, tables=("refs", "validate", "sandbox"))
+    if cfg.kustomize_version is not None:
+        cfg.kustomize_version_origin = f"{os.path.basename(source)} {prefix}kustomize-version"
     if refs is not None:
         if not isinstance(refs, dict):
             raise UsageError(f"{source}: bad value for '{prefix}refs': expected a table")

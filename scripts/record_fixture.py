@@ -1,10 +1,17 @@
 #!/usr/bin/env python3
-"""Record golden fixtures from ``kubectl kustomize`` (the oracle, Kustomize v5.5.0).
+"""Record golden fixtures from ``kubectl kustomize`` (the oracle).
 
 A fixture is a directory ``tests/fixtures/<area>/<case>/`` holding an input tree and a
 ``case.json``::
 
-    {"target": ".", "args": [], "expected": "ok", "description": "one line"}
+    {"target": ".", "args": [], "expected": "ok", "description": "one line", "kustomize": "5.8.1"}
+
+``kustomize`` is the Kustomize release of the kubectl that recorded the case, read from
+``kubectl version --client`` before recording; kzgit replays the case as that release
+(``KZGIT_KUSTOMIZE_VERSION``).  A case without it was recorded with kubectl 1.32 (5.5.0).
+``--kubectl`` names the oracle, a path or one of ``$KZGIT_ORACLE_KUBECTL_1_32`` ... as
+``../shared/tools/oracles --env`` exports them; ``--check`` re-runs each case with the oracle
+of its own release (found in those variables, else ``--kubectl`` if it is that release).
 
 This script copies the input tree (everything but ``case.json`` and ``expected.*``) into a
 temporary directory, runs ``kubectl kustomize TARGET ARGS`` there with ``HOME`` and the XDG
@@ -43,6 +50,8 @@ FIXTURES = ROOT / "tests" / "fixtures"
 TABLES = ROOT / "tests" / "data"
 META_FILES = {"case.json", "expected.yaml", "expected.err"}
 CASE_PLACEHOLDER = "$CASE"
+# the release of the cases recorded before case.json said which (kubectl 1.32)
+LEGACY_RELEASE = "5.5.0"
 
 
 @dataclass
@@ -74,6 +83,31 @@ def load_case(case_dir: Path) -> Dict[str, object]:
     data.setdefault("target", ".")
     data.setdefault("args", [])
     return data
+
+
+def case_release(case: Dict[str, object]) -> str:
+    """The Kustomize release that recorded a case (and that kzgit replays it as)."""
+    return str(case.get("kustomize", LEGACY_RELEASE))
+
+
+def kubectl_release(kubectl: str) -> str:
+    """The Kustomize release a kubectl embeds: ``Kustomize Version: v5.8.1`` of ``version --client``."""
+    proc = subprocess.run([kubectl, "version", "--client"], capture_output=True, text=True, timeout=60)
+    m = re.search(r"^Kustomize Version: v(\d+\.\d+\.\d+)\s*$", proc.stdout, re.M)
+    if proc.returncode != 0 or m is None:
+        raise SystemExit(f"{kubectl}: `kubectl version --client` names no Kustomize release:\n"
+                         f"{proc.stdout}{proc.stderr}")
+    return m.group(1)
+
+
+def oracles() -> Dict[str, str]:
+    """{Kustomize release: kubectl} of the oracles ``tools/oracles --env`` exported
+    (``KZGIT_ORACLE_KUBECTL_1_36`` and the like, any case), checked with ``version --client``."""
+    out: Dict[str, str] = {}
+    for k, v in sorted(os.environ.items()):
+        if re.fullmatch(r"KZGIT_ORACLE_KUBECTL_\d+_\d+", k.upper()) and os.access(v, os.X_OK):
+            out[kubectl_release(v)] = v
+    return out
 
 
 def copy_inputs(case_dir: Path, dest: Path) -> None:
@@ -108,13 +142,16 @@ def mask_paths(text: str, work: Path) -> str:
 
 
 def run_case(case_dir: Path, command: List[str], timeout: float = 120.0) -> Outcome:
-    """Run ``command + [target] + args`` in a temp copy of the case; return its outcome."""
+    """Run ``command + [target] + args`` in a temp copy of the case; return its outcome.
+
+    kzgit (which ignores it when it is kubectl) is told the case's release in the environment."""
     case = load_case(case_dir)
     with tempfile.TemporaryDirectory(prefix="kzgit-fixture-") as t:
         tmp = Path(t)
         work = tmp / "case"
         copy_inputs(case_dir, work)
         env = isolated_env(tmp)
+        env["KZGIT_KUSTOMIZE_VERSION"] = case_release(case)
         argv = list(command) + [str(case["target"])] + [str(a) for a in case["args"]]  # type: ignore[union-attr]
         proc = subprocess.run(argv, cwd=work, env=env, capture_output=True, timeout=timeout)
         stderr = proc.stderr.decode("utf-8", "replace")
@@ -152,7 +189,9 @@ def _worker() -> int:
             work = tmp / "case"
             copy_inputs(case_dir, work)
             argv = ["build", str(case["target"])] + [str(a) for a in case["args"]]  # type: ignore[union-attr]
-            rc, stdout, stderr = run_kzgit(argv, work, isolated_env(tmp))
+            env = isolated_env(tmp)
+            env["KZGIT_KUSTOMIZE_VERSION"] = case_release(case)
+            rc, stdout, stderr = run_kzgit(argv, work, env)
             results.append({"returncode": rc, "stdout": stdout, "stderr": mask_paths(stderr, work)})
     sys.stdout.write(json.dumps(results))
     return 0
@@ -201,9 +240,14 @@ def kubectl_outcome(case_dir: Path, kubectl: str = "kubectl") -> Outcome:
 
 
 def record(case_dir: Path, kubectl: str = "kubectl", accept: bool = False,
-           check: bool = False) -> Optional[str]:
-    """Record one case; return a problem description, or None when all is well."""
+           check: bool = False, release: Optional[str] = None) -> Optional[str]:
+    """Record one case with ``kubectl`` (which embeds Kustomize ``release``, read from it when
+    not given); return a problem description, or None when all is well."""
     case = load_case(case_dir)
+    release = release or kubectl_release(kubectl)
+    if check and case_release(case) != release:
+        return (f"recorded with Kustomize {case_release(case)}, not {release}: check it with "
+                f"that release's kubectl")
     out = kubectl_outcome(case_dir, kubectl)
     declared = case.get("expected")
     if declared not in (None, out.expected) and not accept:
@@ -218,7 +262,9 @@ def record(case_dir: Path, kubectl: str = "kubectl", accept: bool = False,
             return "kubectl failed but case expects ok"
         return None
     case["expected"] = out.expected
-    ordered = {k: case[k] for k in ("target", "args", "expected", "description") if k in case}
+    case["kustomize"] = release
+    ordered = {k: case[k] for k in ("target", "args", "expected", "description", "kustomize")
+               if k in case}
     ordered.update({k: v for k, v in case.items() if k not in ordered})
     (case_dir / "case.json").write_text(json.dumps(ordered, indent=2, ensure_ascii=False) + "\n",
                                         encoding="utf-8")
@@ -238,7 +284,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("cases", nargs="*", type=Path, help="case directories")
     ap.add_argument("--all", action="store_true", help="every case under tests/fixtures")
     ap.add_argument("--tables", action="store_true", help="every case under tests/data (table tests)")
-    ap.add_argument("--kubectl", default="kubectl")
+    ap.add_argument("--kubectl", default="kubectl",
+                    help="the oracle: a kubectl, or a variable such as KZGIT_ORACLE_KUBECTL_1_36")
     ap.add_argument("--accept", action="store_true",
                     help="overwrite case.json 'expected' when kubectl disagrees")
     ap.add_argument("--check", action="store_true", help="compare with the committed files only")
@@ -257,9 +304,25 @@ def main(argv: Optional[List[str]] = None) -> int:
         (FIXTURES / "KNOWN_FAILURES").write_text(text, encoding="utf-8")
         print(f"{len(text.splitlines()) - 3} known failures of {len(cases)} cases")
         return 0
+    kubectl = ns.kubectl
+    named = {k.upper(): v for k, v in os.environ.items()}.get(kubectl.upper())
+    if named and kubectl.upper().startswith("KZGIT_ORACLE_"):
+        kubectl = named
+    release = kubectl_release(kubectl) if not ns.check or shutil.which(kubectl) else None
+    by_release = oracles() if ns.check else {}
+    if release is not None:
+        by_release.setdefault(release, kubectl)
     bad = 0
     for c in cases:
-        problem = record(c, ns.kubectl, ns.accept, ns.check)
+        if ns.check:
+            want = case_release(load_case(c))
+            oracle = by_release.get(want)
+            if oracle is None:
+                print(f"skip {c}: no oracle for Kustomize {want}", file=sys.stderr)
+                continue
+            problem = record(c, oracle, ns.accept, True, want)
+        else:
+            problem = record(c, kubectl, ns.accept, False, release)
         rel = next((case_id(c, r) for r in (FIXTURES, TABLES) if r in c.parents), str(c))
         if problem:
             bad += 1

@@ -1,13 +1,15 @@
-"""The build: ``build(path, options) -> BuildResult``, kustomize v5.5.0's pipeline."""
+"""The build: ``build(path, options) -> BuildResult``, kustomize's pipeline as the release
+``options.kustomize_version`` selects (:mod:`kzgit.versions`)."""
 from __future__ import annotations
 
+from kzgit.versions import DEFAULT, parse
 
 from kzgit.loader import ROOT_ONLY
 from kzgit.record import Record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import List, Optional
+    from typing import List, Optional, Tuple
     from kzgit.builder.cache import BuildCache
     from kzgit.config import SandboxSettings
     from kzgit.loader import FileSystem
@@ -23,7 +25,8 @@ class BuildOptions(Record):
     __slots__ = ("load_restrictor", "reorder", "enable_alpha_plugins", "enable_exec",
                  "enable_helm", "helm_command", "helm_api_versions", "helm_kube_version",
                  "helm_debug", "as_current_user", "enable_managedby_label", "plugin_timeout",
-                 "network", "env", "mounts", "offline", "fs", "cache", "sandbox")
+                 "network", "env", "mounts", "offline", "fs", "cache", "sandbox",
+                 "kustomize_version", "kustomize_version_origin")
 
     def __init__(
         self,
@@ -51,6 +54,10 @@ class BuildOptions(Record):
         cache: Optional[BuildCache] = None,
         # how exec plugins, KRM exec functions and helm are confined (kzgit.sandbox); None: defaults
         sandbox: Optional[SandboxSettings] = None,
+        # the Kustomize release to render as, (5, 8, 1); and where that choice came from, for
+        # the line an error leads with when a field is newer than it (kzgit.versions)
+        kustomize_version: Optional[Tuple[int, int, int]] = None,
+        kustomize_version_origin: str = "the default",
     ) -> None:
         # grouped as the flags are: what may be loaded and how the output is ordered
         self.load_restrictor, self.reorder = load_restrictor, reorder
@@ -68,6 +75,8 @@ class BuildOptions(Record):
         # the rest: the label, remote references, where files are read, bases shared in a run
         self.enable_managedby_label, self.offline, self.fs, self.cache = (
             enable_managedby_label, offline, fs, cache)
+        self.kustomize_version = parse(DEFAULT) if kustomize_version is None else kustomize_version
+        self.kustomize_version_origin = kustomize_version_origin
 
 
 class BuildResult(Record):

@@ -10,7 +10,8 @@ from kzgit.builder.origin import annotate_origins
 from kzgit.builtins.sorting import apply_sort
 from kzgit.errors import BuildError
 from kzgit.konfig.general import LOCAL_CONFIG_ANNOTATION as LOCAL_CONFIG
-from kzgit.konfig.general import MANAGED_BY_LABEL, MANAGED_BY_VALUE
+from kzgit.konfig.general import MANAGED_BY_LABEL
+from kzgit.versions import managed_by
 from kzgit.resource import Resource
 from kzgit.resource.factory import validate_object
 from kzgit.resource.selector import metadata_texts
@@ -45,11 +46,12 @@ def finish(resources: List[Resource], sort_options: Any, build_metadata: List[st
     resources = apply_sort(kept, sort_options, options.reorder)
     build_md = build_metadata
     if options.enable_managedby_label or "managedByLabel" in build_md:
+        value = managed_by(options.kustomize_version)
         for r in resources:
             labels = r.metadata.get("labels")
             if not isinstance(labels, dict):
                 labels = r.metadata["labels"] = {}
-            labels[MANAGED_BY_LABEL] = MANAGED_BY_VALUE
+            labels[MANAGED_BY_LABEL] = value
     for r in resources:
         _stringify_annotations(r)
         _check_annotation_keys(r)

@@ -48,6 +48,16 @@ def add_render_flags(p: argparse.ArgumentParser, verb: str = "render", setting: 
                    help="render every root; do not use or fill the render cache")
     p.add_argument("--shard", metavar="I/N", type=shard_arg,
                    help=f"{verb} only part I of N (1-based) of the roots, for a CI matrix")
+    add_version_flag(p, setting)
+
+
+def add_version_flag(p: argparse.ArgumentParser, setting: str = "the") -> None:
+    """``--kustomize-version``: the Kustomize release every render of the command renders as."""
+    from kzgit.versions import DEFAULT, ENV_VAR   # start-up: only the commands that render
+    p.add_argument("--kustomize-version", metavar="VERSION",
+                   help="render as this Kustomize release: 5.5.0, 5.6.0, 5.7.1, 5.8.1, a minor "
+                        "(5.7) or a deployer (kubectl-1.33, argocd-3.0, flux-2.7); default: "
+                        f"${ENV_VAR}, else {setting} kustomize-version setting, else {DEFAULT}")
 
 
 def add_timeout_flag(p: argparse.ArgumentParser, runs: str) -> None:

@@ -1,4 +1,5 @@
-"""``kzgit build [DIR]``: same flags and stdout as ``kubectl kustomize`` (Kustomize v5.5.0)."""
+"""``kzgit build [DIR]``: same flags and stdout as ``kubectl kustomize`` of the selected
+Kustomize release (``--kustomize-version``, :mod:`kzgit.versions`)."""
 from __future__ import annotations
 
 import argparse
@@ -6,21 +7,23 @@ import os
 import sys
 
 from kzgit.builder import BuildOptions, build
-from kzgit.cli import add_plugin_flags, add_timeout_flag
+from kzgit.cli import add_plugin_flags, add_timeout_flag, add_version_flag
 from kzgit.errors import BuildError
 from kzgit.loader import RESTRICTORS, ROOT_ONLY
+from kzgit.versions import ENV_VAR, from_config, select
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Optional
     from kzgit.config import SandboxSettings
+    from kzgit.versions import Selection
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     p = sub.add_parser(
         "build", help="render a kustomization (like kubectl kustomize)",
         description="Build a set of KRM resources using a 'kustomization.yaml' file, as "
-                    "`kubectl kustomize DIR` (Kustomize v5.5.0) does, with the same flags and "
+                    "`kubectl kustomize DIR` of the selected Kustomize release does, with the same flags and "
                     "output. DIR is a directory holding a kustomization file, or a git "
                     "repository URL with a path and ?ref=; default '.'.")
     p.add_argument("dir", nargs="?", default=".", metavar="DIR",
@@ -45,11 +48,11 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                    help="enable debug output from the Helm chart inflator generator")
     p.add_argument("--as-current-user", action="store_true",
                    help="run container functions with the uid and gid of this process")
-    # kustomize v5.5.0 accepts --network-name but its function runner never reads it
+    # kustomize (5.5 to 5.8) accepts --network-name but its function runner never reads it
     # (api/types/pluginrestrictions.go NetworkName; kyaml container.go picks none/host):
     # accepted so command lines written for kubectl keep working, with no effect there either.
     p.add_argument("--network-name", default="bridge", metavar="NAME",
-                   help="accepted for compatibility; kustomize v5.5.0 does not use it")
+                   help="accepted for compatibility; kustomize does not use it")
     p.add_argument("--enable-managedby-label", action="store_true",
                    help="add the app.kubernetes.io/managed-by label to every resource")
     add_timeout_flag(p, "plugin or function")
@@ -66,10 +69,44 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                    help="confine exec plugins, KRM exec functions and helm (Landlock): where the "
                         "kernel can (auto), or fail where it cannot (require), or never (off); "
                         "wins over [sandbox] mode of the repository's .kzgit.toml")
+    add_version_flag(p, "the repository's")
     p.set_defaults(func=run)
 
 
+def _version(args: argparse.Namespace) -> Selection:
+    """``--kustomize-version``, ``$KZGIT_KUSTOMIZE_VERSION``, the repository's setting, the default.
+
+    The repository's configuration is read only when neither the flag nor the environment
+    decides (a build outside a repository, or remote, reads none)."""
+    flag = getattr(args, "kustomize_version", None)
+    if flag or os.environ.get(ENV_VAR) or not os.path.isdir(args.dir):
+        return select(flag)
+    from kzgit.paths import repository_top   # start-up: as below
+    top = repository_top(args.dir)
+    if top is None or not _has_config(top):
+        return select()
+    from kzgit.config import load_config   # start-up: only a repository with a configuration
+    return from_config(load_config(top))
+
+
+def _has_config(top: str) -> bool:
+    """Whether the repository at ``top`` may configure kzgit: a ``.kzgit.toml``, or a
+    ``pyproject.toml`` that may hold a ``[tool.kzgit]`` table (another Python project's file is
+    not parsed, and TOML's parser and the typing it imports are not loaded, for nothing)."""
+    if os.path.isfile(os.path.join(top, ".kzgit.toml")):
+        return True
+    try:
+        with open(os.path.join(top, "pyproject.toml"), "rb") as f:
+            data = f.read()
+    except OSError:
+        return False
+    import re   # start-up: only a repository with a pyproject.toml
+    # `[tool.kzgit]`, `tool.kzgit.key = ...`, or a `[tool]` table with a kzgit key
+    return re.search(rb'tool\s*\.\s*"?kzgit|\[\s*tool\s*\]', data) is not None
+
+
 def options_from_args(args: argparse.Namespace) -> BuildOptions:
+    chosen = _version(args)
     return BuildOptions(
         load_restrictor=args.load_restrictor, reorder=args.reorder,
         enable_alpha_plugins=args.enable_alpha_plugins, enable_exec=args.enable_exec,
@@ -79,7 +116,8 @@ def options_from_args(args: argparse.Namespace) -> BuildOptions:
         as_current_user=args.as_current_user,
         enable_managedby_label=args.enable_managedby_label, plugin_timeout=args.plugin_timeout,
         network=args.network, env=args.env, mounts=args.mount, offline=args.offline,
-        sandbox=_sandbox_settings(args))
+        sandbox=_sandbox_settings(args), kustomize_version=chosen.version,
+        kustomize_version_origin=chosen.origin)
 
 
 def _sandbox_settings(args: argparse.Namespace) -> "Optional[SandboxSettings]":

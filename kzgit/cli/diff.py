@@ -129,7 +129,8 @@ def run(args: argparse.Namespace) -> int:
                           enable_alpha_plugins=args.enable_alpha_plugins,
                           enable_exec=args.enable_exec, enable_helm=args.enable_helm,
                           offline=args.offline, jobs=max(0, args.jobs), progress=progress,
-                          store=store, shard=args.shard, repo=repo)
+                          store=store, shard=args.shard, repo=repo,
+                          kustomize_version=args.kustomize_version)
     report: "Optional[DiffReport]" = None
     try:
         report = diff(os.getcwd(), options)

@@ -129,6 +129,9 @@ class _Source:
             repo, in_git = os.getcwd(), False
         repo = os.path.realpath(repo)
         config: Config = load_config(repo)
+        if getattr(a, "kustomize_version", None):   # --kustomize-version of the rendering hooks
+            from kzgit.versions import with_flag   # start-up
+            config = with_flag(config, a.kustomize_version)
         changed: Optional[List[str]]
         if a.staged or a.rev:
             import tempfile   # start-up: only the plain git hooks export the content they check

@@ -10,6 +10,8 @@ import os
 import sys
 from typing import Any
 
+from kzgit.cli import add_version_flag
+
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     p = sub.add_parser("localize", help="make a self-contained copy of a kustomization (kustomize localize)",
@@ -28,6 +30,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     p.add_argument("--parents", action="store_true",
                    help="create NEWDIR's missing parent directories, as mkdir -p does (removed "
                         "again if localize fails); without it they must exist, as in kustomize")
+    add_version_flag(p, "the repository's")
     p.set_defaults(func=run)
 
 
@@ -38,11 +41,22 @@ def _engine() -> Any:
     return engine_from_config(load_config(os.getcwd()))
 
 
+def verify_options(args: argparse.Namespace) -> Any:
+    """The verification's build options: the Kustomize release ``--kustomize-version``, the
+    environment or the configuration selects (localize enables no plugin)."""
+    from kzgit.builder import BuildOptions   # only the command that runs imports its modules
+    from kzgit.config import load_config
+    from kzgit import versions
+    config = versions.with_flag(load_config(os.getcwd()), args.kustomize_version)
+    return BuildOptions(**versions.options(config))
+
+
 def run(args: argparse.Namespace) -> int:
     from kzgit.localize import localize   # start-up
     engine = None if args.no_verify else _engine()
     result = localize(args.target, args.new_dir, scope=args.scope, verify=not args.no_verify,
-                      engine=engine, parents=args.parents)
+                      engine=engine, parents=args.parents,
+                      build_options=None if args.no_verify else verify_options(args))
     for w in result.warnings:
         print(w, file=sys.stderr)
     for m in result.messages:

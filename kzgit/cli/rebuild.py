@@ -9,6 +9,7 @@ import argparse
 import os
 import sys
 
+from kzgit.cli import add_version_flag
 from kzgit.paths import repository_top
 from kzgit.errors import KzgitError
 
@@ -22,6 +23,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     p.add_argument("--update-pins", action="store_true",
                    help="accept refs that now resolve to another commit than the lock records")
     p.add_argument("--no-verify", action="store_true", help="do not compare builds")
+    add_version_flag(p, "the repository's")
     p.set_defaults(func=run)
 
 
@@ -39,10 +41,13 @@ def run(args: argparse.Namespace) -> int:
         if not copies:
             print("no localized copies found (no .kzgit-localize.lock)", file=sys.stderr)
             return 0
+    from kzgit.cli.localize import verify_options   # start-up
+    options = None if args.no_verify else verify_options(args)
     failed = 0
     for c in copies:
         try:
-            r = rebuild(c, update_pins=args.update_pins, verify=not args.no_verify)
+            r = rebuild(c, update_pins=args.update_pins, verify=not args.no_verify,
+                        build_options=options)
         except KzgitError as e:
             print(f"Error: {e}", file=sys.stderr)
             failed += 1

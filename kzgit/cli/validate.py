@@ -152,7 +152,8 @@ def run(args: argparse.Namespace) -> int:
     from kzgit.hooks import Workspace   # start-up
     from kzgit.hooks import validate as hook   # start-up
     repo, in_git = _repo()
-    config = load_config(repo)
+    from kzgit.versions import with_flag   # start-up
+    config = with_flag(load_config(repo), args.kustomize_version)
     policy, names = policy_from(args, config)
     if args.manifests and not (args.roots or args.all):
         report = hook.run_manifests(_read_manifests(args.manifests), policy, repo, names)

@@ -36,6 +36,7 @@ from kzgit.diff.report import (ADDED, CHANGED, ERROR, REMOVED, UNCHANGED, DiffRe
 from kzgit.diff.revision import ConfinedDiskFS, Revision, changed_paths, open_commit, open_worktree
 from kzgit.engine import Engine, get_engine, render_pool
 from kzgit.errors import BuildError, KzgitError, UsageError
+from kzgit import versions
 from kzgit.graph import Graph, root_weights, scan, scan_cached, shard
 from kzgit.loader import DiskFS, FileSystem
 from kzgit.record import FrozenRecord, Record
@@ -53,13 +54,14 @@ class DiffOptions(Record):
     """What to compare and how; ``None`` settings come from the base revision's configuration."""
 
     __slots__ = ("base", "head", "engine", "enable_alpha_plugins", "enable_exec", "enable_helm",
-                 "offline", "jobs", "progress", "store", "shard", "repo")
+                 "offline", "jobs", "progress", "store", "shard", "repo", "kustomize_version")
 
     def __init__(self, base: str = "HEAD", head: Optional[str] = None, engine: Optional[str] = None,
                  enable_alpha_plugins: bool = False, enable_exec: bool = False,
                  enable_helm: bool = False, offline: bool = False, jobs: int = 0,
                  progress: Optional[Progress] = None, store: Optional[Store] = None,
-                 shard: Optional[Tuple[int, int]] = None, repo: Optional[str] = None) -> None:
+                 shard: Optional[Tuple[int, int]] = None, repo: Optional[str] = None,
+                 kustomize_version: Optional[str] = None) -> None:
         self.base = base
         self.head = head                    # None: the working tree
         self.engine = engine                # "builtin", "kustomize", "kubectl"
@@ -72,6 +74,7 @@ class DiffOptions(Record):
         self.store = store                  # the render cache; None: render everything
         self.shard = shard                  # (I, N): only part I of N of the roots
         self.repo = repo                    # the repository's top, when the caller found it
+        self.kustomize_version = kustomize_version   # --kustomize-version; None: the base's
 
 
 def diff(cwd: str, options: DiffOptions) -> DiffReport:
@@ -101,7 +104,9 @@ def diff(cwd: str, options: DiffOptions) -> DiffReport:
             enable_helm=options.enable_helm or config.enable_helm,
             helm_command=config.helm_command,   # the base revision's: the head's is not trusted
             sandbox=config.sandbox,             # the base revision's too
-            offline=options.offline)
+            offline=options.offline,
+            # --kustomize-version, else the environment, else the base revision's setting
+            **versions.options(versions.with_flag(config, options.kustomize_version)))
         changed = changed_paths(base, head)
         base_graph, head_graph = _graph(base, config, options.store), _graph(head, config, options.store)
         roots = sorted(set(base_graph.affected_roots(changed)) | set(head_graph.affected_roots(changed)))

@@ -39,12 +39,13 @@ class RootResult(Record):
 
 def options_for(ws: Workspace, offline: bool = False) -> BuildOptions:
     """Build options from the repository's configuration."""
+    from kzgit import versions   # start-up: as the engine
     c = ws.config
     # the run's base cache (kzgit.builder.cache) is added by render_each, when a root is built
     return BuildOptions(load_restrictor=c.load_restrictor, enable_alpha_plugins=c.enable_alpha_plugins,
                         enable_exec=c.enable_exec, enable_helm=c.enable_helm,
                         helm_command=c.helm_command, offline=offline,
-                        sandbox=c.sandbox, fs=ws.build_fs())
+                        sandbox=c.sandbox, fs=ws.build_fs(), **versions.options(c))
 
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run

@@ -20,7 +20,6 @@ CONTAINER_ANNOTATION = "config.kubernetes.io/container"
 ID_ANNOTATION = "kustomize.config.k8s.io/id"
 HASH_ANNOTATION = "kustomize.config.k8s.io/needs-hash"
 BEHAVIOR_ANNOTATION = "kustomize.config.k8s.io/behavior"
-# api/konfig/general.go ManagedbyLabelKey; kubectl embeds kustomize without a stamped version
-# (api/provenance/provenance.go), hence "(devel)"
+# api/konfig/general.go ManagedbyLabelKey; its value depends on the release
+# (kzgit.versions.managed_by)
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
-MANAGED_BY_VALUE = "kustomize-(devel)"

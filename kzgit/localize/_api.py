@@ -210,7 +210,7 @@ def _next_steps(run: Run, target: str, new_dir: str) -> List[str]:
 
 
 def _verify(engine: Engine, t: _Target, copy_target: str, shown_target: str, shown_new: str,
-            fresh_cache: Optional[str]) -> None:
+            fresh_cache: Optional[str], options: Optional[BuildOptions] = None) -> None:
     """Build the target and the copy without any flag and compare (localize.go RunE).
 
     With remote references, the builtin engine builds the original through a
@@ -218,7 +218,8 @@ def _verify(engine: Engine, t: _Target, copy_target: str, shown_target: str, sho
     comparison must see the commits this localization just downloaded (a tag
     may have moved, which is what ``kzgit rebuild`` reports).
     """
-    opts = BuildOptions()   # no plugins, no exec, no helm: never enabled by localize
+    # no plugins, no exec, no helm: never enabled by localize; the Kustomize release selected
+    opts = options or BuildOptions()
     original = t.root if t.remote else t.raw
     saved = os.environ.get("KZGIT_CACHE_DIR")
     try:
@@ -249,7 +250,7 @@ def _verify(engine: Engine, t: _Target, copy_target: str, shown_target: str, sho
 
 def localize(target: str, new_dir: Optional[str] = None, *, scope: Optional[str] = None,
              verify: bool = True, engine: Optional[Engine] = None, parents: bool = False,
-             _replace: bool = False,
+             build_options: Optional[BuildOptions] = None, _replace: bool = False,
              _before_commit: Optional[Callable[[Dict[str, Any]], None]] = None) -> LocalizeResult:
     """Make a self-contained copy of ``target`` at ``new_dir`` (``kzgit localize``).
 
@@ -297,7 +298,7 @@ def localize(target: str, new_dir: Optional[str] = None, *, scope: Optional[str]
                 result.messages.extend(_next_steps(run, target, shown_new))
             else:
                 _verify(engine or BuiltinEngine(), t, dst, target, shown_new,
-                        os.path.join(work, "cache") if lock["remotes"] else None)
+                        os.path.join(work, "cache") if lock["remotes"] else None, build_options)
                 result.verified = True
                 result.messages.append(f"SUCCESS: {target}, {shown_new} produce same kustomize build output")
         _commit(tmp, final, _replace)
@@ -366,7 +367,8 @@ def _pins(lock: Dict[str, Any]) -> Dict[Tuple[str, str], str]:
 
 
 def rebuild(copy_dir: str, *, update_pins: bool = False, verify: bool = True,
-            engine: Optional[Engine] = None) -> RebuildResult:
+            engine: Optional[Engine] = None,
+            build_options: Optional[BuildOptions] = None) -> RebuildResult:
     """Re-localize a copy from the original its lock file records, replacing it atomically.
 
     A ref that now resolves to another commit than the lock records (a moved tag)
@@ -395,7 +397,8 @@ def rebuild(copy_dir: str, *, update_pins: bool = False, verify: bool = True,
                 + "\n  ".join(result.moved_pins),
                 tip="if the change is expected, accept it with `kzgit rebuild --update-pins`")
 
-    res = localize(target, copy_abs, scope=scope, verify=verify, engine=engine, _replace=True,
+    res = localize(target, copy_abs, scope=scope, verify=verify, engine=engine,
+                   build_options=build_options, _replace=True,
                    _before_commit=check_pins)
     new_files = res.lock.get("files") or {}
     old_files = old.get("files") or {}

@@ -16,13 +16,14 @@ import pytest
 from kzgit import BuildOptions, build
 from kzgit.builder.cache import BuildCache
 from kzgit.errors import KzgitError
+from kzgit.versions import parse
 
 from helpers import deployment, write_tree
 from test_golden import CASES, FIXTURES, recorder
 
 
-def _yaml(path: Path, cache: BuildCache = None) -> str:  # type: ignore[assignment]
-    return build(str(path), BuildOptions(cache=cache)).to_yaml()
+def _yaml(path: Path, cache: BuildCache = None, release: str = "5.8.1") -> str:  # type: ignore[assignment]
+    return build(str(path), BuildOptions(cache=cache, kustomize_version=parse(release))).to_yaml()
 
 
 def test_golden_cases_unchanged_through_one_shared_cache(tmp_path: Path,
@@ -38,13 +39,13 @@ def test_golden_cases_unchanged_through_one_shared_cache(tmp_path: Path,
             continue  # flags are not part of this check
         dest = work / recorder.case_id(case_dir, FIXTURES)
         recorder.copy_inputs(case_dir, dest)
-        copies.append((case_dir, dest / str(case["target"])))
+        copies.append((case_dir, dest / str(case["target"]), recorder.case_release(case)))
     mismatches = []
     for round_ in (1, 2):
-        for case_dir, target in copies:
+        for case_dir, target, release in copies:
             expected = case_dir / "expected.yaml"
             try:
-                got = _yaml(target, cache)
+                got = _yaml(target, cache, release)
             except KzgitError:
                 if expected.exists():
                     mismatches.append(f"round {round_}: {case_dir.name} failed")
