@@ -53,6 +53,14 @@ MAX_DEPTH = 10000
 MAX_ALIAS_EXPANSION = 1_000_000
 ALIAS_EXPANSION_FACTOR = 10
 
+# libyaml 0.2.6 (bundled by PyYAML 6.0.4 wheels) refuses nesting deeper than 1000 levels
+# ("exceeded maximum nesting depth"), which go-yaml and so kubectl accept up to MAX_DEPTH.
+# Nesting is bounded before the text reaches libyaml (_nesting_bound, _check_depth_exact), so
+# its own limit is raised above ours wherever the binding exposes it; older libyaml has none.
+_set_max_nest = getattr(getattr(yaml, "_yaml", None), "_set_max_nest_level", None)
+if _set_max_nest is not None:
+    _set_max_nest(2 * MAX_DEPTH)
+
 _PLAIN = "(True, False)"  # _Loader's tag for an untagged plain scalar
 _QUOTED = "(False, True)"  # _Loader's tag for an untagged quoted or block scalar
 _STR = "tag:yaml.org,2002:str"
