@@ -86,7 +86,7 @@ CONFIG_STRUCTS: Dict[str, Struct] = {
         "replacements": ListOf(REPLACEMENT_FIELD)}),
     "HashTransformer": _plugin("HashTransformer", {}),
     "ValueAddTransformer": _plugin("ValueAddTransformer", {
-        "value": STR, "targets": ListOf(ANY, "[]*builtins.TargetSpec")}),
+        "value": STR, "targets": ListOf(ANY, "[]*builtins.TargetSpec"), "targetFilePath": STR}),
     "SortOrderTransformer": _plugin("SortOrderTransformer", {}),
     "ConfigMapGenerator": _plugin("ConfigMapGenerator", dict(_GENERATOR_FIELDS), embedded=True),
     "SecretGenerator": _plugin("SecretGenerator", dict(_GENERATOR_FIELDS, type=STR), embedded=True),
