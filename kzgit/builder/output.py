@@ -1,7 +1,11 @@
 """``-o DIR``: one file per resource (kustomize/commands/build/writer.go).
 
-File name ``lower(<group>_<version>_<kind>)_lower(<name>).yaml`` (empty parts omitted),
-prefixed ``lower(<namespace>)_`` when the resources span more than one namespace.
+File name ``lower(<group>_<version>_<kind>)_lower(<name>).yaml`` (empty parts omitted).
+A namespaced resource's name is prefixed ``lower(<namespace>)_`` (its effective namespace,
+``default`` when it has none) when the namespaced resources span more than one namespace;
+cluster-scoped resources are never prefixed and do not count as a namespace, since
+``WriteIndividualFiles`` groups with ``GroupedByCurrentNamespace`` and writes
+``ClusterScoped()`` apart, after the rest (so a cluster-scoped file wins a name collision).
 Each file is written atomically (temp file, then rename).
 """
 from __future__ import annotations
@@ -21,12 +25,16 @@ def file_name(r: Resource, with_namespace: bool) -> str:
     gvk = "_".join(p for p in (g.group, g.version, g.kind) if p)
     name = f"{gvk}_{r.name}".lower() + ".yaml"
     if with_namespace:
-        name = f"{r.namespace.lower()}_{name}"
+        name = f"{r.cur_id().effective_namespace().lower()}_{name}"
     return name
 
 
 def write_dir(resources: List[Resource], out_dir: str) -> None:
     from kzgit.atomic import write_atomic   # start-up: only the builds that need it pay for it
-    namespaces = {r.cur_id().effective_namespace() for r in resources}
+    namespaced = [r for r in resources if not r.cur_id().is_cluster_scoped()]
+    prefixed = len({r.cur_id().effective_namespace() for r in namespaced}) > 1
+    for r in namespaced:
+        write_atomic(os.path.join(out_dir, file_name(r, prefixed)), dump(r.obj))
     for r in resources:
-        write_atomic(os.path.join(out_dir, file_name(r, len(namespaces) > 1)), dump(r.obj))
+        if r.cur_id().is_cluster_scoped():
+            write_atomic(os.path.join(out_dir, file_name(r, False)), dump(r.obj))
