@@ -89,7 +89,7 @@ def _merged(paths: "list[str]") -> "DiffReport":
         except (ValueError, ReportFormatError) as e:
             raise UsageError(f"--merge {path}: not a kzgit diff JSON report: {e}") from None
     try:
-        return merge(reports)
+        return merge(reports, list(paths))
     except ReportFormatError as e:
         raise UsageError(f"--merge: {e}") from None
 
@@ -163,6 +163,8 @@ def _finish(report: "DiffReport", args: argparse.Namespace) -> int:
     """Print the report and its render errors; the exit status."""
     _print(report, args)
     for r in report.roots:
+        if r.status == "fixed":   # broken at the base only: the report shows it, not an error
+            continue
         for err in r.errors:
             # kustomize's messages can span lines ("Failed to read kustomization file under
             # DIR:" then the problems): all of it, continuation lines indented

@@ -31,8 +31,9 @@ from kzgit.builder import BuildOptions, build
 from kzgit.config import Config, glob_match
 from kzgit.diff import drift as _drift
 from kzgit.diff.gittree import GitTreeFS
-from kzgit.diff.report import (ADDED, CHANGED, ERROR, REMOVED, UNCHANGED, DiffReport, RenderedResource,
-                               RenderError, RenderStat, RootDiff, Side, compare, stem_from_shape)
+from kzgit.diff.report import (ADDED, CHANGED, ERROR, FIXED, REMOVED, UNCHANGED, DiffReport,
+                               RenderedResource, RenderError, RenderStat, RootDiff, Side, compare,
+                               fingerprint, stem_from_shape)
 from kzgit.diff.revision import ConfinedDiskFS, Revision, changed_paths, open_commit, open_worktree
 from kzgit.engine import Engine, get_engine, render_pool
 from kzgit.errors import BuildError, KzgitError, UsageError
@@ -110,8 +111,10 @@ def diff(cwd: str, options: DiffOptions) -> DiffReport:
         changed = changed_paths(base, head)
         base_graph, head_graph = _graph(base, config, options.store), _graph(head, config, options.store)
         roots = sorted(set(base_graph.affected_roots(changed)) | set(head_graph.affected_roots(changed)))
+        report.fingerprint = fingerprint(base.commit, head.commit, roots, list(changed))
         if options.shard is not None:
             roots = _shard(roots, base, head, base_graph, head_graph, *options.shard)
+            report.shard = options.shard
         results = _render_all(roots, base, head, base_graph, head_graph, engine, build_options,
                               options.jobs or config.jobs, options.progress, options.store)
         report.renders = [RenderStat(root, side, status, seconds)
@@ -333,6 +336,12 @@ def _root_diff(root: str, base: Revision, head: Revision, base_graph: Graph, hea
         if error is not None:
             out.errors.append(RenderError(name, side.label, side.scrub(error)))
         rendered[name] = resources or []
+    if out.errors and all(e.side == "base" for e in out.errors) and (root, "head") in results:
+        # broken at the base, renders at the head: the change is a fix, shown with the head's
+        # whole rendering (a pull request that repairs a root must not fail the check)
+        out.status = FIXED
+        out.resources = compare(root, [], rendered["head"])
+        return out
     if out.errors:
         out.status = ERROR
         return out

@@ -22,7 +22,7 @@ import secrets
 from typing import Dict, List, Optional
 
 from kzgit.diff.output import root_summary, root_text
-from kzgit.diff.report import ERROR, UNCHANGED, DiffReport, ResourceChange
+from kzgit.diff.report import ERROR, FIXED, UNCHANGED, DiffReport, ResourceChange
 
 # A PR comment holds at most 65536 characters; keep room for a workflow's own words.
 SUMMARY_LIMIT = 60000
@@ -162,10 +162,9 @@ def markdown(report: DiffReport, limit: int = SUMMARY_LIMIT) -> str:
         rows += [f"| {md_code(r.root)} | {md_text(root_summary(r))} |" for r in report.roots]
         out.append("\n".join(rows) + "\n")
     for r in report.roots:
-        if not r.errors:
-            continue
+        was = "did not render" if r.status == FIXED else "does not render"
         for e in r.errors:
-            out.append(f"**{md_code(r.root)} does not render at {md_code(e.revision)}:**\n\n"
+            out.append(f"**{md_code(r.root)} {was} at {md_code(e.revision)}:**\n\n"
                        + _fence(e.message, "text"))
     for d in report.drift:
         problems = "".join(f"- {md_text(p)}\n" for p in d.problems)

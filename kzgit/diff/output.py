@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List
 
-from kzgit.diff.report import ADDED, CHANGED, ERROR, REMOVED, UNCHANGED, DiffReport, RootDiff
+from kzgit.diff.report import ADDED, CHANGED, ERROR, FIXED, REMOVED, UNCHANGED, DiffReport, RootDiff
 
 JSON_VERSION = 1
 
@@ -27,7 +27,7 @@ def root_summary(r: RootDiff) -> str:
     """``1 changed, 2 added``-style counts, or the root's status."""
     if r.status == ERROR:
         return "does not render"
-    if r.status in (ADDED, REMOVED):
+    if r.status in (ADDED, REMOVED, FIXED):
         n = len(r.resources)
         return f"{r.status} ({n} resource{'s' if n != 1 else ''})"
     counts = [f"{r.count(s)} {s}" for s in (CHANGED, ADDED, REMOVED) if r.count(s)]
@@ -40,9 +40,10 @@ def _indent(text: str) -> str:
 
 def root_text(r: RootDiff) -> str:
     """The text block of one root."""
-    lines = [f"root {r.root}: {root_summary(r)}"] if not r.errors else []
+    lines = [f"root {r.root}: {root_summary(r)}"] if not r.errors or r.status == FIXED else []
     for e in r.errors:
-        lines.append(f"root {r.root}: does not render at {e.revision}:")
+        was = "did not render" if r.status == FIXED else "does not render"
+        lines.append(f"root {r.root}: {was} at {e.revision}:")
         lines.append(_indent(e.message))
     out = "\n".join(lines) + "\n"
     for c in r.resources:
@@ -65,7 +66,7 @@ def report_summary(report: DiffReport) -> str:
     parts = []
     if report.roots:
         by_status = [(s, sum(1 for r in report.roots if r.status == s))
-                     for s in (CHANGED, ADDED, REMOVED, UNCHANGED, ERROR)]
+                     for s in (CHANGED, ADDED, REMOVED, UNCHANGED, FIXED, ERROR)]
         words = {ERROR: "not rendering"}
         outcome = ", ".join(f"{n} {words.get(s, s)}" for s, n in by_status if n)
         resources = [(s, sum(r.count(s) for r in report.roots)) for s in (ADDED, REMOVED, CHANGED)]
@@ -121,6 +122,8 @@ def to_dict(report: DiffReport) -> Dict[str, Any]:
         "localized": [{"copy": d.copy, "original": d.original, "status": d.status,
                        "problems": d.problems, "rebuild": d.rebuild} for d in report.drift],
         "notes": report.notes,
+        "shard": {"index": report.shard[0], "count": report.shard[1]} if report.shard else None,
+        "fingerprint": report.fingerprint,
     }
 
 

@@ -26,6 +26,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from kzgit.record import Record
 
 CHANGED, ADDED, REMOVED, UNCHANGED, ERROR = "changed", "added", "removed", "unchanged", "error"
+# A root that does not render at the base and renders at the head: the change repairs it.
+FIXED = "fixed"
 
 # api/hasher/hasher.go encode(): 10 hex digits of a sha256 with 0,1,3,a,e replaced by
 # g,h,k,m,t -- so a suffix only ever holds these 16 characters.
@@ -106,7 +108,10 @@ class RootDiff(Record):
                  errors: Optional[List[RenderError]] = None) -> None:
         self.root = root        # repo-relative directory
         self.file = file        # its kustomization file (at the head, else the base)
-        self.status = status    # CHANGED, ADDED, REMOVED, UNCHANGED or ERROR
+        # CHANGED, ADDED, REMOVED, UNCHANGED, ERROR (does not render at the head, or at either
+        # side), or FIXED (does not render at the base only: errors holds the base's, and
+        # resources the head's whole rendering, as added)
+        self.status = status
         self.resources: List[ResourceChange] = [] if resources is None else resources
         self.errors: List[RenderError] = [] if errors is None else errors
 
@@ -165,13 +170,18 @@ class RenderStat(Record):
 class DiffReport(Record):
     """Everything ``kzgit diff`` found; the formats in :mod:`kzgit.diff.output` print it."""
 
-    __slots__ = ("base", "head", "roots", "drift", "notes", "renders")
+    __slots__ = ("base", "head", "roots", "drift", "notes", "renders", "shard", "fingerprint")
 
     def __init__(self, base: Side, head: Side, roots: Optional[List[RootDiff]] = None,
                  drift: Optional[List[Drift]] = None, notes: Optional[List[str]] = None,
                  renders: Optional[List[RenderStat]] = None) -> None:
         self.base = base
         self.head = head
+        # (I, N) when this report is part I of N of a sharded diff (--shard I/N)
+        self.shard: Optional[Tuple[int, int]] = None
+        # what the diff compared, the same in every shard of one diff and in the unsharded
+        # report (:func:`fingerprint`): shards of different diffs cannot be merged
+        self.fingerprint: Optional[str] = None
         self.roots: List[RootDiff] = [] if roots is None else roots
         self.drift: List[Drift] = [] if drift is None else drift
         self.notes: List[str] = [] if notes is None else notes
@@ -180,12 +190,23 @@ class DiffReport(Record):
     @property
     def changed(self) -> bool:
         """Whether any rendering differs (what ``--exit-code`` gates on)."""
-        return any(r.status in (CHANGED, ADDED, REMOVED) for r in self.roots)
+        return any(r.status in (CHANGED, ADDED, REMOVED, FIXED) for r in self.roots)
 
     @property
     def failed(self) -> bool:
-        """Whether a root does not render at one side (exit code 4)."""
-        return any(r.errors for r in self.roots)
+        """Whether a root does not render at the head (exit code 4); a root the change fixes
+        (broken at the base only) is a change, not a failure."""
+        return any(r.status == ERROR for r in self.roots)
+
+
+def fingerprint(base_commit: Optional[str], head_commit: Optional[str], roots: List[str],
+                changed: List[str]) -> str:
+    """What one diff compares: its revisions, its affected roots before sharding and the
+    changed paths (the working tree counts as one revision)."""
+    import hashlib
+    import json
+    data = json.dumps([base_commit, head_commit, sorted(roots), sorted(changed)])
+    return hashlib.sha256(data.encode()).hexdigest()
 
 
 # -- pairing ------------------------------------------------------------------------------------
@@ -301,22 +322,29 @@ def from_dict(data: Any) -> DiffReport:
         report.drift.append(Drift(_field(d, "copy", str, where), _opt_str(d, "original", where),
                                   _field(d, "status", str, where), [str(p) for p in problems]))
     report.notes = [str(n) for n in _field(data, "notes", list, "report")]
+    shard = data.get("shard")
+    if shard is not None:
+        index, count = _field(shard, "index", int, "shard"), _field(shard, "count", int, "shard")
+        if not 1 <= index <= count:
+            raise ReportFormatError(f"shard: index {index} is not in 1..{count}")
+        report.shard = (index, count)
+    report.fingerprint = _opt_str(data, "fingerprint", "report")
     return report
 
 
-def merge(reports: List[DiffReport]) -> DiffReport:
-    """One report from the reports of the shards of one diff (same base and head).
+def merge(reports: List[DiffReport], names: Optional[List[str]] = None) -> DiffReport:
+    """One report from the reports of all the shards of one diff.
 
-    Roots are sorted as one run sorts them; a root, a localized copy or a note
-    that several reports hold is kept once.  ReportFormatError when the reports
-    compare different revisions.
+    Roots are sorted as one run sorts them.  ReportFormatError, naming the report, when the
+    reports compare different revisions, when one is not a shard report or belongs to another
+    diff (another fingerprint or shard count), or when a shard is missing or given twice: a
+    partial or doubled merge would pass for the whole diff.
     """
     if not reports:
         raise ReportFormatError("no report to merge")
+    names = names or [f"report {i + 1}" for i in range(len(reports))]
     first = reports[0]
     out = DiffReport(first.base, first.head)
-    roots: Dict[str, RootDiff] = {}
-    copies: Dict[str, Drift] = {}
     for i, r in enumerate(reports):
         if (r.base.commit, r.head.commit, r.base.label, r.head.label) != \
                 (first.base.commit, first.head.commit, first.base.label, first.head.label):
@@ -324,6 +352,29 @@ def merge(reports: List[DiffReport]) -> DiffReport:
                 f"report {i + 1} compares {r.base.label}..{r.head.label} "
                 f"({r.base.commit}..{r.head.commit}), report 1 compares {first.base.label}.."
                 f"{first.head.label} ({first.base.commit}..{first.head.commit})")
+    seen: Dict[int, str] = {}
+    for name, r in zip(names, reports):
+        if r.shard is None:
+            raise ReportFormatError(f"{name} is not a shard report (made without --shard I/N)")
+        assert first.shard is not None   # the first report passed the check above
+        if r.shard[1] != first.shard[1]:
+            raise ReportFormatError(f"{name} is shard {r.shard[0]}/{r.shard[1]}, "
+                                    f"{names[0]} is shard {first.shard[0]}/{first.shard[1]}")
+        if r.fingerprint != first.fingerprint:
+            raise ReportFormatError(f"{name} is a shard of another diff than {names[0]} "
+                                    "(other affected roots or changed paths)")
+        if r.shard[0] in seen:
+            raise ReportFormatError(f"shard {r.shard[0]}/{r.shard[1]} given twice: "
+                                    f"{seen[r.shard[0]]} and {name}")
+        seen[r.shard[0]] = name
+    assert first.shard is not None
+    missing = [str(i) for i in range(1, first.shard[1] + 1) if i not in seen]
+    if missing:
+        raise ReportFormatError(f"shard{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+                                f"of {first.shard[1]} missing: the merged report would be partial")
+    roots: Dict[str, RootDiff] = {}
+    copies: Dict[str, Drift] = {}
+    for r in reports:
         for root in r.roots:
             roots.setdefault(root.root, root)
         for d in r.drift:
@@ -331,4 +382,5 @@ def merge(reports: List[DiffReport]) -> DiffReport:
         out.notes += [n for n in r.notes if n not in out.notes]
     out.roots = [roots[k] for k in sorted(roots)]
     out.drift = [copies[k] for k in sorted(copies)]
+    out.fingerprint = first.fingerprint
     return out

@@ -181,15 +181,24 @@ def test_broken_revision_exits_4_naming_root_and_revision(history: Path, monkeyp
                           "root overlays/dev: does not render at c5:\n    accumulating resources")
     assert missing in out and out.count("\n") == 3
     assert err.startswith("Error: overlays/dev does not render at c5: accumulating resources") and missing in err
-    # broken at the base side, as JSON
+    # broken at the base side only: the change fixes the root, which is a change, not a failure
     rc, out, err = kz(history, monkeypatch, capsys, "--base", "c5", "--head", "c4", "--format", "json",
                       "--exit-code")
-    assert rc == 4
+    assert rc == 1, err
     report = json.loads(out)
     (root,) = report["roots"]
-    assert root["status"] == "error" and report["failed"] is True
+    assert root["status"] == "fixed" and report["failed"] is False and report["changed"] is True
     assert [(e["side"], e["revision"]) for e in root["errors"]] == [("base", "c5")]
     assert "missing.yaml" in root["errors"][0]["message"]
+    # the head's whole rendering, as added
+    assert root["resources"] and {c["status"] for c in root["resources"]} == {"added"}
+    assert err == ""
+    rc, out, err = kz(history, monkeypatch, capsys, "--base", "c5", "--head", "c4")
+    assert rc == 0 and err == ""
+    assert out.startswith("1 root affected (1 fixed); resources: ")
+    assert "root overlays/dev: fixed (" in out and "root overlays/dev: did not render at c5:\n" in out
+    rc, out, err = kz(history, monkeypatch, capsys, "--base", "c5", "--head", "c4", "--format", "github")
+    assert rc == 0 and "::error" not in out and "overlays/dev fixed (" in out
 
 
 def test_nothing_affected_says_so(history: Path, monkeypatch: pytest.MonkeyPatch,

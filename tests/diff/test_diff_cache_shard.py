@@ -118,3 +118,42 @@ def test_merge_refuses_reports_of_other_revisions(pushed: Path, tmp_path: Path,
     assert rc == 2 and "bad.json: not a kzgit diff JSON report" in err
     rc, _, err = kz(pushed, monkeypatch, capsys, "--merge", str(tmp_path / "missing.json"))
     assert rc == 2 and "cannot read" in err
+
+
+def test_merge_refuses_a_partial_doubled_or_foreign_set_of_shards(
+        pushed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    def shard(spec: str, name: str, *extra: str) -> str:
+        rc, out, _ = kz(pushed, monkeypatch, capsys, "--base", "c0", "--head", "c1", "--format",
+                        "json", "--shard", spec, *extra)
+        assert json.loads(out)["shard"] == dict(zip(("index", "count"), map(int, spec.split("/"))))
+        (tmp_path / name).write_text(out)
+        return str(tmp_path / name)
+
+    one, two, three = (shard(f"{i}/3", f"s{i}.json") for i in (1, 2, 3))
+    # two of three: the merged report would pass for the whole diff
+    rc, out, err = kz(pushed, monkeypatch, capsys, "--merge", one, three)
+    assert rc == 2 and out == "" and "shard 2 of 3 missing: the merged report would be partial" in err
+    # the same shard twice (a copied artifact) is named, not silently de-duplicated
+    rc, _, err = kz(pushed, monkeypatch, capsys, "--merge", one, two, two, three)
+    assert rc == 2 and f"shard 2/3 given twice: {two} and {two}" in err
+    # a shard of a 2-way split does not complete a 3-way one
+    other = shard("2/2", "other.json")
+    rc, _, err = kz(pushed, monkeypatch, capsys, "--merge", one, other, three)
+    assert rc == 2 and f"{other} is shard 2/2" in err
+    # a shard of another diff of the same revisions (made with another configuration, so
+    # another set of roots): its fingerprint differs
+    data = json.loads((tmp_path / "s2.json").read_text())
+    data["fingerprint"] = "0" * 64
+    (tmp_path / "foreign.json").write_text(json.dumps(data))
+    rc, _, err = kz(pushed, monkeypatch, capsys, "--merge", one, str(tmp_path / "foreign.json"), three)
+    assert rc == 2 and f"{tmp_path / 'foreign.json'} is a shard of another diff than {one}" in err
+    # an unsharded report is not a shard
+    rc, whole, _ = kz(pushed, monkeypatch, capsys, "--base", "c0", "--head", "c1", "--format", "json")
+    (tmp_path / "whole.json").write_text(whole)
+    rc, _, err = kz(pushed, monkeypatch, capsys, "--merge", str(tmp_path / "whole.json"))
+    assert rc == 2 and "whole.json is not a shard report" in err
+    # the complete set merges, in any order
+    rc, out, err = kz(pushed, monkeypatch, capsys, "--merge", three, one, two, "--format", "json")
+    assert rc == 0, err
+    assert json.loads(out)["fingerprint"] == json.loads(whole)["fingerprint"]

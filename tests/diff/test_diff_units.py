@@ -259,7 +259,8 @@ def test_github_format_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 def test_json_report_keys_are_stable(tmp_path: Path) -> None:
     from kzgit.diff.output import to_dict
     d = to_dict(_report())
-    assert list(d) == ["version", "base", "head", "changed", "failed", "roots", "localized", "notes"]
+    assert list(d) == ["version", "base", "head", "changed", "failed", "roots", "localized", "notes",
+                       "shard", "fingerprint"]
     assert list(d["roots"][0]) == ["root", "file", "status", "errors", "resources"]
     assert list(d["roots"][0]["resources"][0]) == ["status", "api_version", "kind", "namespace", "name",
                                                    "previous_name", "diff"]
