@@ -19,31 +19,42 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    p = sub.add_parser("cache", help="show or empty the render cache",
-                       description="The persistent render cache: renders of kustomization roots "
-                                   "whose inputs did not change are reused, not built again.")
+    p = sub.add_parser("cache", help="show or empty the render cache and the remote cache",
+                       description="The persistent render cache (renders of kustomization roots "
+                                   "whose inputs did not change are reused, not built again) and "
+                                   "the remote cache (checkouts of remote bases, by commit).")
     actions = p.add_subparsers(dest="action", metavar="ACTION", parser_class=type(p),
-                               help="info: where the cache is and its size; clear: empty it")
+                               help="info: where the caches are and their size; clear: empty them")
     actions.required = True
     actions.add_parser("info", help="where the cache is, how many renders it holds and their size",
                        description="Show where the render cache is, its entries and size."
                        ).set_defaults(func=run)
-    actions.add_parser("clear", help="remove every cached render",
-                       description="Remove every cached render.").set_defaults(func=run)
+    actions.add_parser("clear", help="remove every cached render and remote checkout",
+                       description="Remove every cached render and every remote checkout."
+                       ).set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from kzgit.remote._cache import cache_info, clear_cache   # start-up
     from kzgit.rendercache import DEFAULT_SIZE_MB, Store, cache_dir   # start-up
     store = Store(cache_dir(), DEFAULT_SIZE_MB)
     if args.action == "clear":
         n = store.clear()
         print(f"removed {n} cached render{'s' if n != 1 else ''} from {store.path}")
+        remote = cache_info()
+        n = clear_cache()
+        print(f"removed {n} remote checkout{'s' if n != 1 else ''} from {remote['path']}")
         return 0
     info = store.info()
     print(f"render cache: {info['path']}")
     print(f"entries: {info['entries']}")
     print(f"size: {info['bytes'] / 1048576:.1f} MB (bound: the `cache-size-mb` setting, "
           f"default {DEFAULT_SIZE_MB} MB)")
+    remote = cache_info()
+    print(f"remote cache: {remote['path']}")
+    print(f"repositories: {remote['repositories']}, checkouts: {remote['checkouts']}")
+    print(f"size: {remote['bytes'] / 1048576:.1f} MB (checkouts are kept by commit; "
+          "refs are resolved again on every online build)")
     return 0
 
 

@@ -13,9 +13,12 @@ else ``~/.cache/kzgit``)::
 
 A checkout appears in ``trees/`` only by an atomic ``rename``, so a reader that
 sees it sees all of it; writers take the lock and re-check after locking
-(pre-commit store.py).  Tags and full commit ids resolve from the cache with no
-network; branches (and HEAD) are re-resolved with ``git ls-remote`` on every
-online build, and their last resolution serves ``--offline`` builds.
+(pre-commit store.py).  Only a full commit id resolves from the cache with no
+network: tags, like branches (and HEAD), are re-resolved with ``git ls-remote`` on
+every online build, as kustomize resolves them on every build (a tag can be moved;
+`kzgit localize` and `kzgit rebuild` resolve it again too, and all three must agree).
+The last resolution serves ``--offline`` builds.  A failed fetch leaves nothing of
+a repository the cache did not hold before.
 kustomize itself has no cache: it clones into a temp dir on every build
 (api/internal/git/cloner.go; issues #1132, #1431, #2460).
 """
@@ -34,7 +37,7 @@ import re
 import shutil
 import tempfile
 import time
-from typing import Dict, Iterator, Optional, Tuple
+from typing import Any, Dict, Iterator, Optional, Tuple
 
 from kzgit.cachedir import cache_root
 from kzgit.errors import RemoteError
@@ -57,6 +60,28 @@ def _lock_nb(fd: int) -> None:
         msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
     except OSError:  # pragma: no cover
         raise OSError(errno.EAGAIN, "locked") from None
+
+
+@contextlib.contextmanager
+def _repo_lock(repo_dir: str, wait: float, label: str) -> Iterator[None]:
+    """Hold the lock of one repository's cache directory (``.lock``, flock) for the block."""
+    fd = os.open(os.path.join(repo_dir, ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                _lock_nb(fd)
+                break
+            except OSError as e:
+                if e.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise
+                if time.monotonic() > deadline:
+                    raise RemoteError(f"timed out after {wait:g}s waiting for another kzgit "
+                                      f"process fetching {label} (lock {repo_dir}/.lock)") from None
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)  # closing releases the flock
 
 
 def validate_spec(spec: RepoSpec) -> None:
@@ -123,44 +148,38 @@ class RepoCache:
         return {"tags": dict(data.get("tags", {})), "branches": dict(data.get("branches", {}))}
 
     def lookup_immutable(self, ref: str) -> Optional[str]:
-        """A checkout for a full commit id or a tag already cached, else None (no network)."""
-        if _FULL_SHA.fullmatch(ref):
-            return self.cached_tree(ref)
-        if ref:
-            return self.cached_tree(self.refs()["tags"].get(ref))
-        return None
+        """A checkout for a full commit id already cached, else None (no network)."""
+        return self.cached_tree(ref) if _FULL_SHA.fullmatch(ref) else None
 
     def lookup_offline(self, ref: str) -> Optional[str]:
+        """The checkout of ``ref``'s last resolution (a commit id, a tag or a branch)."""
         hit = self.lookup_immutable(ref)
         if hit:
             return hit
-        return self.cached_tree(self.refs()["branches"].get(ref or "HEAD"))
+        refs = self.refs()
+        return self.cached_tree(refs["tags"].get(ref) or refs["branches"].get(ref or "HEAD"))
+
+    def forget_if_empty(self) -> None:
+        """Remove the repository's directory when it holds no checkout and no resolved ref
+        (what a failed first fetch or ls-remote leaves: its lock, url and tmp/)."""
+        if os.path.isdir(self.trees) and os.listdir(self.trees):
+            return
+        if os.path.exists(os.path.join(self.dir, "refs.json")):
+            return
+        shutil.rmtree(self.dir, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            os.rmdir(os.path.dirname(self.dir))   # git/, when this was its only repository
 
     # -- writing (under the lock) ------------------------------------------------------------
     @contextlib.contextmanager
     def locked(self, wait: float = LOCK_WAIT) -> Iterator[None]:
         os.makedirs(self.dir, exist_ok=True)
-        fd = os.open(os.path.join(self.dir, ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            deadline = time.monotonic() + wait
-            while True:
-                try:
-                    _lock_nb(fd)
-                    break
-                except OSError as e:
-                    if e.errno not in (errno.EAGAIN, errno.EACCES):
-                        raise
-                    if time.monotonic() > deadline:
-                        raise RemoteError(f"timed out after {wait:g}s waiting for another kzgit "
-                                          f"process fetching '{self.label}' (lock {self.dir}/.lock)") from None
-                    time.sleep(0.05)
+        with _repo_lock(self.dir, wait, f"'{self.label}'"):
             url_file = os.path.join(self.dir, "url")
             if not os.path.exists(url_file):
                 with open(url_file, "w", encoding="utf-8") as f:
                     f.write(redact(self.spec.clone_url()) + "\n")
             yield
-        finally:
-            os.close(fd)  # closing releases the flock
 
     def record(self, kind: str, ref: str, commit: str) -> None:
         """Remember ``ref`` -> ``commit`` (call with the lock held); atomic replace."""
@@ -196,13 +215,14 @@ class RepoCache:
                 return found[name], kind
         return None, "branches"
 
-    def fetch(self, ref: str) -> str:
+    def fetch(self, ref: str, commit: Optional[str] = None) -> str:
         """Fetch ``ref`` (kustomize's init/remote add/fetch --depth=1/checkout/submodule update)
-        into the cache; return the checkout directory.  Takes the lock."""
+        into the cache; return the checkout directory.  Takes the lock.  ``commit``: what
+        ``ref`` resolved to just before, so a checkout another process made meanwhile is used."""
         spec = self.spec
         url = self.auth.url
         with self.locked():
-            hit = self.lookup_immutable(ref)
+            hit = self.lookup_immutable(ref) or self.cached_tree(commit)
             if hit:
                 return hit
             self._remove_stale_work_dirs()
@@ -300,12 +320,56 @@ def checkout(spec: RepoSpec, *, offline: bool, root: Optional[str] = None) -> st
         raise RemoteError(
             f"offline: '{spec.redacted()}' at ref '{ref or 'HEAD'}' is not in the kzgit cache "
             f"({cache.root})", tip="run the build once without --offline to fill the cache")
-    if not _FULL_SHA.fullmatch(ref):
-        commit, kind = cache.ls_remote(ref)
-        hit = cache.cached_tree(commit)
-        if hit and commit:
-            if kind == "tags" or cache.refs()[kind].get(ref or "HEAD") != commit:
-                with cache.locked():
-                    cache.record(kind, ref or "HEAD", commit)
-            return hit
-    return cache.fetch(ref)
+    try:
+        commit: Optional[str] = None
+        if not _FULL_SHA.fullmatch(ref):
+            commit, kind = cache.ls_remote(ref)
+            hit = cache.cached_tree(commit)
+            if hit and commit:
+                if cache.refs()[kind].get(ref or "HEAD") != commit:
+                    with cache.locked():
+                        cache.record(kind, ref or "HEAD", commit)
+                return hit
+        return cache.fetch(ref, commit)
+    except BaseException:
+        with contextlib.suppress(OSError, RemoteError):
+            with cache.locked(wait=1.0):
+                cache.forget_if_empty()
+        raise
+
+
+def _git_dir(root: Optional[str]) -> str:
+    return os.path.join(root or cache_root(), "git")
+
+
+def _checkouts(repo_dir: str) -> int:
+    trees = os.path.join(repo_dir, "trees")
+    return len(os.listdir(trees)) if os.path.isdir(trees) else 0
+
+
+def cache_info(root: Optional[str] = None) -> Dict[str, Any]:
+    """Where the remote checkouts are, how many repositories and checkouts, and their bytes."""
+    top = _git_dir(root)
+    repos = [os.path.join(top, d) for d in sorted(os.listdir(top))] if os.path.isdir(top) else []
+    size = 0
+    for dirpath, _, filenames in os.walk(top):
+        for name in filenames:
+            with contextlib.suppress(OSError):
+                size += os.lstat(os.path.join(dirpath, name)).st_size
+    return {"path": top, "repositories": len(repos),
+            "checkouts": sum(_checkouts(r) for r in repos), "bytes": size}
+
+
+def clear_cache(root: Optional[str] = None) -> int:
+    """Remove every remote checkout and resolved ref, each repository under its lock (a build
+    fetching it meanwhile finishes first); the number of checkouts removed."""
+    top = _git_dir(root)
+    removed = 0
+    for name in sorted(os.listdir(top)) if os.path.isdir(top) else []:
+        repo_dir = os.path.join(top, name)
+        with _repo_lock(repo_dir, LOCK_WAIT, repo_dir):
+            removed += _checkouts(repo_dir)
+            shutil.rmtree(repo_dir, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        os.rmdir(top)
+    return removed

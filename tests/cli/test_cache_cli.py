@@ -96,3 +96,28 @@ def test_a_pyproject_without_a_kzgit_table_is_not_parsed(text: str, may: bool) -
         toml = importlib.import_module("tomllib" if sys.version_info >= (3, 11) else "tomli")
         doc = toml.loads(text)
         assert "kzgit" in doc["tool"]
+
+
+def test_info_and_clear_cover_the_remote_cache_and_a_moved_tag_is_rendered(tmp_path: Path) -> None:
+    from gitserver import GitRepo, configmap, git, kustomization
+    remote = GitRepo.create(str(tmp_path / "srv" / "app"), {
+        "base/kustomization.yaml": kustomization(("cm.yaml",)), "base/cm.yaml": configmap("cm", v="1")})
+    remote.tag("v1")
+    remote.commit({"base/cm.yaml": configmap("cm", v="2")}, "v2")
+    root = tmp_path / "k"
+    root.mkdir()
+    (root / "kustomization.yaml").write_text(f"resources:\n- {remote.file_url('base', 'v1')}\n")
+    cache = tmp_path / "cache"
+    rc, out, err = kzgit(cache, "build", str(root))
+    assert rc == 0 and "v: 1\n" in out, err
+    rc, out, _ = kzgit(cache, "cache", "info")
+    assert rc == 0 and f"remote cache: {cache / 'git'}" in out and "repositories: 1, checkouts: 1" in out
+    # the tag is moved (git tag -f): the next online build renders the new commit, as kustomize
+    git("tag", "-f", "v1", cwd=remote.path)
+    assert "v: 2\n" in kzgit(cache, "build", str(root))[1]
+    assert "v: 2\n" in kzgit(cache, "build", str(root), "--offline")[1]   # the last resolution
+    rc, out, _ = kzgit(cache, "cache", "clear")
+    assert rc == 0 and "removed 2 remote checkouts from" in out
+    assert not (cache / "git").exists()
+    rc, out, err = kzgit(cache, "build", str(root), "--offline")
+    assert rc == 1 and "not in the kzgit cache" in err

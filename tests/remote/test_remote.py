@@ -121,11 +121,13 @@ def test_github_url_over_smart_http_then_cache_without_network(
     assert isinstance(ldr, Loader) and "v: 1" in _read(ldr, "cm.yaml")
     assert any("/git/org/repo" in p for _, p in server.requests)
     assert ldr.remote_label == url
-    server.stop()
     n = len(server.requests)
-    again = open_remote(parent, url, ONLINE)          # tag cached: no network at all
-    assert isinstance(again, Loader) and again.root == ldr.root
-    assert len(server.requests) == n
+    again = open_remote(parent, url, ONLINE)   # the tag is resolved again (ls-remote), not fetched
+    assert isinstance(again, Loader) and again.root == ldr.root and len(server.requests) > n
+    assert len(_trees(cache)) == 1
+    server.stop()
+    with pytest.raises(RemoteError):            # online needs the remote, as kustomize does
+        open_remote(parent, url, ONLINE)
     off = open_remote(parent, url, OFFLINE)
     assert isinstance(off, Loader) and off.root == ldr.root
     assert len(_trees(cache)) == 1
@@ -450,3 +452,25 @@ def test_insteadof_from_the_users_gitconfig(repo: GitRepo, parent: Loader, srv_r
     ldr = open_remote(parent, "https://mirror.example/org/repo//base?ref=v1", ONLINE)
     assert isinstance(ldr, Loader) and "v: 1" in _read(ldr, "cm.yaml")
     assert ldr.remote_label == "https://mirror.example/org/repo//base?ref=v1"
+
+
+def test_moved_tag_is_fetched_again_and_offline_keeps_the_last_resolution(
+        repo: GitRepo, parent: Loader, cache: str) -> None:
+    url = repo.file_url("base", "v1")
+    first = open_remote(parent, url, ONLINE)
+    assert isinstance(first, Loader) and "v: 1" in _read(first, "cm.yaml")
+    # the tag is moved to a later commit (git tag -f): kustomize renders the new commit
+    git("tag", "-f", "v1", cwd=repo.path)
+    moved = open_remote(parent, url, ONLINE)
+    assert isinstance(moved, Loader) and "v: 2" in _read(moved, "cm.yaml")
+    assert moved.repo_root != first.repo_root
+    off = open_remote(parent, url, OFFLINE)     # the last resolution, with no network
+    assert isinstance(off, Loader) and off.repo_root == moved.repo_root
+    assert len(_trees(cache)) == 2
+
+
+def test_failed_fetch_leaves_no_directory(parent: Loader, cache: str, srv_root: str) -> None:
+    url = "file://" + os.path.join(srv_root, "org", "nothing") + "//base?ref=v1"
+    with pytest.raises(RemoteError):
+        open_remote(parent, url, ONLINE)
+    assert not os.path.exists(os.path.join(cache, "git"))
