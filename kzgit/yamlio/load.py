@@ -518,12 +518,30 @@ def _check_depth_exact(loader: Union[_Loader, _BomLoader], source: str) -> None:
             depth -= 1
 
 
-def _yaml_error(source: str, e: yaml.YAMLError, line_offset: int = 0) -> YamlError:
-    mark = getattr(e, "problem_mark", None)
+def _yaml_error(source: str, e: yaml.YAMLError, text: str, v2: bool = False) -> YamlError:
+    """go-yaml's ``yaml: line N: <problem>`` for a libyaml error (the same C parser, ported).
+
+    The line is go-yaml's, not the problem's: ``parser.fail`` takes a 0-based mark and adds one
+    only for scanner errors, so a parser error names the line before.  v3 (resources, kyaml)
+    prefers the context's mark ("while parsing a flow sequence" -- where the ``[`` opened), v2
+    (kustomization files, sigs.k8s.io/yaml) the problem's; a mark on line 0 is skipped and no
+    line at all is printed when both are.  An unclosed ``[`` opened on line 46 of 46 is "line
+    45" in a resource and "line 46" in a kustomization (both verified with kubectl v1.32).
+    """
     problem = getattr(e, "problem", None) or str(e)
-    if mark is not None:
-        return YamlError(f"{source}: MalformedYAMLError: yaml: line {mark.line + 1 + line_offset}: {problem}")
-    return YamlError(f"{source}: MalformedYAMLError: yaml: {problem}")
+    mark = getattr(e, "problem_mark", None)
+    if problem.startswith("found undefined alias") and mark is not None:
+        # go-yaml's composer: failf("unknown anchor '%s' referenced"), with no line
+        m = re.match(r"\*([^\s,\[\]{}]+)", text[mark.index:]) if mark.index is not None else None
+        if m:
+            return YamlError(f"{source}: MalformedYAMLError: yaml: unknown anchor '{m.group(1)}' referenced")
+    scanner = 1 if isinstance(e, yaml.scanner.ScannerError) else 0
+    marks = [getattr(e, "context_mark", None), getattr(e, "problem_mark", None)]
+    if v2:
+        marks.reverse()
+    line = next((m.line + scanner for m in marks if m is not None and m.line != 0), 0)
+    where = f"line {line}: " if line else ""
+    return YamlError(f"{source}: MalformedYAMLError: yaml: {where}{problem}")
 
 
 def _compose_first(text: str, source: str, deep: bool) -> Optional[Node]:
@@ -537,7 +555,7 @@ def _compose_first(text: str, source: str, deep: bool) -> Optional[Node]:
         finally:
             loader.dispose()
     except yaml.YAMLError as e:
-        raise _yaml_error(source, e) from None
+        raise _yaml_error(source, e, text) from None
 
 
 _UTF16_BOMS = {b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be"}
@@ -857,7 +875,7 @@ def load_yaml11(data: Union[bytes, str], source: str = "", strict: bool = False)
         finally:
             loader.dispose()
     except yaml.YAMLError as e:
-        raise _yaml_error(source, e) from None
+        raise _yaml_error(source, e, text, v2=True) from None
     if node is None:
         return None
     return _build_value(node, source, False, "&" in text, strict=strict)
