@@ -16,7 +16,6 @@ engines report errors the same way.
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -29,8 +28,7 @@ from kzgit.loader import NO_RESTRICTIONS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
-    import concurrent.futures
-    from typing import Dict, Iterator, List, Mapping, Optional, Protocol
+    from typing import Dict, List, Mapping, Optional, Protocol
 else:
     Protocol = object   # Engine is a type for checkers; nothing subclasses or isinstance()s it
 
@@ -130,40 +128,6 @@ class ExternalEngine:
             raise BuildError(_error_message(res.stderr.decode("utf-8", "replace"), shown, path,
                                             res.returncode))
         return res.stdout.decode("utf-8")
-
-
-@contextlib.contextmanager
-def render_pool(engine: Engine, workers: int) -> Iterator[concurrent.futures.Executor]:
-    """An executor for renders with ``engine``: processes for the builtin engine (CPU-bound
-    Python), threads for external binaries (processes already).
-
-    On ^C / SIGTERM queued renders are dropped and external renders in flight are killed:
-    they run in their own process groups, which the terminal's signal does not reach.
-    """
-    # start-up: a warm hook run answers every root from the render cache and starts no pool
-    import concurrent.futures
-
-    # loaded before the pool starts, as it always was: an interrupt then finds its registry
-    # of programs to kill, and (measured) the pool's shutdown at exit stays clean
-    from kzgit import proc
-    pool: concurrent.futures.Executor
-    if engine.name == "builtin":
-        # import the pipeline once here, so forked workers inherit it instead of each
-        # importing it again
-        import kzgit.builder.pipeline  # noqa: F401
-        from kzgit.workers import init_worker
-        pool = concurrent.futures.ProcessPoolExecutor(max_workers=workers, initializer=init_worker)
-    else:
-        pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers)
-    try:
-        yield pool
-    except BaseException:
-        from kzgit.workers import stop_workers   # as init_worker above: loaded with a pool
-        stop_workers(pool)   # queued and running renders too, and what they started
-        pool.shutdown(wait=False, cancel_futures=True)
-        proc.kill_all()
-        raise
-    pool.shutdown()
 
 
 def _error_message(stderr: str, shown: str, path: str, code: int) -> str:

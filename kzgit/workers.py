@@ -1,4 +1,4 @@
-"""Worker processes of a parallel render that stop when kzgit stops.
+"""The worker pool of a parallel render (:func:`render_pool`), whose workers stop when kzgit stops.
 
 A process pool keeps working after its parent is interrupted: queued renders
 already handed to a worker, and the one it is running, finish first (half a
@@ -14,18 +14,24 @@ sends them SIGTERM and, after a short grace period, SIGKILL.  Tasks go through
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+import multiprocessing
 import os
 import signal
 import sys
 import time
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kzgit.engine import Engine
 
 T = TypeVar("T")
 
 # How long the parent waits for workers to clean up before killing them outright.
 GRACE_SECONDS = 1.0
-# Modules whose kill_all() kills the process groups a worker started (plugins, helm, git).
-_CHILD_REGISTRIES = ("kzgit.proc", "kzgit.plugins.process")
+# Modules whose kill_all() kills the process groups a worker started (plugins, helm, git):
+# every program kzgit runs goes through kzgit.proc.
+_CHILD_REGISTRIES = ("kzgit.proc",)
 
 
 class _Stop(BaseException):
@@ -94,3 +100,35 @@ def stop_workers(pool: concurrent.futures.Executor, grace: float = GRACE_SECONDS
         if p.is_alive():
             p.kill()
             p.join(1.0)
+
+
+@contextlib.contextmanager
+def render_pool(engine: Engine, workers: int) -> Iterator[concurrent.futures.Executor]:
+    """An executor for renders with ``engine``: processes for the builtin engine (CPU-bound
+    Python), threads for external binaries (processes already).
+
+    On ^C / SIGTERM queued renders are dropped and external renders in flight are killed:
+    they run in their own process groups, which the terminal's signal does not reach.
+    """
+    # loaded before the pool starts, as it always was: an interrupt then finds its registry
+    # of programs to kill, and (measured) the pool's shutdown at exit stays clean
+    from kzgit import proc
+    pool: concurrent.futures.Executor
+    if engine.name == "builtin":
+        # import the pipeline once here, so forked workers inherit it instead of each
+        # importing it again
+        import kzgit.builder.pipeline  # noqa: F401
+        # "fork", said explicitly: the workers inherit the imported pipeline (and Python 3.14
+        # makes "forkserver" the default on Linux, which would import it again in each)
+        pool = concurrent.futures.ProcessPoolExecutor(
+            max_workers=workers, initializer=init_worker, mp_context=multiprocessing.get_context("fork"))
+    else:
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers)
+    try:
+        yield pool
+    except BaseException:
+        stop_workers(pool)   # queued and running renders too, and what they started
+        pool.shutdown(wait=False, cancel_futures=True)
+        proc.kill_all()
+        raise
+    pool.shutdown()

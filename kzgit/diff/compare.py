@@ -35,7 +35,7 @@ from kzgit.diff.report import (ADDED, CHANGED, ERROR, FIXED, REMOVED, UNCHANGED,
                                RenderedResource, RenderError, RenderStat, RootDiff, Side, compare,
                                fingerprint, stem_from_shape)
 from kzgit.diff.revision import ConfinedDiskFS, Revision, changed_paths, open_commit, open_worktree
-from kzgit.engine import Engine, get_engine, render_pool
+from kzgit.engine import Engine, get_engine
 from kzgit.errors import BuildError, KzgitError, UsageError
 from kzgit import versions
 from kzgit.graph import Graph, root_weights, scan, scan_cached, shard
@@ -312,7 +312,7 @@ def _render_all(roots: List[str], base: Revision, head: Revision, base_graph: Gr
         return results
     # start-up: the pool's modules (concurrent.futures loads logging, traceback...) only with a pool
     import concurrent.futures
-    from kzgit.workers import guarded
+    from kzgit.workers import guarded, render_pool
     with render_pool(engine, workers) as pool:
         futures = {pool.submit(guarded, _render, where[job[1]], job[0], engine, options, store,
                                looked): job for job in todo}

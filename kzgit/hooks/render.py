@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import time
 from kzgit.builder import BuildOptions
-from kzgit.engine import Engine, render_pool
+from kzgit.engine import Engine
 from kzgit.errors import KzgitError, full_message
 from kzgit.hooks import Finding, Workspace
 from kzgit.record import Record
@@ -144,8 +144,8 @@ def render_each(ws: Workspace, engine: Engine, roots: Sequence[str], options: Bu
         for r in todo:
             outcomes[r] = render_one(engine, ws.build_path(r), options, store)
     else:
+        from kzgit.workers import guarded, render_pool   # start-up: only the runs that need it
         with render_pool(engine, workers) as pool:
-            from kzgit.workers import guarded   # start-up: loaded only by the runs that need it
             futures = [(r, pool.submit(guarded, render_one, engine, ws.build_path(r), options, store))
                        for r in todo]
             for r, f in futures:
