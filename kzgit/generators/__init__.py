@@ -159,7 +159,6 @@ def _finish(obj: Dict[str, Any], args: Dict[str, Any], opts: Dict[str, Any], sou
     # types.NewGenerationBehavior: anything but merge/replace is "unspecified", i.e. create
     behavior = args.get("behavior") or "create"
     r.behavior = behavior if behavior in ("merge", "replace") else "create"
-    r.is_generated = True
     return r
 
 

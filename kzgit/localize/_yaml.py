@@ -222,10 +222,3 @@ def _parent_indent(lines: List[str], line: int) -> int:
     s = lines[line]
     m = re.match(r"^( *)(- +)*", s)
     return len(m.group(0)) - 1 if m and m.group(2) else _indent(s)
-
-
-def dump_string(docs: List[Any]) -> str:
-    """Serialize round-trip documents (used for new inline plugin strings)."""
-    out = io.StringIO()
-    _yaml().dump_all(docs, out)
-    return out.getvalue()

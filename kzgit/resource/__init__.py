@@ -121,7 +121,7 @@ class Resource:
     """One Kubernetes object plus the build state kustomize keeps beside it."""
 
     __slots__ = ("obj", "prev_ids", "prefixes", "suffixes", "needs_hash", "behavior",
-                 "refby", "origin", "transformations", "source", "is_generated")
+                 "refby", "origin", "transformations", "source")
 
     def __init__(self, obj: Dict[str, Any], source: str = "") -> None:
         self.obj = obj
@@ -134,7 +134,6 @@ class Resource:
         self.origin: Optional[Dict[str, Any]] = None
         self.transformations: List[Dict[str, Any]] = []
         self.source = source                 # file the resource came from, for messages
-        self.is_generated = False
 
     # --- accessors -----------------------------------------------------------------
     @property
