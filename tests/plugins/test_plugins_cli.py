@@ -18,14 +18,6 @@ import pytest
 
 from helpers import PROJECT, default_signals, wait_gone, wait_pid_file
 
-try:
-    from kzgit.plugins.builtin import PluginRunner  # noqa: F401
-    HAVE_RUNNER = True
-except ImportError:  # pragma: no cover
-    HAVE_RUNNER = False
-
-pytestmark = pytest.mark.skipif(not HAVE_RUNNER, reason="kzgit build does not run external "
-                                                        "plugins yet (kzgit.plugins.builtin)")
 
 
 HANG = """\

@@ -34,19 +34,6 @@ KUBECTL = shutil.which("kubectl")
 needs_kubectl = pytest.mark.skipif(KUBECTL is None, reason="kubectl not on PATH: no oracle")
 
 
-def _pipeline_runs_plugins() -> bool:
-    try:
-        from kzgit.plugins.builtin import PluginRunner  # noqa: F401  (the lead's module)
-    except ImportError:
-        return False
-    return True
-
-
-needs_pipeline = pytest.mark.skipif(
-    not _pipeline_runs_plugins(),
-    reason="kzgit build does not run external plugins yet (kzgit.plugins.builtin.PluginRunner "
-           "is missing)")
-
 FAKE_DOCKER = f"""\
 #!{PY}
 # Records argv and stdin, then acts as a KRM function: annotates every item, adds a ConfigMap.
@@ -287,7 +274,6 @@ def kzgit_build(path: Path, **kw: Any) -> str:
 
 
 @needs_kubectl
-@needs_pipeline
 def test_build_with_legacy_plugins_equals_kubectl(tmp_path: Path, env: Dict[str, str]) -> None:
     k = _legacy_tree(tmp_path, env)
     rc, out, err = kubectl(k, env, tmp_path / "rec")
@@ -296,7 +282,6 @@ def test_build_with_legacy_plugins_equals_kubectl(tmp_path: Path, env: Dict[str,
 
 
 @needs_kubectl
-@needs_pipeline
 def test_build_with_container_function_equals_kubectl(tmp_path: Path, env: Dict[str, str],
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     k, out = _fn_transformer_tree(tmp_path, env, monkeypatch)
@@ -310,7 +295,6 @@ def test_build_with_container_function_equals_kubectl(tmp_path: Path, env: Dict[
 
 
 @needs_kubectl
-@needs_pipeline
 def test_build_duplicate_from_function_fails_like_kubectl(tmp_path: Path, env: Dict[str, str],
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """The function adds made-by-fn as generator and again as transformer: a duplicate id."""
@@ -326,7 +310,6 @@ def test_build_duplicate_from_function_fails_like_kubectl(tmp_path: Path, env: D
 
 
 @needs_kubectl
-@needs_pipeline
 def test_build_without_flag_fails_naming_config(tmp_path: Path, env: Dict[str, str]) -> None:
     k = _legacy_tree(tmp_path, env)
     rc, _, err = kubectl(k, env, tmp_path / "rec", alpha=False)
@@ -358,7 +341,6 @@ EOF
 """
 
 
-@needs_pipeline
 def test_build_exec_function_generator_like_kustomize(tmp_path: Path) -> None:
     """api/krusty/fnplugin_test.go TestFnExecGeneratorInBase (kubectl skips exec functions)."""
     k = tree(tmp_path / "k", {
@@ -448,7 +430,6 @@ data:
 
 
 @needs_kubectl
-@needs_pipeline
 @pytest.mark.parametrize("mutate", [False, True])
 def test_build_validators_like_kubectl(tmp_path: Path, env: Dict[str, str], mutate: bool) -> None:
     """kusttarget.go runValidators.

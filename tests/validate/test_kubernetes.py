@@ -8,8 +8,6 @@ import pytest
 from kzgit.errors import UsageError
 from kzgit.validate import kubernetes
 
-pytestmark = pytest.mark.skipif(not kubernetes.versions(), reason="kubernetes-validate is not installed")
-
 
 def test_releases_and_default() -> None:
     vs = kubernetes.versions()

@@ -6,7 +6,6 @@ Kustomize v5.5.0) or follows go-yaml v2/v3's documented resolution rules.
 from __future__ import annotations
 
 import math
-import time
 from typing import Any
 
 import pytest
@@ -164,10 +163,9 @@ def test_alias_bomb_fails_fast() -> None:
     for i in range(1, 9):
         prev, cur = chr(96 + i), chr(97 + i)
         lines.append(f"{cur}: &{cur} [" + ",".join(["*" + prev] * 9) + "]")
-    t = time.perf_counter()
+    # the expansion budget stops it (how fast is benchmarks' business, not a unit test's)
     msg = _err("\n".join(lines) + "\n")
-    assert "alias" in msg
-    assert time.perf_counter() - t < 1.0
+    assert "aliases expand the document by more than 1000000 nodes" in msg
 
 
 def test_alias_expansion_makes_independent_copies() -> None:
