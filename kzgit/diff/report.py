@@ -19,11 +19,13 @@ imports ``inspect`` (``ast``, ``dis``, ``tokenize``), a cost every ``kzgit diff`
 from __future__ import annotations
 
 import difflib
+import json
 import re
 import shlex
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from kzgit.record import Record
+from kzgit.sha import sha256
 
 CHANGED, ADDED, REMOVED, UNCHANGED, ERROR = "changed", "added", "removed", "unchanged", "error"
 # A root that does not render at the base and renders at the head: the change repairs it.
@@ -203,10 +205,8 @@ def fingerprint(base_commit: Optional[str], head_commit: Optional[str], roots: L
                 changed: List[str]) -> str:
     """What one diff compares: its revisions, its affected roots before sharding and the
     changed paths (the working tree counts as one revision)."""
-    import hashlib
-    import json
     data = json.dumps([base_commit, head_commit, sorted(roots), sorted(changed)])
-    return hashlib.sha256(data.encode()).hexdigest()
+    return sha256(data.encode()).hexdigest()
 
 
 # -- pairing ------------------------------------------------------------------------------------
