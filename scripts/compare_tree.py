@@ -100,10 +100,13 @@ def compare(top: Path, kzgit: List[str], kubectl: str, timeout: float,
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("``", "'"),
+                                 epilog="Exit status: 0 every root agrees, 1 a root differs, "
+                                        "2 kubectl is missing.")
     ap.add_argument("directory", type=Path)
     ap.add_argument("--kzgit", help="kzgit command (default: this Python's -m kzgit)")
-    ap.add_argument("--kubectl", default=shutil.which("kubectl"))
+    ap.add_argument("--kubectl", default=shutil.which("kubectl"),
+                    help="the kubectl to compare with (default: the one on PATH)")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per build (default 120)")
     ap.add_argument("--reasons", action="store_true", help="print both errors of shared failures")
     args = ap.parse_args(argv)

@@ -25,7 +25,10 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
         description="Build a set of KRM resources using a 'kustomization.yaml' file, as "
                     "`kubectl kustomize DIR` of the selected Kustomize release does, with the same flags and "
                     "output. DIR is a directory holding a kustomization file, or a git "
-                    "repository URL with a path and ?ref=; default '.'.")
+                    "repository URL with a path and ?ref=; default '.'.",
+        epilog="Exit status: 0 built; 1 the kustomization does not build (the error names the "
+               "file); 2 usage or configuration error; 3 unexpected error (a crash report is "
+               "written and named); 130 interrupted.")
     p.add_argument("dir", nargs="?", default=".", metavar="DIR",
                    help="kustomization directory or remote URL (default: .)")
     p.add_argument("-o", "--output", metavar="FILE|DIR",

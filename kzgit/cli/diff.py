@@ -34,7 +34,11 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     p = sub.add_parser(
         "diff", help="show how a change alters the rendered kustomizations",
         description="Render every kustomization root affected by the change between two revisions "
-                    "(default: HEAD and the working tree) and show the difference per resource.")
+                    "(default: HEAD and the working tree) and show the difference per resource.",
+        epilog="Exit status: 0 no rendering changed (or no --exit-code); 1 a rendering changed, "
+               "with --exit-code (a root the change fixes counts as a change); 2 usage or "
+               "configuration error; 3 unexpected error (a crash report is written); 4 a root "
+               "does not render at the head, or a revision cannot be read; 130 interrupted.")
     p.add_argument("--base", default="HEAD", metavar="REV", help="the revision compared against (default: HEAD)")
     p.add_argument("--head", metavar="REV",
                    help="the revision under review (default: the working tree, staged and unstaged)")

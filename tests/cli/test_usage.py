@@ -91,3 +91,16 @@ def test_a_deleted_working_directory_is_a_user_error(tmp_path: Path, monkeypatch
                                        "error on '.' : getwd: no such file or directory\n")
     assert main(["hook", "render", "--all"]) == 1
     assert capsys.readouterr().err == "Error: the current directory no longer exists\n"
+
+
+@pytest.mark.parametrize("command, codes", [("build", ["0 built", "1 the kustomization does not build",
+                                                       "2 usage", "3 unexpected", "130 interrupted"]),
+                                            ("diff", ["1 a rendering changed", "4 a root does not render",
+                                                      "130 interrupted"])])
+def test_help_lists_the_exit_codes(command: str, codes: List[str],
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        main([command, "--help"])
+    assert e.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "Exit status:" in text and all(c in text for c in codes), text
