@@ -279,9 +279,14 @@ def _with_build_annotations(res: Resource, fn: Callable[[Dict[str, Any]], Option
 
 
 def patch_strategic_merge(m: ResMap, entries: List[str], loader: Loader, kfile: str,
-                          on_error: Optional[Callable[[KzgitError, int, bool], KzgitError]] = None) -> None:
+                          on_error: Optional[Callable[[KzgitError, int, bool], KzgitError]] = None,
+                          content: str = "") -> None:
     """The deprecated ``patchesStrategicMerge`` field: file paths or inline YAML strings.
-    ``on_error(err, index, inline)`` may reword an error of entry ``index`` (a lead)."""
+    ``on_error(err, index, inline)`` may reword an error of entry ``index`` (a lead).
+    ``content``: a PatchStrategicMergeTransformer's ``patches``, always patch text, never a
+    path (PatchStrategicMergeTransformer.go Config: SliceFromBytes, whose error is the build's:
+    ``patches: 42`` is "missing Resource metadata", not a file named 42); its index follows
+    the entries'."""
     def failed(e: KzgitError, i: int, inline: bool) -> KzgitError:
         return on_error(e, i, inline) if on_error is not None else e
 
@@ -295,6 +300,13 @@ def patch_strategic_merge(m: ResMap, entries: List[str], loader: Loader, kfile: 
             except KzgitError as err:
                 raise failed(err, i, False) from None
         patches.extend((d, i, inline) for d in docs)
+    if content:
+        try:
+            docs = _sm_objects(content.encode("utf-8", "surrogateescape"), f"inline patch in {kfile}")
+        except KzgitError as err:
+            raise failed(err, len(entries), True) from None
+        patches.extend((d, len(entries), True) for d in docs)
+        entries = entries + [content]
     if not patches:
         raise BuildError(f"{kfile}: patch appears to be empty; files={entries}")
     for p, i, inline in patches:

@@ -260,8 +260,7 @@ def _patch_strategic_merge(cfg: Dict[str, Any]) -> Callable[[PluginHelpers, str]
     def make(h: PluginHelpers, where: str) -> Step:
         if not paths and not inline:
             raise BuildError(f"{where}: empty file path and empty patch content")
-        entries = paths + ([inline] if inline else [])
-        return lambda m: patches.patch_strategic_merge(m, entries, h.loader, h.kfile)
+        return lambda m: patches.patch_strategic_merge(m, paths, h.loader, h.kfile, content=inline)
     return make
 
 

@@ -48,7 +48,10 @@ def objects_from_bytes(data: bytes, source: str, first_wins: bool = False) -> Li
         if doc is None or (not doc and isinstance(doc, (dict, list))):
             continue   # a file holding `[]`, a null list item: no resource, not an error
         if not isinstance(doc, dict):
-            raise BuildError(f"{source}: expected a YAML mapping for a resource, got {type(doc).__name__}")
+            # kyaml finds no metadata in a scalar or a list of scalars (GetValidatedMetadata);
+            # kustomize's words first, then what the document is
+            kind = "a list" if isinstance(doc, list) else "a scalar"
+            raise BuildError(f"{source}: missing Resource metadata ({kind}, not a mapping)")
         items = _list_items(doc, source)
         if items is None:
             docs.append(doc)

@@ -23,10 +23,10 @@ import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Tuple
 
 import pytest
-from helpers import FIXTURES, PROJECT
+from helpers import FIXTURES, PROJECT, kustomize_error
 
 KNOWN_FAILURES_FILE = FIXTURES / "KNOWN_FAILURES"
 EXIT_CRASH = 3  # kzgit's "unexpected error" exit code (a bug, never a correct build error)
@@ -59,8 +59,35 @@ def read_known_failures(path: Path = KNOWN_FAILURES_FILE) -> Dict[str, str]:
     return known
 
 
+def read_error_phrases(path: Path = FIXTURES / "ERROR_PHRASES") -> Dict[str, Tuple[str, str]]:
+    """``case-id | phrase | why`` lines: {case id: (phrase, why)}."""
+    out: Dict[str, Tuple[str, str]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        cid, phrase, why = (part.strip() for part in line.split(" | ", 2))
+        out[cid] = (phrase, why)
+    return out
+
+
+def innermost(message: str) -> str:
+    """kustomize's innermost phrase: the last ``": "``-separated part of its message's first
+    line (kustomize wraps an error in its callers' context, outermost first)."""
+    first = (message.strip().splitlines() or [""])[0]
+    parts = [p for p in first.split(": ") if p.strip()]
+    return parts[-1].strip().strip('"') if parts else first
+
+
 CASES: List[Path] = list(recorder.iter_cases(FIXTURES))
 KNOWN = read_known_failures()
+PHRASES = read_error_phrases()
+
+
+def error_phrase(case_dir: Path) -> str:
+    """What kzgit's error must say for a failing case: ERROR_PHRASES' phrase, else kustomize's
+    innermost phrase (so a build that fails for another reason than kubectl's fails the test)."""
+    cid = recorder.case_id(case_dir, FIXTURES)
+    return PHRASES[cid][0] if cid in PHRASES else innermost(kustomize_error(case_dir))
 
 
 def _params() -> List[object]:
@@ -122,6 +149,24 @@ def test_golden(case_dir: Path, outcomes: Dict[Path, object]) -> None:
         assert out.returncode != 0, (
             "kubectl fails on this case but kzgit succeeded; kubectl said:\n"
             + (case_dir / "expected.err").read_text(encoding="utf-8"))
+        phrase = error_phrase(case_dir)
+        assert phrase in out.stderr, (
+            f"kzgit fails, but not for kubectl's reason: its error lacks {phrase!r}\n"
+            f"kzgit said:\n{out.stderr}\nkubectl said:\n{kustomize_error(case_dir)}")
+
+
+def test_error_phrases_name_real_error_cases_and_kustomizes_words() -> None:
+    """Each ERROR_PHRASES line names an error case, quotes kubectl's recording unless it says
+    why kzgit words it otherwise ("kzgit: ..."), and is needed (the default would not do)."""
+    errors = {recorder.case_id(c, FIXTURES): c for c in CASES if recorder.load_case(c)["expected"] == "error"}
+    for cid, (phrase, why) in PHRASES.items():
+        assert cid in errors, f"ERROR_PHRASES: {cid} is not an error case"
+        recorded = (errors[cid] / "expected.err").read_text(encoding="utf-8")
+        if not why.startswith("kzgit:"):
+            assert phrase in recorded or phrase in kustomize_error(errors[cid]), \
+                f"ERROR_PHRASES: {cid}: {phrase!r} is not in kubectl's message"
+        default = innermost(kustomize_error(errors[cid]))
+        assert phrase != default, f"ERROR_PHRASES: {cid}: the default phrase already says {phrase!r}"
 
 
 def test_examples_fixtures_copy_examples_dir() -> None:
