@@ -73,8 +73,10 @@ def test_inline_patch_that_is_not_yaml_says_the_line_inside_the_patch(tmp_path: 
                               "    kind: ConfigMap\n    data: [x\n      y: 1\n",
         "cm.yaml": CM})
     lead, _ = failure(app)
+    # go-yaml's line, as in every YAML syntax error: the context's 0-based line, where the
+    # unclosed "[" opened (kubectl itself only says "unable to parse SM or JSON patch")
     assert lead.startswith(f"{app}/kustomization.yaml: patches[0].patch: the inline patch is not valid "
-                           "YAML: line 4: "), lead
+                           "YAML: line 2: did not find expected ',' or ']'"), lead
 
 
 def test_inline_patch_that_is_no_patch_says_what_a_patch_is(tmp_path: Path) -> None:
