@@ -13,6 +13,10 @@ import stat
 
 from kzgit.errors import KzgitError
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Optional
+
 
 def current_umask() -> int:
     """The process umask, read without changing it where the OS allows (other threads may write)."""
@@ -84,15 +88,18 @@ def new_temp_file(directory: str, prefix: str) -> tuple[int, str]:
             continue
 
 
-def write_atomic(path: str, data: str) -> None:
-    """Write ``data`` to ``path`` via a temp file in the same directory and rename.
+def write_atomic(path: str, data: str, mode: Optional[int] = None) -> None:
+    """Write ``data`` to ``path`` via a temp file in the same directory and rename: a reader
+    sees the old file or the new one, and nothing is left behind on failure or Ctrl-C.
+    ``mode``: the new file's permissions (default: those of the file replaced, else 0666 less
+    the umask, as a plain ``open`` would give).
 
     Raises :class:`OutputError` naming ``path`` when it cannot be written.
     """
     if os.path.isdir(path):
         raise OutputError(path, "it is a directory")
     d = os.path.dirname(os.path.abspath(path)) or "."
-    mode = new_file_mode(path)
+    mode = new_file_mode(path) if mode is None else mode
     try:
         fd, tmp = new_temp_file(d, ".kzgit-")
     except OSError as e:

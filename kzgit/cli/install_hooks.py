@@ -11,9 +11,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
+
 from typing import List
 
+from kzgit.atomic import write_atomic
 from kzgit.errors import UsageError
 from kzgit.hooks.scripts import HOOK_TYPES, MARKER, script
 
@@ -63,16 +64,7 @@ def install(hook_type: str, directory: str, python: str) -> List[str]:
                              tip=f"merge them by hand, or remove {legacy}")
         os.replace(path, legacy)
         said.append(f"kept the existing hook as {legacy} (it runs first)")
-    fd, tmp = tempfile.mkstemp(prefix=f".{hook_type}-", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(script(hook_type, python))
-        os.chmod(tmp, 0o755)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomic(path, script(hook_type, python), mode=0o755)
     said.append(f"kzgit {hook_type} hook installed at {path}")
     return said
 

@@ -39,6 +39,7 @@ import tempfile
 import time
 from typing import Any, Dict, Iterator, Optional, Tuple
 
+from kzgit.atomic import write_atomic
 from kzgit.cachedir import cache_root
 from kzgit.errors import RemoteError
 from kzgit.remote._gitcli import ALLOWED_PROTOCOLS, GitAuth, run_git
@@ -185,10 +186,7 @@ class RepoCache:
         """Remember ``ref`` -> ``commit`` (call with the lock held); atomic replace."""
         data = self.refs()
         data[kind][ref] = commit
-        fd, tmp = tempfile.mkstemp(dir=self.dir, prefix=".refs-")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=1, sort_keys=True)
-        os.replace(tmp, os.path.join(self.dir, "refs.json"))
+        write_atomic(os.path.join(self.dir, "refs.json"), json.dumps(data, indent=1, sort_keys=True))
 
     # -- network -----------------------------------------------------------------------------
     def ls_remote(self, ref: str) -> Tuple[Optional[str], str]:
