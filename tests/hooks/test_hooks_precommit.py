@@ -205,6 +205,14 @@ def test_stale_localized_copy_is_refused(session: Session, tmp_path: Path) -> No
     write(repo, {"base/cm.yaml": GOOD["base/cm.yaml"].replace("a: b", "a: changed")})
     rc, out = session.commit(repo)
     assert rc == 1 and "kzgit rebuild" in out, out
+    # a team with kzgit only through pre-commit rebuilds with the manual-stage hook
+    write(repo, {".pre-commit-config.yaml": session.config(["kzgit-localized-sync", "kzgit-rebuild"])})
+    rc, out = run([sys.executable, "-m", "pre_commit", "run", "--hook-stage", "manual", "kzgit-rebuild"],
+                  repo, session.env, timeout=300)
+    assert "rebuild localized copies (kzgit)" in out and "files were modified by this hook" in out, out
+    assert "a: changed" in (repo / "copy" / "base" / "cm.yaml").read_text()
+    rc, out = session.commit(repo)
+    assert rc == 0, out
 
 
 def test_run_all_files_checks_every_root(session: Session, tmp_path: Path) -> None:

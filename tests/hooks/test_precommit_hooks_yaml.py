@@ -27,7 +27,14 @@ def _hooks() -> Dict[str, Dict[str, Any]]:
 
 
 def test_manifest_is_valid_and_complete() -> None:
-    assert list(_hooks()) == IDS
+    assert list(_hooks()) == IDS + ["kzgit-rebuild"]
+
+
+def test_rebuild_is_a_manual_stage_hook_running_kzgit_rebuild() -> None:
+    h = _hooks()["kzgit-rebuild"]
+    assert h["stages"] == ["manual"] and h["pass_filenames"] is False and h["always_run"] is True
+    args = make_parser().parse_args(shlex.split(h["entry"])[1:])
+    assert args.command == "rebuild" and args.copies == []
 
 
 @pytest.mark.parametrize("hook_id", IDS)
