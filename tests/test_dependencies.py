@@ -37,7 +37,9 @@ def _name(requirement: str) -> str:
 
 def _imported(tree: str = "kzgit") -> Set[str]:
     """Top-level third-party modules imported by the Python files under ``tree``."""
-    stdlib = set(sys.stdlib_module_names)
+    # the running Python's standard library, plus the newer Pythons' modules the code imports
+    # behind a version check (tomllib is 3.11's; on 3.10 tomli stands in for it)
+    stdlib = set(sys.stdlib_module_names) | {"tomllib"}
     out: Set[str] = set()
     for path in (PROJECT / tree).rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
