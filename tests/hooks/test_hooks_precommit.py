@@ -207,6 +207,7 @@ def test_stale_localized_copy_is_refused(session: Session, tmp_path: Path) -> No
     assert rc == 1 and "kzgit rebuild" in out, out
     # a team with kzgit only through pre-commit rebuilds with the manual-stage hook
     write(repo, {".pre-commit-config.yaml": session.config(["kzgit-localized-sync", "kzgit-rebuild"])})
+    git(repo, session.env, "add", ".pre-commit-config.yaml")
     rc, out = run([sys.executable, "-m", "pre_commit", "run", "--hook-stage", "manual", "kzgit-rebuild"],
                   repo, session.env, timeout=300)
     assert "rebuild localized copies (kzgit)" in out and "files were modified by this hook" in out, out
