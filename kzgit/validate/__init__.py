@@ -9,9 +9,13 @@ resource, source file and line): :mod:`kzgit.hooks.validate` makes them, the
 CLI prints them (:mod:`kzgit.validate.report`).
 
 Order of the sources for a kind: Kubernetes, then CRDs, then
-``schema-locations``.  A kind none of them knows is an error of its own when
-another bundled release serves it (removed or not yet added APIs), else a
-missing schema (``missing-schemas``: warn, error or skip).
+``schema-locations``.  An API removed at or before the pinned release is
+``not-served`` whatever is bundled (:mod:`kzgit.validate.deprecations`), and one
+deprecated but still served gets a ``deprecated`` warning.  A kind none of the
+sources knows is an error of its own when another bundled release serves it
+(removed or not yet added APIs, ``not-served``) or when its group is one of
+Kubernetes' own (``unknown-kind``: ``apps/v1 Deploymnet`` cannot be a custom
+resource), else a missing schema (``missing-schemas``: warn, error or skip).
 """
 from __future__ import annotations
 
@@ -140,11 +144,16 @@ class Validator:
         if missing:
             return [Issue("required", "/" + missing[0], f"required field \"{missing[0]}\" is missing")]
         assert isinstance(api, str) and isinstance(kind, str)
+        from kzgit.validate import deprecations   # start-up: loaded with the schemas
+        removed = deprecations.removal(api, kind, self.version)
+        if removed:   # whatever schemas are bundled: the API server refuses it
+            return [Issue("not-served", "/apiVersion", removed)]
         check = self.schema_for(api, kind)
         if check is None:
-            why = self.k8s.not_served(api, kind)
+            why = self.k8s.not_served(api, kind) or self.k8s.unknown_kind(api, kind)
             if why:
-                return [Issue("not-served", "/apiVersion", why)]
+                code = "not-served" if why.startswith(f"{kind} {api} is not served") else "unknown-kind"
+                return [Issue(code, "/apiVersion" if code == "not-served" else "/kind", why)]
             mode = self.policy.missing_schemas
             if mode == "skip":
                 return None
@@ -152,7 +161,11 @@ class Validator:
                           ERROR if mode == "error" else WARNING)]
         problems: List[Problem] = []
         check(obj, None, problems)
-        return [Issue(p.code, p.pointer(), p.message) for p in problems]
+        issues = [Issue(p.code, p.pointer(), p.message) for p in problems]
+        deprecated = deprecations.deprecation(api, kind, self.version)
+        if deprecated:
+            issues.append(Issue("deprecated", "/apiVersion", deprecated, WARNING))
+        return issues
 
 
 class _ObjectMeta:

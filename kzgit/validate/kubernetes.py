@@ -157,6 +157,23 @@ class KubernetesSchemas:
         except SchemaError as e:  # the package's data is broken: not the user's fault
             raise UsageError(f"{PACKAGE} schema for Kubernetes {self.version}: {e}") from None
 
+    def unknown_kind(self, api_version: str, kind: str) -> Optional[str]:
+        """Why a kind of one of Kubernetes' own groups that no release serves is refused, with a
+        did-you-mean; None for a group Kubernetes does not serve (a custom resource's)."""
+        group, _, version = api_version.rpartition("/")
+        served = kinds(self.version)
+        in_group = {k: av for (av, k) in served if av.rpartition("/")[0] == group}
+        if not in_group:
+            return None
+        if kind in in_group:   # a version the group does not have (apps/v2)
+            return (f"{kind} {api_version} is not served by Kubernetes {self.version} "
+                    f"(no release serves version {version} of it; use {in_group[kind]})")
+        import difflib   # start-up: only for a misspelt kind
+        close = difflib.get_close_matches(kind, sorted(in_group), n=1, cutoff=0.75)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        return (f"Kubernetes {self.version} has no kind {kind} in "
+                f"{group or 'the core group'} ({api_version}){hint}")
+
     def not_served(self, api_version: str, kind: str) -> Optional[str]:
         """Why a kind other releases serve is refused by this one, pluto-style; None if no release does."""
         served = [v for v in versions() if (api_version, kind) in kinds(v)]
