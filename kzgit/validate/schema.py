@@ -21,6 +21,9 @@ Two dialects, one compiler:
   schemas, OpenAPI 3.0): the same keywords plus ``nullable``,
   ``x-kubernetes-int-or-string``, ``x-kubernetes-preserve-unknown-fields``,
   ``x-kubernetes-embedded-resource`` and boolean ``exclusiveMinimum``/``Maximum``.
+  In both, ``x-kubernetes-list-type`` ``set`` and ``map`` (with
+  ``x-kubernetes-list-map-keys``) refuse duplicate items or keys (``duplicate``), as the
+  API server does for a custom resource and server-side apply for every resource.
   With ``strict``, an object schema that declares no ``additionalProperties``
   and does not preserve unknown fields refuses fields it does not list: the API
   server prunes them, and refuses them under strict field validation.
@@ -340,6 +343,13 @@ class Compiler:
         for key, op in (("minItems", "ge"), ("maxItems", "le")):
             if key in schema:
                 checks.append(_size(schema[key], op, "item", lambda v: len(v)))
+        list_type = schema.get("x-kubernetes-list-type")
+        if list_type == "set":
+            checks.append(_check_set)
+        elif list_type == "map":
+            checks.append(self._list_map(schema))
+        elif list_type not in (None, "atomic"):
+            raise SchemaError(f"x-kubernetes-list-type must be atomic, set or map, not {show(list_type)}")
         if schema.get("uniqueItems"):
             def check_unique(inst: List[Any], path: Path, out: List[Problem]) -> None:
                 seen: List[Any] = []
@@ -350,6 +360,42 @@ class Compiler:
                     seen.append(v)
             checks.append(check_unique)
         return checks
+
+    def _list_map(self, schema: Dict[str, Any]) -> Check:
+        """``x-kubernetes-list-type: map``: no two items with the same values of the
+        ``x-kubernetes-list-map-keys`` (a key an item leaves out takes its schema default, as
+        the API server defaults it before comparing: Service ports keyed by port and protocol)."""
+        keys = schema.get("x-kubernetes-list-map-keys")
+        if not isinstance(keys, list) or not keys or not all(isinstance(k, str) for k in keys):
+            raise SchemaError("x-kubernetes-list-type map needs x-kubernetes-list-map-keys, a list of names")
+        item = schema.get("items")
+        name = ""
+        for _ in range(8):   # follow the item schema's $refs to its properties
+            if not (isinstance(item, dict) and isinstance(item.get("$ref"), str)
+                    and item["$ref"].startswith("#") and "properties" not in item):
+                break
+            name = item["$ref"].rpartition("/")[2]
+            item = pointer_get(self.root, item["$ref"][1:], item["$ref"])
+        props = item.get("properties") if isinstance(item, dict) else None
+        defaults = {k: props[k]["default"] for k in keys
+                    if isinstance(props, dict) and isinstance(props.get(k), dict) and "default" in props[k]}
+        for k in keys:
+            if (name, k) in _GO_DEFAULTS:
+                defaults.setdefault(k, _GO_DEFAULTS[(name, k)])
+        names = tuple(keys)
+
+        def check_map_keys(inst: List[Any], path: Path, out: List[Problem]) -> None:
+            seen: Dict[str, int] = {}
+            for i, v in enumerate(inst):
+                if not isinstance(v, dict):
+                    continue
+                key = ", ".join(f"{k}={_go_quote(v.get(k, defaults.get(k)))}" for k in names)
+                if key in seen:
+                    out.append(Problem((path, i), "duplicate",
+                                       f"duplicate entries for key [{key}]: item {i} repeats item {seen[key]}"))
+                else:
+                    seen[key] = i
+        return check_map_keys
 
     def _scalar(self, schema: Dict[str, Any]) -> List[Check]:
         checks: List[Check] = []
@@ -432,6 +478,38 @@ class Compiler:
             else:
                 out.append(Problem(path, "enum", f"must be one of {allowed}; got {show(inst)}"))
         return check_enum
+
+
+# List-map key fields that the API server defaults in Go code, not in the OpenAPI schema
+# (kubernetes pkg/apis/core/v1/defaults.go: SetDefaults_ServicePort, SetDefaults_ContainerPort
+# and the EndpointPort/ServicePort protocol defaults all set "TCP"), so that a port written
+# without a protocol and one written with TCP are one key, as the API server sees them.
+_GO_DEFAULTS = {
+    ("io.k8s.api.core.v1.ServicePort", "protocol"): "TCP",
+    ("io.k8s.api.core.v1.ContainerPort", "protocol"): "TCP",
+}
+
+
+def _go_quote(v: Any) -> str:
+    """A key value as Kubernetes prints it in a duplicate-entries error (strings quoted)."""
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if v is None:
+        return "<none>"
+    return show(v)
+
+
+def _check_set(inst: List[Any], path: Path, out: List[Problem]) -> None:
+    """``x-kubernetes-list-type: set``: no item twice (the API server's "Duplicate value")."""
+    seen: List[Any] = []
+    for i, v in enumerate(inst):
+        for j, s in enumerate(seen):
+            if _json_equal(v, s):
+                out.append(Problem((path, i), "duplicate",
+                                   f"duplicate value {show(v)}: item {i} repeats item {j} of a set"))
+                break
+        else:
+            seen.append(v)
 
 
 def _unknown(key: str, known: Sequence[str]) -> str:
