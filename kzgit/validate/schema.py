@@ -167,6 +167,7 @@ class Compiler:
         array_checks = self._array(schema)
         scalar_checks = self._scalar(schema)
         checks += self._combinators(schema)
+        checks += self._applicators(schema)
         if "enum" in schema:
             checks.append(self._enum(schema["enum"]))
         if "const" in schema:
@@ -328,10 +329,12 @@ class Compiler:
         items = schema.get("items")
         if isinstance(items, dict) or isinstance(items, bool):
             item = self.compile(items)
+            # 2020-12: with prefixItems, items covers only the items after them
+            skip = len(schema["prefixItems"]) if isinstance(schema.get("prefixItems"), list) else 0
             if item is not _ok:
                 def check_items(inst: List[Any], path: Path, out: List[Problem]) -> None:
-                    for i, v in enumerate(inst):
-                        item(v, (path, i), out)
+                    for i in range(skip, len(inst)):
+                        item(inst[i], (path, i), out)
                 checks.append(check_items)
         elif isinstance(items, list):  # draft-4 tuple form
             tup = tuple(self.compile(s) for s in items)
@@ -434,6 +437,91 @@ class Compiler:
             checks.append(check_multiple)
         return checks
 
+    def _applicators(self, schema: Dict[str, Any]) -> List[Check]:
+        """The later drafts' keywords (2019-09, 2020-12) that user schemas may carry:
+        ``prefixItems``, ``contains`` (with ``minContains``/``maxContains``),
+        ``propertyNames``, ``dependentRequired``, ``dependentSchemas`` (and draft 4's
+        ``dependencies``), ``if``/``then``/``else``.  Keywords kzgit does not implement are
+        refused, naming them: a schema silently half-applied would pass invalid data."""
+        refused = [k for k in _UNIMPLEMENTED if k in schema]
+        if refused:
+            raise SchemaError(f"uses {', '.join(refused)}, which kzgit does not implement")
+        checks: List[Check] = []
+        if "prefixItems" in schema:
+            subs = schema["prefixItems"]
+            if not isinstance(subs, list):
+                raise SchemaError("prefixItems must be a list of schemas")
+            tup = tuple(self.compile(x) for x in subs)
+
+            def check_prefix(inst: Any, path: Path, out: List[Problem]) -> None:
+                if isinstance(inst, list):
+                    for i, (c, v) in enumerate(zip(tup, inst)):
+                        c(v, (path, i), out)
+            checks.append(check_prefix)
+        if "contains" in schema:
+            has = self.compile(schema["contains"])
+            low, high = schema.get("minContains", 1), schema.get("maxContains")
+
+            def check_contains(inst: Any, path: Path, out: List[Problem]) -> None:
+                if not isinstance(inst, list):
+                    return
+                n = 0
+                for i, v in enumerate(inst):
+                    probe: List[Problem] = []
+                    has(v, (path, i), probe)
+                    n += not probe
+                if n < low or (high is not None and n > high):
+                    want = f"at least {low}" + (f" and at most {high}" if high is not None else "")
+                    out.append(Problem(path, "contains", f"{n} items match 'contains', {want} must"))
+            checks.append(check_contains)
+        if "propertyNames" in schema:
+            names = self.compile(schema["propertyNames"])
+
+            def check_names(inst: Any, path: Path, out: List[Problem]) -> None:
+                if isinstance(inst, dict):
+                    for k in inst:
+                        probe: List[Problem] = []
+                        names(k, (path, k), probe)
+                        if probe:
+                            out.append(Problem((path, k), "propertyNames",
+                                               f"property name {show(k)}: {probe[0].message}"))
+            checks.append(check_names)
+        deps: Dict[str, Any] = {}
+        for key in ("dependencies", "dependentRequired", "dependentSchemas"):
+            d = schema.get(key)
+            if d is not None:
+                if not isinstance(d, dict):
+                    raise SchemaError(f"{key} must be an object")
+                deps.update(d)
+        if deps:
+            required = {k: tuple(v) for k, v in deps.items() if isinstance(v, list)}
+            subs = {k: self.compile(v) for k, v in deps.items() if not isinstance(v, list)}
+
+            def check_deps(inst: Any, path: Path, out: List[Problem]) -> None:
+                if not isinstance(inst, dict):
+                    return
+                for k, need in required.items():
+                    if k in inst:
+                        for n in need:
+                            if n not in inst:
+                                out.append(Problem(path, "required",
+                                                   f"{show(n)} is required when {show(k)} is present"))
+                for k, c in subs.items():
+                    if k in inst:
+                        c(inst, path, out)
+            checks.append(check_deps)
+        if "if" in schema:
+            cond = self.compile(schema["if"])
+            then = self.compile(schema.get("then", True))
+            other = self.compile(schema.get("else", True))
+
+            def check_if(inst: Any, path: Path, out: List[Problem]) -> None:
+                probe: List[Problem] = []
+                cond(inst, path, probe)
+                (other if probe else then)(inst, path, out)
+            checks.append(check_if)
+        return checks
+
     def _combinators(self, schema: Dict[str, Any]) -> List[Check]:
         checks: List[Check] = []
         for key in ("allOf", "anyOf", "oneOf"):
@@ -478,6 +566,13 @@ class Compiler:
             else:
                 out.append(Problem(path, "enum", f"must be one of {allowed}; got {show(inst)}"))
         return check_enum
+
+
+# Keywords of the JSON Schema drafts that kzgit does not implement: a schema using one is
+# refused (SchemaError names it) rather than checked in part.  Annotations (title, examples,
+# readOnly, x-... extensions) and unknown words are ignored, as JSON Schema says.
+_UNIMPLEMENTED = ("unevaluatedProperties", "unevaluatedItems", "additionalItems", "$dynamicRef",
+                  "$recursiveRef")
 
 
 # List-map key fields that the API server defaults in Go code, not in the OpenAPI schema
