@@ -15,8 +15,9 @@ Two dialects, one compiler:
   files: ``type`` (a name or a list), ``enum``, ``const``, ``$ref`` into ``$defs``
   (or ``definitions``), ``properties``, ``additionalProperties``,
   ``patternProperties``, ``items``, ``required``, ``oneOf``/``anyOf``/``allOf``/``not``,
-  and the numeric, length and size bounds.  ``format`` is an annotation, as in
-  ``jsonschema`` without a format checker.
+  and the numeric, length and size bounds.  ``format`` is checked where the API server
+  enforces it (``int32``/``int64`` ranges, ``byte`` as base64, ``date-time``, ``date``)
+  and an annotation otherwise.
 * ``openapi``: a CustomResourceDefinition's ``openAPIV3Schema`` (structural
   schemas, OpenAPI 3.0): the same keywords plus ``nullable``,
   ``x-kubernetes-int-or-string``, ``x-kubernetes-preserve-unknown-fields``,
@@ -402,6 +403,9 @@ class Compiler:
 
     def _scalar(self, schema: Dict[str, Any]) -> List[Check]:
         checks: List[Check] = []
+        fmt = schema.get("format")
+        if fmt in _FORMATS:
+            checks.append(_FORMATS[fmt])
         for key, op in (("minLength", "ge"), ("maxLength", "le")):
             if key in schema:
                 checks.append(_string_size(schema[key], op))
@@ -566,6 +570,51 @@ class Compiler:
             else:
                 out.append(Problem(path, "enum", f"must be one of {allowed}; got {show(inst)}"))
         return check_enum
+
+
+def _int_range(bits: int) -> Check:
+    low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+    def check_int(inst: Any, path: Path, out: List[Problem]) -> None:
+        if _is_integer(inst) and not low <= inst <= high:
+            out.append(Problem(path, "format", f"{show(inst)} does not fit in an int{bits}"))
+    return check_int
+
+
+def _check_byte(inst: Any, path: Path, out: List[Problem]) -> None:
+    # encoding/json decodes a []byte field with base64.StdEncoding (padding required; CR and
+    # LF ignored): a Secret's data that is not base64 is refused when the API server decodes it
+    if isinstance(inst, str):
+        import base64
+        import binascii
+        try:
+            base64.b64decode(inst.replace("\r", "").replace("\n", ""), validate=True)
+        except (binascii.Error, ValueError):
+            # the value is not quoted: a Secret's data never reaches a report
+            out.append(Problem(path, "format", "the value is not base64 (format byte)"))
+
+
+# metav1.Time decodes with time.RFC3339 (fractional seconds allowed, a zone required); a CRD's
+# date-time (go-openapi strfmt) accepts more spellings, all of which this pattern admits too
+_DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _pattern_format(rx: "re.Pattern[str]", name: str) -> Check:
+    def check_format(inst: Any, path: Path, out: List[Problem]) -> None:
+        if isinstance(inst, str) and not rx.fullmatch(inst):
+            out.append(Problem(path, "format", f"{show(inst)} is not a {name}"))
+    return check_format
+
+
+# The formats the API server enforces by decoding (int32/int64 fields, []byte, metav1.Time) or
+# by CRD validation (date): other format names are annotations here, as in jsonschema without
+# a format checker.
+_FORMATS: Dict[str, Check] = {
+    "int32": _int_range(32), "int64": _int_range(64), "byte": _check_byte,
+    "date-time": _pattern_format(_DATE_TIME, "date-time (RFC 3339)"),
+    "date": _pattern_format(_DATE, "date (YYYY-MM-DD)"),
+}
 
 
 # Keywords of the JSON Schema drafts that kzgit does not implement: a schema using one is
