@@ -29,16 +29,20 @@ def test_output_dir_names_and_content(tmp_path: Path) -> None:
     assert joined == expected
 
 
-@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl not on PATH: no differential check")
-def test_output_dir_matches_kubectl(tmp_path: Path) -> None:
+def _same_files_as_kubectl(src: Path, tmp_path: Path) -> None:
     mine, theirs = tmp_path / "mine", tmp_path / "theirs"
     mine.mkdir()
     theirs.mkdir()
-    assert main(["build", str(EXAMPLE), "-o", str(mine)]) == 0
-    subprocess.run(["kubectl", "kustomize", str(EXAMPLE), "-o", str(theirs)], check=True, timeout=120)
+    assert main(["build", str(src), "-o", str(mine)]) == 0
+    subprocess.run(["kubectl", "kustomize", str(src), "-o", str(theirs)], check=True, timeout=120)
     assert sorted(os.listdir(mine)) == sorted(os.listdir(theirs))
     for n in os.listdir(mine):
         assert (mine / n).read_bytes() == (theirs / n).read_bytes()
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl not on PATH: no differential check")
+def test_output_dir_matches_kubectl(tmp_path: Path) -> None:
+    _same_files_as_kubectl(EXAMPLE, tmp_path)
 
 
 def test_output_file_is_atomic_and_complete(tmp_path: Path) -> None:
@@ -105,12 +109,4 @@ def test_output_dir_names_with_cluster_scoped_and_namespaced(tmp_path: Path) -> 
 
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl not on PATH: no differential check")
 def test_output_dir_mixed_scopes_matches_kubectl(tmp_path: Path) -> None:
-    src = _mixed_tree(tmp_path)
-    mine, theirs = tmp_path / "mine", tmp_path / "theirs"
-    mine.mkdir()
-    theirs.mkdir()
-    assert main(["build", str(src), "-o", str(mine)]) == 0
-    subprocess.run(["kubectl", "kustomize", str(src), "-o", str(theirs)], check=True, timeout=120)
-    assert sorted(os.listdir(mine)) == sorted(os.listdir(theirs))
-    for n in os.listdir(mine):
-        assert (mine / n).read_bytes() == (theirs / n).read_bytes()
+    _same_files_as_kubectl(_mixed_tree(tmp_path), tmp_path)
