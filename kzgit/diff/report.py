@@ -258,7 +258,8 @@ def unified(root: str, a: Optional[RenderedResource], b: Optional[RenderedResour
 
 
 def compare(root: str, base: List[RenderedResource], head: List[RenderedResource]) -> List[ResourceChange]:
-    """The resources that differ, sorted by kind, namespace and name."""
+    """The resources that differ, sorted by kind, namespace and name (numbers in names in
+    numeric order, as a person reads them)."""
     out: List[ResourceChange] = []
     for a, b in pair(base, head):
         if a is not None and b is not None and a.text == b.text:
@@ -269,8 +270,13 @@ def compare(root: str, base: List[RenderedResource], head: List[RenderedResource
         prev = a.name if a is not None and b is not None and a.name != b.name else None
         out.append(ResourceChange(status, cur.api_version, cur.kind, cur.namespace, cur.name, prev,
                                   unified(root, a, b)))
-    out.sort(key=lambda c: (c.kind, c.namespace, c.name, c.api_version))
+    out.sort(key=lambda c: (c.kind, natural(c.namespace), natural(c.name), c.api_version))
     return out
+
+
+def natural(name: str) -> Tuple[Any, ...]:
+    """A sort key putting ``cfg-2`` before ``cfg-10``: runs of digits compare as numbers."""
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
 
 
 # -- reading reports back (kzgit diff --merge) ------------------------------------------------------

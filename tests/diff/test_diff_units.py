@@ -141,6 +141,11 @@ def test_compare_statuses_and_sorting() -> None:
     assert changes[1].diff == "--- /dev/null\n+++ b/r Role/new\n@@ -0,0 +1 @@\n+r\n"
 
 
+def test_resources_sort_in_natural_order() -> None:
+    head = [res("ConfigMap", f"cfg-{i}", f"v: {i}\n") for i in (10, 2, 1)]
+    assert [c.name for c in compare("r", [], head)] == ["cfg-1", "cfg-2", "cfg-10"]
+
+
 # -- GitHub workflow commands --------------------------------------------------------------------
 @pytest.mark.parametrize("text,data,prop", [
     ("plain", "plain", "plain"),
