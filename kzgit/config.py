@@ -393,6 +393,11 @@ def glob_match(path: str, patterns: Sequence[str]) -> bool:
     return False
 
 
+def glob_names(path: str, patterns: Sequence[str]) -> bool:
+    """Whether a glob matches the repo-relative ``path`` itself (a dir above it is not enough)."""
+    return any(_glob_re(p).fullmatch(path.strip("/")) for p in patterns)
+
+
 def _glob_re(pattern: str) -> "re.Pattern[str]":
     out, i = [], 0
     pattern = pattern.strip("/")

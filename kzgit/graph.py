@@ -7,7 +7,11 @@ and file trees it reads (resource files, patches, generator files and env
 files, replacements, configurations, crds, openapi, plugin configs and KRM
 exec paths, helm chart homes and values files).  A *root* is a kustomization
 no other kustomization references (or one matching the configured ``roots``
-globs).  :meth:`Graph.affected_roots` maps changed files to the roots that
+globs).  A component (``kind: Component``) is never a root by itself: it is
+built, and so checked, through the roots that include it, unless a ``roots``
+glob names its own directory (a glob matching a directory above it is not
+enough); :meth:`Graph.unincluded_components` lists those no root includes.
+:meth:`Graph.affected_roots` maps changed files to the roots that
 reach them, which is what the render hook and ``kzgit diff`` build.
 
 The graph never opens a file itself: it takes the list of repo-relative
@@ -62,11 +66,12 @@ class RemoteRef(Record):
 class Kustomization(Record):
     """One kustomization file and what it names directly."""
 
-    __slots__ = ("dir", "file", "children", "files", "trees", "remotes", "error")
+    __slots__ = ("dir", "file", "children", "files", "trees", "remotes", "error", "component")
 
     def __init__(self, dir: str, file: str, children: Optional[Set[str]] = None,
                  files: Optional[Set[str]] = None, trees: Optional[Set[str]] = None,
-                 remotes: Optional[List[RemoteRef]] = None, error: Optional[str] = None) -> None:
+                 remotes: Optional[List[RemoteRef]] = None, error: Optional[str] = None,
+                 component: bool = False) -> None:
         self.dir = dir
         self.file = file
         self.children: Set[str] = set() if children is None else children   # kustomization dirs
@@ -74,6 +79,7 @@ class Kustomization(Record):
         self.trees: Set[str] = set() if trees is None else trees      # dirs read as a whole
         self.remotes: List[RemoteRef] = [] if remotes is None else remotes
         self.error = error
+        self.component = component   # kind: Component
 
 
 class Reach(Record):
@@ -137,6 +143,18 @@ class Graph:
         paths = [n for n in (_norm(p) for p in changed) if n is not None]
         return [r for r in self.roots if any(self.reach(r).touches(p) for p in paths)]
 
+    def unincluded_components(self, changed: Optional[Iterable[str]] = None) -> List[str]:
+        """Components (sorted) that no root reaches, so nothing checks them; with ``changed``,
+        only those a change of any of ``changed`` touches."""
+        included: Set[str] = set()
+        for r in self.roots:
+            included |= self.reach(r).kustomization_dirs
+        out = [d for d, n in sorted(self.nodes.items()) if n.component and d not in included]
+        if changed is None:
+            return out
+        paths = [n for n in (_norm(p) for p in changed) if n is not None]
+        return [d for d in out if any(self.reach(d).touches(p) for p in paths)]
+
     def kustomization_files(self) -> List[str]:
         """Every kustomization file, sorted."""
         return sorted(n.file for n in self.nodes.values())
@@ -197,16 +215,19 @@ def scan(paths: Iterable[str], read: ReadFn, *, roots: Sequence[str] = (),
     ctx = _Ctx(all_files, dirs, set(kfiles), read, looks_remote)
     nodes = {d: ctx.parse(d, f) for d, f in kfiles.items()}
     if roots:
-        root_dirs = sorted(d for d in nodes if glob_match(d, roots) or (d == ROOT_DIR and "." in roots))
+        from kzgit.config import glob_names   # start-up: only the builds that need it pay for it
+        root_dirs = sorted(d for d, n in nodes.items()
+                           if (glob_names(d, roots) if n.component else glob_match(d, roots))
+                           or (d == ROOT_DIR and "." in roots))
     else:
         referenced: Set[str] = set()
         for n in nodes.values():
             referenced |= {c for c in n.children if c != n.dir}
-        root_dirs = sorted(d for d in nodes if d not in referenced)
+        root_dirs = sorted(d for d, n in nodes.items() if d not in referenced and not n.component)
     return Graph(nodes, root_dirs)
 
 
-GRAPH_FORMAT = 1
+GRAPH_FORMAT = 2
 
 
 def scan_cached(paths: Iterable[str], read: ReadFn, store: Any, *, roots: Sequence[str] = (),
@@ -263,16 +284,16 @@ def scan_cached(paths: Iterable[str], read: ReadFn, store: Any, *, roots: Sequen
 def _graph_json(g: Graph) -> Dict[str, Any]:
     return {"roots": list(g.roots), "nodes": [
         [n.dir, n.file, sorted(n.children), sorted(n.files), sorted(n.trees),
-         [[r.file, r.field, r.value, r.line, r.kind] for r in n.remotes], n.error]
+         [[r.file, r.field, r.value, r.line, r.kind] for r in n.remotes], n.error, n.component]
         for n in g.nodes.values()]}
 
 
 def _graph_from_json(doc: Any) -> Optional[Graph]:
     try:
         nodes = {}
-        for d, f, children, files, trees, remotes, error in doc["nodes"]:
+        for d, f, children, files, trees, remotes, error, component in doc["nodes"]:
             nodes[d] = Kustomization(d, f, set(children), set(files), set(trees),
-                                     [RemoteRef(*r) for r in remotes], error)
+                                     [RemoteRef(*r) for r in remotes], error, bool(component))
         return Graph(nodes, list(doc["roots"]))
     except (KeyError, TypeError, ValueError):
         return None
@@ -303,6 +324,8 @@ class _Ctx:
         if not isinstance(doc, dict):
             node.error = "not a YAML map"
             return node
+        from kzgit.kustomization import COMPONENT_KIND   # start-up: a warm hook parses nothing
+        node.component = doc.get("kind") == COMPONENT_KIND
         _Fields(self, node, text).walk(doc)
         return node
 

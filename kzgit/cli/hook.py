@@ -264,6 +264,7 @@ def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace) -> List[Findin
             store.trim()   # workers may have written: keep the cache within its bound
         if getattr(args, "verbose", False) or os.environ.get("PRE_COMMIT") == "1":
             print_renders(results)   # on stderr: stdout holds the findings
+            print_unchecked(ws)
         return render.findings(results)
     if hook == "localized-sync":
         from kzgit.hooks import localized_sync   # start-up
@@ -274,6 +275,13 @@ def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace) -> List[Findin
     from kzgit.hooks import exec_bits   # start-up
     # A pushed commit cannot be fixed in place: report only.
     return exec_bits.run(ws, fix=not (args.check or args.rev))
+
+
+def print_unchecked(ws: Workspace) -> None:
+    """``-v``: the components the run concerns (all with ``--all``, else those the change
+    touches) that no root includes, so that nothing checked them, on stderr."""
+    for c in ws.graph.unincluded_components(ws.changed):
+        print(f"{c}: not checked: included by no root", file=sys.stderr)
 
 
 def report(findings: List[Finding]) -> int:

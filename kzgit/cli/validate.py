@@ -219,5 +219,8 @@ def validate_report(args: argparse.Namespace, ws: "Workspace", policy: ValidateP
         store.trim()   # workers may have written: keep the cache within its bound
     if args.verbose or os.environ.get("PRE_COMMIT") == "1":
         print_renders(report.renders)
+        if not getattr(args, "roots", None):   # not when the user named the roots
+            from kzgit.cli.hook import print_unchecked   # start-up
+            print_unchecked(ws)
     return report
 

@@ -122,6 +122,21 @@ def test_a_base_renamed_away_reaches_its_old_files() -> None:
     assert g.affected_roots(["based/cm.yaml"]) == []
 
 
+def test_a_component_is_a_root_only_when_roots_names_its_directory() -> None:
+    repo = {"c/kustomization.yaml": "kind: Component\n", "o/kustomization.yaml": "resources: []\n",
+            "used/kustomization.yaml": "kind: Component\n",
+            "p/kustomization.yaml": "resources: []\ncomponents:\n- ../used\n"}
+    g = _graph(repo)
+    assert g.roots == ["o", "p"]
+    assert g.unincluded_components() == ["c"]
+    assert g.unincluded_components(["c/kustomization.yaml"]) == ["c"]
+    assert g.unincluded_components(["o/kustomization.yaml"]) == []
+    assert _graph(repo, roots=["*"]).roots == ["c", "o", "p", "used"]
+    nested = {"top/c/kustomization.yaml": "kind: Component\n", "top/o/kustomization.yaml": "resources: []\n"}
+    assert _graph(nested, roots=["top"]).roots == ["top/o"]          # a dir above it: not a root
+    assert _graph(nested, roots=["top", "top/c"]).roots == ["top/c", "top/o"]
+
+
 def test_root_dir_kustomization() -> None:
     repo = {"kustomization.yaml": "resources:\n- app\n", "app/kustomization.yaml": "resources:\n- d.yaml\n",
             "app/d.yaml": ""}

@@ -300,6 +300,36 @@ def test_under_pre_commit_from_ref_to_ref_the_range_deletions_count(
     assert kz(repo, monkeypatch, capsys, "hook", "render")[0] == 0
 
 
+COMPONENT = ("apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\npatches:\n- patch: |-\n"
+             "    apiVersion: v1\n    kind: ConfigMap\n    metadata:\n      name: cm\n    data:\n      c: d\n")
+
+
+def test_a_component_is_no_root_and_v_names_the_ones_no_root_includes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "r", {**GOOD, "components/alloydb/kustomization.yaml": COMPONENT,
+                                      "components/used/kustomization.yaml": COMPONENT,
+                                      "overlays/prod/kustomization.yaml": "resources:\n- ../../base\n"
+                                                                          "components:\n- ../../components/used\n"})
+    for hook in ("render", "validate"):
+        rc, out, err = kz(repo, monkeypatch, capsys, "hook", hook, "--all", "-v")
+        assert (rc, out) == (0, ""), out
+        assert "components/alloydb: not checked: included by no root\n" in err
+        assert "components/used" not in err and "overlays/prod" in err
+    rc, out, err = kz(repo, monkeypatch, capsys, "validate", "--all", "-v")
+    assert rc == 0 and "components/alloydb: not checked: included by no root" in err
+    # a change to it is named as not checked, and a change elsewhere does not mention it
+    _, _, err = kz(repo, monkeypatch, capsys, "hook", "render", "-v", "components/alloydb/kustomization.yaml")
+    assert err == "components/alloydb: not checked: included by no root\n"
+    _, _, err = kz(repo, monkeypatch, capsys, "hook", "render", "-v", "base/cm.yaml")
+    assert "components/alloydb" not in err
+    # `roots` naming it makes it a root (a glob matching a directory above it does not)
+    write(repo, {".kzgit.toml": 'roots = ["overlays/*", "components"]\n'})
+    assert kz(repo, monkeypatch, capsys, "hook", "render", "--all")[0] == 0
+    write(repo, {".kzgit.toml": 'roots = ["overlays/*", "components/alloydb"]\n'})
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "render", "--all")
+    assert rc == 1 and out.startswith("components/alloydb: does not render"), out
+
+
 def test_graph_does_not_follow_symlinks_out_of_the_repo(tmp_path: Path) -> None:
     from kzgit.graph import disk_reader
     secret = tmp_path / "secret.yaml"

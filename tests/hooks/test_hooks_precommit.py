@@ -168,6 +168,27 @@ def test_a_commit_touching_no_kustomize_input_passes(session: Session, tmp_path:
     assert rc == 0 and "kustomizations render (kzgit)" in out and "Passed" in out, out
 
 
+# A component nothing includes yet (microservices-demo's shop/components/*): its inline patch
+# matches no resource on its own, which is no fault of the commit (issue 23, item 1).
+ALLOYDB = ("apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\npatches:\n- patch: |-\n"
+           "    apiVersion: v1\n    kind: ConfigMap\n    metadata:\n      name: cm\n    data:\n      db: alloy\n")
+WITH_COMPONENTS = {**GOOD, "components/alloydb/kustomization.yaml": ALLOYDB,
+                   "components/tracing/kustomization.yaml": ALLOYDB.replace("db: alloy", "tracing: on"),
+                   "overlays/traced/kustomization.yaml": "resources:\n- ../../base\ncomponents:\n- ../../components/tracing\n"}
+
+
+@pytest.mark.parametrize("hook_id", ["kzgit-render", "kzgit-validate"])
+def test_a_component_is_checked_through_the_roots_including_it(
+        session: Session, tmp_path: Path, hook_id: str) -> None:
+    repo = session.repo(tmp_path / "r", WITH_COMPONENTS, [hook_id])
+    rc, out = session.commit(repo)
+    assert rc == 0, out
+    write(repo, {"components/tracing/kustomization.yaml": ALLOYDB.replace("kind: ConfigMap", "kind: Secret")})
+    rc, out = session.commit(repo)
+    assert rc == 1 and "overlays/traced: does not render" in out, out
+    assert "components/tracing: does not render" not in out, out
+
+
 def test_branch_ref_is_refused(session: Session, tmp_path: Path) -> None:
     repo = session.repo(tmp_path / "r", GOOD, ["kzgit-pinned-refs"])
     assert session.commit(repo)[0] == 0
