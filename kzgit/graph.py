@@ -185,7 +185,9 @@ def scan(paths: Iterable[str], read: ReadFn, *, roots: Sequence[str] = (),
          looks_remote: Callable[[str], bool] = default_looks_remote) -> Graph:
     """Parse every kustomization among ``paths`` (repo-relative) into a :class:`Graph`.
 
-    ``roots``/``exclude`` are the configuration's globs (see :mod:`kzgit.config`).
+    ``roots``/``exclude`` are the configuration's globs (see :mod:`kzgit.config`).  ``exclude``
+    keeps kustomizations from being roots, and from being parsed at all unless a kustomization
+    outside it reaches them: what a checked root reaches is always followed.
     """
     from kzgit.config import glob_match   # start-up: only the builds that need it pay for it
 
@@ -204,7 +206,7 @@ def scan(paths: Iterable[str], read: ReadFn, *, roots: Sequence[str] = (),
     for f in sorted(all_files):
         d, base = posixpath.split(f)
         d = d or ROOT_DIR
-        if base in KUSTOMIZATION_FILE_NAMES and not (exclude and glob_match(d, exclude)):
+        if base in KUSTOMIZATION_FILE_NAMES:
             # With several names in one dir the build fails ("Found multiple kustomization
             # files"); the graph keeps the first in kustomize's order and render reports it.
             prev = kfiles.get(d)
@@ -213,17 +215,26 @@ def scan(paths: Iterable[str], read: ReadFn, *, roots: Sequence[str] = (),
                 kfiles[d] = f
 
     ctx = _Ctx(all_files, dirs, set(kfiles), read, looks_remote)
-    nodes = {d: ctx.parse(d, f) for d, f in kfiles.items()}
+    excluded = {d for d in kfiles if exclude and glob_match(d, exclude)}
+    nodes = {d: ctx.parse(d, f) for d, f in kfiles.items() if d not in excluded}
+    # the excluded kustomizations the others reach, and what those reach in turn
+    todo = sorted({c for n in nodes.values() for c in n.children if c not in nodes})
+    while todo:
+        d = todo.pop()
+        if d not in nodes and d in kfiles:
+            nodes[d] = ctx.parse(d, kfiles[d])
+            todo.extend(sorted(c for c in nodes[d].children if c not in nodes))
+    candidates = {d: n for d, n in nodes.items() if d not in excluded}
     if roots:
         from kzgit.config import glob_names   # start-up: only the builds that need it pay for it
-        root_dirs = sorted(d for d, n in nodes.items()
+        root_dirs = sorted(d for d, n in candidates.items()
                            if (glob_names(d, roots) if n.component else glob_match(d, roots))
                            or (d == ROOT_DIR and "." in roots))
     else:
         referenced: Set[str] = set()
         for n in nodes.values():
             referenced |= {c for c in n.children if c != n.dir}
-        root_dirs = sorted(d for d, n in nodes.items() if d not in referenced and not n.component)
+        root_dirs = sorted(d for d, n in candidates.items() if d not in referenced and not n.component)
     return Graph(nodes, root_dirs)
 
 

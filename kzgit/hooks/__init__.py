@@ -52,6 +52,7 @@ class Workspace:
         # repo-relative files of that content, or what lists them given the render cache
         # (kzgit.hooks._listing), called when they are first needed
         self._files: Optional[List[str]] = None
+        self._own: Optional[List[str]] = None
         self._lister = files
         self.changed = changed          # repo-relative changed files; None = all
         self.repo = repo or root        # the git work tree (index edits, messages)
@@ -66,12 +67,21 @@ class Workspace:
 
     @property
     def files(self) -> List[str]:
-        """Repo-relative files of the content checked, but those ``exclude`` names."""
+        """Repo-relative files of the content checked, those ``exclude`` names included: the
+        graph follows whatever a root reaches (``exclude`` only keeps kustomizations from
+        being roots)."""
         if self._files is None:
-            listed = self._lister if isinstance(self._lister, list) else self._lister(self.cache)
-            exclude = self.config.exclude
-            self._files = [f for f in listed if not (exclude and glob_match(f, exclude))]
+            self._files = self._lister if isinstance(self._lister, list) else self._lister(self.cache)
         return self._files
+
+    @property
+    def own_files(self) -> List[str]:
+        """:attr:`files` but those ``exclude`` names: what the hooks that look at files by
+        themselves, not through a root (exec-bits, localized-sync), look at."""
+        if self._own is None:
+            exclude = self.config.exclude
+            self._own = [f for f in self.files if not (exclude and glob_match(f, exclude))]
+        return self._own
 
     @property
     def read(self) -> ReadFn:

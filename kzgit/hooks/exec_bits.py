@@ -20,10 +20,10 @@ from kzgit.hooks import _localize_api
 
 def downloaded(ws: Workspace) -> Set[str]:
     """Repo-relative downloaded files among the workspace's files."""
-    out = {f for f in ws.files if LOCALIZED_FILES_DIR in f.split("/")[:-1] and ws.in_localized_area(f)}
+    out = {f for f in ws.own_files if LOCALIZED_FILES_DIR in f.split("/")[:-1] and ws.in_localized_area(f)}
     lock_name = _localize_api.lock_file_name()
     files = set(ws.files)
-    for f in ws.files:
+    for f in ws.own_files:
         if posixpath.basename(f) == lock_name and ws.in_localized_area(f):
             copy = posixpath.dirname(f)
             for rel in _localize_api.downloaded_files(ws.path(f)):

@@ -23,7 +23,7 @@ from kzgit.hooks import _localize_api
 def copies(ws: Workspace) -> List[str]:
     """Repo-relative dirs of the localized copies in the workspace."""
     name = _localize_api.lock_file_name()
-    found = sorted(posixpath.dirname(f) or "." for f in ws.files if posixpath.basename(f) == name)
+    found = sorted(posixpath.dirname(f) or "." for f in ws.own_files if posixpath.basename(f) == name)
     return [c for c in found if ws.in_localized_area(c)]
 
 

@@ -99,6 +99,25 @@ def test_configured_roots_and_exclude() -> None:
     assert "overlays/broken" not in g.nodes and g.roots == ["overlays/dev", "overlays/prod"]
 
 
+def test_exclude_keeps_roots_out_but_what_a_root_reaches_is_followed() -> None:
+    repo = {"shop/kustomization.yaml": "resources:\n- app.yaml\ncomponents:\n- components/db\n",
+            "shop/app.yaml": "", "shop/components/db/kustomization.yaml": "kind: Component\npatches:\n"
+            "- path: ../../../patches/db.yaml\ncomponents:\n- ../extra\n",
+            "patches/db.yaml": "",
+            "shop/components/extra/kustomization.yaml": "kind: Component\npatches:\n- path: p.yaml\n",
+            "shop/components/extra/p.yaml": "",
+            "shop/components/unused/kustomization.yaml": "resources: [\n",
+            "fixtures/broken/kustomization.yaml": "resources:\n- ../../base\n",
+            "base/kustomization.yaml": "resources: []\n"}
+    g = _graph(repo, exclude=["shop/components/**", "fixtures"])
+    # base is referenced only by an excluded kustomization: still a root
+    assert g.roots == ["base", "shop"]
+    assert "shop/components/unused" not in g.nodes and "fixtures/broken" not in g.nodes
+    for changed in ("shop/components/db/kustomization.yaml", "patches/db.yaml", "shop/components/extra/p.yaml"):
+        assert g.affected_roots([changed]) == ["shop"], changed
+    assert g.affected_roots(["shop/components/unused/kustomization.yaml"]) == []
+
+
 def test_cycles_terminate() -> None:
     repo = {"a/kustomization.yaml": "resources:\n- ../b\n", "b/kustomization.yaml": "resources:\n- ../a\n",
             "c/kustomization.yaml": "resources:\n- ../a\n"}

@@ -189,6 +189,26 @@ def test_a_component_is_checked_through_the_roots_including_it(
     assert "components/tracing: does not render" not in out, out
 
 
+def test_exclude_never_hides_a_change_a_root_reaches(session: Session, tmp_path: Path) -> None:
+    """``exclude`` keeps components from being roots; a broken patch inside one that a root
+    includes still fails the commit (issue 23, item 5)."""
+    files = {**WITH_COMPONENTS, ".kzgit.toml": 'exclude = ["components/**"]\n',
+             # the excluded component includes another one, outside the excluded directory
+             "components/tracing/kustomization.yaml": ALLOYDB.replace("db: alloy", "tracing: on")
+             + "components:\n- ../../lib/otel\n",
+             "lib/otel/kustomization.yaml": ALLOYDB.replace("db: alloy", "otel: on")}
+    repo = session.repo(tmp_path / "r", files, ["kzgit-render"])
+    rc, out = session.commit(repo)
+    assert rc == 0, out
+    write(repo, {"lib/otel/kustomization.yaml": ALLOYDB.replace("kind: ConfigMap", "kind: Secret")})
+    rc, out = session.commit(repo)
+    assert rc == 1 and "overlays/traced: does not render" in out, out
+    git(repo, session.env, "reset", "-q", "--hard")
+    write(repo, {"components/tracing/kustomization.yaml": ALLOYDB.replace("kind: ConfigMap", "kind: Secret")})
+    rc, out = session.commit(repo)
+    assert rc == 1 and "overlays/traced: does not render" in out, out
+
+
 def test_branch_ref_is_refused(session: Session, tmp_path: Path) -> None:
     repo = session.repo(tmp_path / "r", GOOD, ["kzgit-pinned-refs"])
     assert session.commit(repo)[0] == 0
