@@ -55,7 +55,7 @@ from kzgit.record import Record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable, Dict, Optional, Sequence, Tuple
+    from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 PYPROJECT = "pyproject.toml"
 KZGIT_TOML = ".kzgit.toml"
@@ -396,6 +396,18 @@ def glob_match(path: str, patterns: Sequence[str]) -> bool:
 def glob_names(path: str, patterns: Sequence[str]) -> bool:
     """Whether a glob matches the repo-relative ``path`` itself (a dir above it is not enough)."""
     return any(_glob_re(p).fullmatch(path.strip("/")) for p in patterns)
+
+
+def unmatched_globs(patterns: Sequence[str], paths: Iterable[str]) -> List[str]:
+    """The ``patterns`` that match none of ``paths`` itself (give the directories too, for
+    the answer :func:`glob_match` would give)."""
+    left = {p: _glob_re(p) for p in patterns}
+    for path in paths:
+        if not left:
+            break
+        for p in [p for p, r in left.items() if r.fullmatch(path.strip("/"))]:
+            del left[p]
+    return [p for p in patterns if p in left]
 
 
 def _glob_re(pattern: str) -> "re.Pattern[str]":

@@ -111,9 +111,12 @@ def default_looks_remote(ref: str) -> bool:
 class Graph:
     """Kustomizations by directory, their roots, and what each reaches."""
 
-    def __init__(self, nodes: Dict[str, Kustomization], roots: List[str]) -> None:
+    def __init__(self, nodes: Dict[str, Kustomization], roots: List[str],
+                 unmatched: Optional[List[Tuple[str, str]]] = None) -> None:
         self.nodes = nodes
         self.roots = roots
+        # (key, glob) of the configuration's roots/exclude globs that select nothing
+        self.unmatched: List[Tuple[str, str]] = [] if unmatched is None else unmatched
         self._reach: Dict[str, Reach] = {}
 
     def reach(self, kdir: str) -> Reach:
@@ -225,8 +228,8 @@ def scan(paths: Iterable[str], read: ReadFn, *, roots: Sequence[str] = (),
             nodes[d] = ctx.parse(d, kfiles[d])
             todo.extend(sorted(c for c in nodes[d].children if c not in nodes))
     candidates = {d: n for d, n in nodes.items() if d not in excluded}
+    from kzgit.config import glob_names   # start-up: only the builds that need it pay for it
     if roots:
-        from kzgit.config import glob_names   # start-up: only the builds that need it pay for it
         root_dirs = sorted(d for d, n in candidates.items()
                            if (glob_names(d, roots) if n.component else glob_match(d, roots))
                            or (d == ROOT_DIR and "." in roots))
@@ -235,10 +238,16 @@ def scan(paths: Iterable[str], read: ReadFn, *, roots: Sequence[str] = (),
         for n in nodes.values():
             referenced |= {c for c in n.children if c != n.dir}
         root_dirs = sorted(d for d, n in candidates.items() if d not in referenced and not n.component)
-    return Graph(nodes, root_dirs)
+    unmatched = [("roots", p) for p in roots
+                 if not any((glob_names(d, [p]) if nodes[d].component else glob_match(d, [p]))
+                            or (d == ROOT_DIR and p == ".") for d in root_dirs)]
+    if exclude:
+        from kzgit.config import unmatched_globs   # start-up: only the builds that need it pay for it
+        unmatched += [("exclude", p) for p in unmatched_globs(exclude, sorted(all_files | dirs))]
+    return Graph(nodes, root_dirs, unmatched)
 
 
-GRAPH_FORMAT = 2
+GRAPH_FORMAT = 3
 
 
 def scan_cached(paths: Iterable[str], read: ReadFn, store: Any, *, roots: Sequence[str] = (),
@@ -293,7 +302,7 @@ def scan_cached(paths: Iterable[str], read: ReadFn, store: Any, *, roots: Sequen
 
 
 def _graph_json(g: Graph) -> Dict[str, Any]:
-    return {"roots": list(g.roots), "nodes": [
+    return {"roots": list(g.roots), "unmatched": [list(u) for u in g.unmatched], "nodes": [
         [n.dir, n.file, sorted(n.children), sorted(n.files), sorted(n.trees),
          [[r.file, r.field, r.value, r.line, r.kind] for r in n.remotes], n.error, n.component]
         for n in g.nodes.values()]}
@@ -305,7 +314,7 @@ def _graph_from_json(doc: Any) -> Optional[Graph]:
         for d, f, children, files, trees, remotes, error, component in doc["nodes"]:
             nodes[d] = Kustomization(d, f, set(children), set(files), set(trees),
                                      [RemoteRef(*r) for r in remotes], error, bool(component))
-        return Graph(nodes, list(doc["roots"]))
+        return Graph(nodes, list(doc["roots"]), [(k, p) for k, p in doc["unmatched"]])
     except (KeyError, TypeError, ValueError):
         return None
 

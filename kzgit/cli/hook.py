@@ -256,6 +256,7 @@ def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace) -> List[Findin
         from kzgit.cli.cache import open_for_workspace, print_renders   # start-up
         store = open_for_workspace(ws, getattr(args, "no_cache", False))
         roots = render.roots_to_build(ws)
+        say_no_root(ws, roots, getattr(args, "verbose", False))
         if getattr(args, "shard", None):
             roots = render.shard_of(ws, roots, *args.shard)
         results = render.render_roots(ws, engine, roots, jobs=args.jobs, offline=args.offline,
@@ -275,6 +276,18 @@ def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace) -> List[Findin
     from kzgit.hooks import exec_bits   # start-up
     # A pushed commit cannot be fixed in place: report only.
     return exec_bits.run(ws, fix=not (args.check or args.rev))
+
+
+def say_no_root(ws: Workspace, roots: List[str], verbose: bool) -> None:
+    """One line on stderr when the run selects no root: always when it was to check every
+    root (``--all``: the repository has none, whatever ``roots``/``exclude`` say), with
+    ``-v`` when no root reaches the changed files."""
+    if roots:
+        return
+    if ws.changed is None:
+        print("kzgit: no kustomization root in the repository: nothing checked", file=sys.stderr)
+    elif verbose:
+        print("no kustomization root reaches the changed files: nothing checked", file=sys.stderr)
 
 
 def print_unchecked(ws: Workspace) -> None:

@@ -211,7 +211,10 @@ def validate_report(args: argparse.Namespace, ws: "Workspace", policy: ValidateP
     ``store``; with ``-v`` (or under pre-commit) list each root on stderr, where it stays out
     of the report."""
     from kzgit.cli.cache import print_renders   # start-up
+    from kzgit.cli.hook import say_no_root   # start-up
     from kzgit.hooks import validate as hook   # start-up
+    from kzgit.hooks.render import roots_to_build   # start-up
+    say_no_root(ws, roots_to_build(ws) if roots is None else roots, args.verbose)
     engine = _engine(args, ws.config)
     report = hook.run(ws, engine, policy, roots=roots, jobs=args.jobs, offline=args.offline,
                       names=names, store=store, shard=args.shard)

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import os
 from kzgit.config import Config, glob_match
+from kzgit.errors import UsageError
 from kzgit.graph import Graph, ReadFn, disk_reader, scan, scan_cached
 from kzgit.record import Record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable, List, Optional, Union
+    from typing import Any, Callable, List, Optional, Tuple, Union
 
 LOCALIZED_FILES_DIR = "localized-files"
 
@@ -98,7 +99,27 @@ class Workspace:
             else:
                 self._graph = scan(self.files, self.read, roots=self.config.roots,
                                    exclude=self.config.exclude)
+            if self._graph.unmatched:
+                raise self._unmatched(self._graph.unmatched)
         return self._graph
+
+    def _unmatched(self, unmatched: "List[Tuple[str, str]]") -> UsageError:
+        """The configuration error for ``roots``/``exclude`` globs that select nothing: a typo
+        would otherwise make every hook pass having checked nothing."""
+        src = self.config.source or "configuration"
+        prefix = "tool.kzgit." if src.endswith("pyproject.toml") else ""
+        if os.path.isabs(src):
+            src = os.path.relpath(src, self.repo)
+        lines = [f"{src}: {prefix}{key}: '{glob}' " + ("selects no kustomization root" if key == "roots"
+                                                       else "matches no file or directory")
+                 for key, glob in unmatched]
+        tips = []
+        if any(key == "roots" for key, _ in unmatched):
+            tips.append("a roots glob names directories holding a kustomization, or directories above "
+                        "them, from the top of the repository; a component only by its own directory")
+        if any(key == "exclude" for key, _ in unmatched):
+            tips.append("an exclude glob names files or directories from the top of the repository")
+        return UsageError("\n".join(lines), tip="; ".join(tips))
 
     def path(self, rel: str) -> str:
         """Absolute path of a repo-relative path in the content checked."""

@@ -319,15 +319,49 @@ def test_a_component_is_no_root_and_v_names_the_ones_no_root_includes(
     assert rc == 0 and "components/alloydb: not checked: included by no root" in err
     # a change to it is named as not checked, and a change elsewhere does not mention it
     _, _, err = kz(repo, monkeypatch, capsys, "hook", "render", "-v", "components/alloydb/kustomization.yaml")
-    assert err == "components/alloydb: not checked: included by no root\n"
+    assert err == ("no kustomization root reaches the changed files: nothing checked\n"
+                   "components/alloydb: not checked: included by no root\n")
     _, _, err = kz(repo, monkeypatch, capsys, "hook", "render", "-v", "base/cm.yaml")
     assert "components/alloydb" not in err
     # `roots` naming it makes it a root (a glob matching a directory above it does not)
     write(repo, {".kzgit.toml": 'roots = ["overlays/*", "components"]\n'})
-    assert kz(repo, monkeypatch, capsys, "hook", "render", "--all")[0] == 0
+    rc, _, err = kz(repo, monkeypatch, capsys, "hook", "render", "--all")
+    assert rc == 2 and ".kzgit.toml: roots: 'components' selects no kustomization root" in err
     write(repo, {".kzgit.toml": 'roots = ["overlays/*", "components/alloydb"]\n'})
     rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "render", "--all")
     assert rc == 1 and out.startswith("components/alloydb: does not render"), out
+
+
+@pytest.mark.parametrize("config,named", [
+    ('roots = ["overlays/*", "shop/kustomization.yaml"]\n', "roots: 'shop/kustomization.yaml' selects no kustomization root"),
+    ('roots = ["overlay/*"]\n', "roots: 'overlay/*' selects no kustomization root"),
+    ('exclude = ["test/fixtures/**"]\n', "exclude: 'test/fixtures/**' matches no file or directory"),
+])
+def test_a_roots_or_exclude_glob_matching_nothing_is_a_configuration_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        config: str, named: str) -> None:
+    repo = make_repo(tmp_path / "r", {**GOOD, ".kzgit.toml": config})
+    for argv in (["hook", "render", "--all"], ["hook", "validate", "--all"], ["validate", "--all"],
+                 ["hook", "pinned-refs", "--all"], ["hook", "render", "base/cm.yaml"]):
+        rc, out, err = kz(repo, monkeypatch, capsys, *argv)
+        assert rc == 2 and out == "", (argv, out, err)
+        assert f".kzgit.toml: {named}" in err and "Traceback" not in err, (argv, err)
+    write(repo, {"pyproject.toml": "[tool.kzgit]\n" + config})
+    (repo / ".kzgit.toml").unlink()
+    rc, _, err = kz(repo, monkeypatch, capsys, "hook", "render", "--all")
+    assert rc == 2 and f"pyproject.toml: tool.kzgit.{named}" in err, err
+
+
+def test_a_run_that_selects_no_root_says_so_in_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "r", {"README.md": "no kustomization here\n"})
+    for argv in (["hook", "render", "--all"], ["hook", "validate", "--all"], ["validate", "--all"]):
+        rc, out, err = kz(repo, monkeypatch, capsys, *argv)
+        assert (rc, err) == (0, "kzgit: no kustomization root in the repository: nothing checked\n"), argv
+    repo = make_repo(tmp_path / "g", GOOD)
+    assert kz(repo, monkeypatch, capsys, "hook", "render", "README.md") == (0, "", "")
+    rc, _, err = kz(repo, monkeypatch, capsys, "hook", "render", "-v", "README.md")
+    assert (rc, err) == (0, "no kustomization root reaches the changed files: nothing checked\n")
 
 
 def test_graph_does_not_follow_symlinks_out_of_the_repo(tmp_path: Path) -> None:

@@ -209,6 +209,18 @@ def test_exclude_never_hides_a_change_a_root_reaches(session: Session, tmp_path:
     assert rc == 1 and "overlays/traced: does not render" in out, out
 
 
+def test_a_roots_glob_that_matches_nothing_refuses_the_commit(session: Session, tmp_path: Path) -> None:
+    """A typo in ``roots`` made every hook pass having checked nothing (issue 23, item 6)."""
+    repo = session.repo(tmp_path / "r", {**GOOD, ".kzgit.toml": 'roots = ["overlays/prod/kustomization.yaml"]\n'},
+                        ["kzgit-render"])
+    rc, out = session.commit(repo)
+    assert rc == 1, out
+    assert ".kzgit.toml: roots: 'overlays/prod/kustomization.yaml' selects no kustomization root" in out, out
+    write(repo, {".kzgit.toml": 'roots = ["overlays/prod"]\n'})
+    rc, out = session.commit(repo)
+    assert rc == 0, out
+
+
 def test_branch_ref_is_refused(session: Session, tmp_path: Path) -> None:
     repo = session.repo(tmp_path / "r", GOOD, ["kzgit-pinned-refs"])
     assert session.commit(repo)[0] == 0
