@@ -34,8 +34,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
     ReadFn = Callable[[str], Optional[bytes]]
     """Repo-relative '/'-separated path -> the file's bytes, or None when it cannot be read."""
+    ResolveFn = Callable[[str], Optional[str]]
+    """Repo-relative path -> the repo-relative path it leads to through symbolic links, or None
+    when it holds no link (or leads out of the repository)."""
 else:
-    ReadFn = None   # a type for checkers (modules import the name)
+    ReadFn = ResolveFn = None   # types for checkers (modules import the names)
 
 ROOT_DIR = "."
 
@@ -46,6 +49,14 @@ _PLUGIN_FIELDS = ("generators", "transformers", "validators")
 # Fields whose string entries are plain files.
 _FILE_LIST_FIELDS = ("crds", "configurations")
 _GENERATOR_FIELDS = ("configMapGenerator", "secretGenerator")
+# Fields of builtin plugin configs (generators/transformers entries) that name files the
+# plugin reads: PatchTransformer and PatchJson6902Transformer ``path``, ValueAddTransformer
+# ``targetFilePath``, HelmChartInflationGenerator ``valuesFile``, the generators' ``env``
+# (api/plugins/builtinhelpers and the plugin structs of api/internal/builtins).
+_PLUGIN_FILE_KEYS = ("path", "targetFilePath", "valuesFile", "env")
+# ... and lists of them: PatchStrategicMergeTransformer ``paths``, the generators' ``files``
+# and ``envs``, helm's ``additionalValuesFiles``, ReplacementTransformer ``replacements``.
+_PLUGIN_FILE_LIST_KEYS = ("paths", "files", "envs", "additionalValuesFiles", "replacements")
 
 
 # Records, not dataclasses: a warm hook loads its graph from the render cache, and importing
@@ -183,11 +194,16 @@ def _line_of(text: str, needle: str) -> Optional[int]:
     return None
 
 
+def _no_links(path: str) -> Optional[str]:
+    return None
+
+
 def scan(paths: Iterable[str], read: ReadFn, *, roots: Sequence[str] = (),
-         exclude: Sequence[str] = (),
+         exclude: Sequence[str] = (), resolve: ResolveFn = _no_links,
          looks_remote: Callable[[str], bool] = default_looks_remote) -> Graph:
     """Parse every kustomization among ``paths`` (repo-relative) into a :class:`Graph`.
 
+    ``resolve`` follows symbolic links as the build does (:func:`disk_resolver`).
     ``roots``/``exclude`` are the configuration's globs (see :mod:`kzgit.config`).  ``exclude``
     keeps kustomizations from being roots, and from being parsed at all unless a kustomization
     outside it reaches them: what a checked root reaches is always followed.
@@ -217,7 +233,7 @@ def scan(paths: Iterable[str], read: ReadFn, *, roots: Sequence[str] = (),
                                 < KUSTOMIZATION_FILE_NAMES.index(posixpath.basename(prev))):
                 kfiles[d] = f
 
-    ctx = _Ctx(all_files, dirs, set(kfiles), read, looks_remote)
+    ctx = _Ctx(all_files, dirs, set(kfiles), read, resolve, looks_remote)
     excluded = {d for d in kfiles if exclude and glob_match(d, exclude)}
     nodes = {d: ctx.parse(d, f) for d, f in kfiles.items() if d not in excluded}
     # the excluded kustomizations the others reach, and what those reach in turn
@@ -247,11 +263,11 @@ def scan(paths: Iterable[str], read: ReadFn, *, roots: Sequence[str] = (),
     return Graph(nodes, root_dirs, unmatched)
 
 
-GRAPH_FORMAT = 3
+GRAPH_FORMAT = 4
 
 
 def scan_cached(paths: Iterable[str], read: ReadFn, store: Any, *, roots: Sequence[str] = (),
-                exclude: Sequence[str] = (),
+                exclude: Sequence[str] = (), resolve: ResolveFn = _no_links,
                 blob_of: Optional[Callable[[str], Optional[str]]] = None) -> Graph:
     """:func:`scan` through the render cache ``store`` (:class:`kzgit.rendercache.Store`).
 
@@ -260,7 +276,8 @@ def scan_cached(paths: Iterable[str], read: ReadFn, store: Any, *, roots: Sequen
     three key the entry, the files read (by git blob id) are checked again before it is used.
     A warm hook then parses no YAML before it knows what to build.  ``blob_of`` gives a
     file's blob id without reading it (None where ``read`` gives None), when the caller knows
-    it (a commit's tree lists them).
+    it (a commit's tree lists them).  Where each path the scan resolved leads (``resolve``)
+    is checked again too: a link made or moved changes what a root reaches.
     """
     import json   # start-up: only the builds that need it pay for it
 
@@ -282,10 +299,11 @@ def scan_cached(paths: Iterable[str], read: ReadFn, store: Any, *, roots: Sequen
         got = store.read(entry, key, payload=False)
         if got is None:
             continue
-        trace, saved = got[0].get("trace"), got[0].get("graph")
-        if not isinstance(trace, list) or not all(isinstance(r, list) and len(r) == 2 for r in trace):
+        trace, links, saved = got[0].get("trace"), got[0].get("links"), got[0].get("graph")
+        if not all(isinstance(t, list) and all(isinstance(r, list) and len(r) == 2 for r in t)
+                   for t in (trace, links)):
             continue
-        if all(blob(p) == b for p, b in trace):
+        if all(blob(p) == b for p, b in trace) and all(resolve(p) == r for p, r in links):
             graph = _graph_from_json(saved)
             if graph is not None:
                 store.touch(entry)
@@ -296,8 +314,15 @@ def scan_cached(paths: Iterable[str], read: ReadFn, store: Any, *, roots: Sequen
         data = read(path)
         reads[path] = blob_id(data) if data is not None else None
         return data
-    graph = scan(listed, recording, roots=roots, exclude=exclude)
-    store.write(key, {"trace": sorted([p, b] for p, b in reads.items()), "graph": _graph_json(graph)}, b"")
+    resolved: Dict[str, Optional[str]] = {}
+
+    def resolving(path: str) -> Optional[str]:
+        resolved[path] = got = resolve(path)
+        return got
+    graph = scan(listed, recording, roots=roots, exclude=exclude, resolve=resolving)
+    store.write(key, {"trace": sorted([p, b] for p, b in reads.items()),
+                      "links": sorted([p, r] for p, r in resolved.items()),
+                      "graph": _graph_json(graph)}, b"")
     return graph
 
 
@@ -321,9 +346,10 @@ def _graph_from_json(doc: Any) -> Optional[Graph]:
 
 class _Ctx:
     def __init__(self, files: Set[str], dirs: Set[str], kdirs: Set[str], read: ReadFn,
-                 looks_remote: Callable[[str], bool]) -> None:
+                 resolve: ResolveFn, looks_remote: Callable[[str], bool]) -> None:
         self.files, self.dirs, self.kdirs = files, dirs, kdirs
         self.read = read
+        self.resolve = resolve
         self.looks_remote = looks_remote
 
     def parse(self, kdir: str, kfile: str) -> Kustomization:
@@ -332,19 +358,33 @@ class _Ctx:
         if data is None:
             node.error = "cannot be read"
             return node
+        real = self.resolve(kfile)
+        if real is not None:
+            node.files.add(real)   # a linked kustomization file: the build reads its target
         text = data.decode("utf-8", "replace")
+        # The build's reader and decoder (kzgit.kustomization.parse_kustomization): YAML 1.1,
+        # the first document only, field names matched case-insensitively as encoding/json
+        # does (``Resources:`` is ``resources``).  Unknown fields are left to the build to
+        # report: the graph follows every field it knows.
+        from kzgit.errors import KzgitError   # start-up: a warm hook parses nothing
+        from kzgit.kustomization import COMPONENT_KIND, KUSTOMIZATION   # start-up: as above
+        from kzgit.yamlio import load_yaml11   # start-up: as above
+        from kzgit.yamlio.gostruct import GoDecodeError, decode_json   # start-up: as above
         try:
-            import yaml   # start-up: only the builds that need it pay for it
-            doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-        except Exception as e:  # noqa: BLE001 - any parse failure is the user's, reported by render
+            raw = load_yaml11(data, kfile)
+        except KzgitError as e:
             node.error = f"not valid YAML: {e}"
             return node
-        if doc is None:
+        if raw is None:
             return node
-        if not isinstance(doc, dict):
+        if not isinstance(raw, dict):
             node.error = "not a YAML map"
             return node
-        from kzgit.kustomization import COMPONENT_KIND   # start-up: a warm hook parses nothing
+        try:
+            doc = decode_json(raw, KUSTOMIZATION)
+        except GoDecodeError as e:
+            node.error = f"invalid Kustomization: {e}"
+            return node
         node.component = doc.get("kind") == COMPONENT_KIND
         _Fields(self, node, text).walk(doc)
         return node
@@ -363,9 +403,23 @@ class _Fields:
         file, text = where or (self.node.file, self.text)
         self.node.remotes.append(RemoteRef(file, field, value, _line_of(text, value), kind))
 
+    def _path(self, ref: str) -> Optional[str]:
+        """The repo-relative path ``ref`` names, through symbolic links as the build's loader
+        follows them; the link itself is recorded as read (a change of it counts)."""
+        p = _join(self.node.dir, ref)
+        if p is None:
+            return None
+        if p in self.ctx.dirs:
+            return p   # a directory git lists files under holds no link on the way to it
+        real = self.ctx.resolve(p)
+        if real is None:
+            return p
+        self.node.files.add(p)
+        return real
+
     def file(self, ref: Any) -> None:
         if isinstance(ref, str) and ref:
-            p = _join(self.node.dir, ref)
+            p = self._path(ref)
             if p is not None:
                 if p in self.ctx.dirs:
                     self.node.trees.add(p)
@@ -374,7 +428,7 @@ class _Fields:
 
     def tree(self, ref: Any) -> None:
         if isinstance(ref, str) and ref:
-            p = _join(self.node.dir, ref)
+            p = self._path(ref)
             if p is not None:
                 self.node.trees.add(p)
 
@@ -382,7 +436,7 @@ class _Fields:
         """A resources/bases/components entry: a kustomization dir, a file, or remote."""
         if not isinstance(ref, str) or not ref:
             return
-        p = _join(self.node.dir, ref)
+        p = self._path(ref)
         if p is not None and p in self.ctx.kdirs:
             self.node.children.add(p)
         elif p is not None and (p in self.ctx.files or p in self.ctx.dirs):
@@ -396,9 +450,21 @@ class _Fields:
             self.node.trees.add(p)
 
     def plugin_config(self, field: str, obj: Any, where: Optional[Tuple[str, str]] = None) -> None:
-        """An inline or file plugin config: KRM exec paths and container images it names."""
+        """An inline or file plugin config: the files a builtin plugin's config names (read
+        through the kustomization's loader, relative to its directory), KRM exec paths and
+        container images."""
         if not isinstance(obj, dict):
             return
+        for key in _PLUGIN_FILE_KEYS:
+            self.file(obj.get(key))
+        for key in _PLUGIN_FILE_LIST_KEYS:
+            for f in _as_list(obj.get(key)):
+                if isinstance(f, str):
+                    self.file(f.split("=", 1)[1] if key == "files" and "=" in f else f)
+                elif isinstance(f, dict):   # replacements: [{path: FILE}]
+                    self.file(f.get("path"))
+        if isinstance(obj.get("chartHome"), str):
+            self.tree(obj["chartHome"])
         from kzgit.konfig.general import FUNCTION_ANNOTATIONS   # start-up: a warm hook parses nothing
         meta = obj.get("metadata") or {}
         ann = meta.get("annotations") if isinstance(meta, dict) else None
@@ -461,10 +527,15 @@ class _Fields:
         self._helm(k)
 
     def _plugin_file(self, field: str, ref: str) -> None:
-        p = _join(self.node.dir, ref)
-        if p is None or p not in self.ctx.files:
-            return
-        data = self.ctx.read(p)
+        if "\n" in ref:   # an inline plugin config (kusttarget_configplugin.go loads it as YAML)
+            data: Optional[bytes] = ref.encode("utf-8")
+            where = None
+        else:
+            p = self._path(ref)
+            if p is None or p not in self.ctx.files:
+                return
+            data = self.ctx.read(p)
+            where = (p, data.decode("utf-8", "replace")) if data is not None else None
         if data is None:
             return
         try:
@@ -472,7 +543,6 @@ class _Fields:
             docs = list(yaml.load_all(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
         except Exception:  # noqa: BLE001
             return
-        where = (p, data.decode("utf-8", "replace"))
         for doc in docs:
             self.plugin_config(field, doc, where)
 
@@ -521,6 +591,32 @@ def disk_reader(repo_root: str) -> ReadFn:
         except (OSError, ValueError):   # ValueError: a path holding a NUL byte
             return None
     return read
+
+
+def disk_resolver(repo_root: str) -> ResolveFn:
+    """A :data:`ResolveFn` over the working tree at ``repo_root``: where a path leads through
+    symbolic links, as the build's loader resolves it (``os.path.realpath``; kustomize's
+    ``filepath.EvalSymlinks``).  A directory's real path is looked up once."""
+    top = os.path.realpath(repo_root)
+    real_dirs: Dict[str, str] = {}
+
+    def resolve(path: str) -> Optional[str]:
+        if path == ROOT_DIR:
+            return None
+        d, base = posixpath.split(path)
+        try:
+            real_d = real_dirs.get(d)
+            if real_d is None:
+                real_d = real_dirs[d] = os.path.realpath(os.path.join(top, *d.split("/")) if d else top)
+            full = os.path.join(real_d, base)
+            real = os.path.realpath(full) if os.path.islink(full) else full
+        except (OSError, ValueError):   # ValueError: a path holding a NUL byte
+            return None
+        rel = os.path.relpath(real, top).replace(os.sep, "/")
+        if rel == path or rel == ".." or rel.startswith("../"):
+            return None
+        return rel
+    return resolve
 
 
 def helm_ref_parts(ref: RemoteRef) -> Tuple[str, str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from kzgit.config import Config, glob_match
 from kzgit.errors import UsageError
-from kzgit.graph import Graph, ReadFn, disk_reader, scan, scan_cached
+from kzgit.graph import Graph, ReadFn, disk_reader, disk_resolver, scan, scan_cached
 from kzgit.record import Record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
@@ -93,12 +93,13 @@ class Workspace:
     def graph(self) -> Graph:
         """The dependency graph of the content checked (scanned once)."""
         if self._graph is None:
+            resolve = disk_resolver(self.root)   # symbolic links, followed as builds follow them
             if self.cache is not None:
                 self._graph = scan_cached(self.files, self.read, self.cache, roots=self.config.roots,
-                                          exclude=self.config.exclude)
+                                          exclude=self.config.exclude, resolve=resolve)
             else:
                 self._graph = scan(self.files, self.read, roots=self.config.roots,
-                                   exclude=self.config.exclude)
+                                   exclude=self.config.exclude, resolve=resolve)
             if self._graph.unmatched:
                 raise self._unmatched(self._graph.unmatched)
         return self._graph

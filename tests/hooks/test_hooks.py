@@ -364,6 +364,49 @@ def test_a_run_that_selects_no_root_says_so_in_one_line(
     assert (rc, err) == (0, "no kustomization root reaches the changed files: nothing checked\n")
 
 
+def test_the_graph_reads_kustomizations_as_the_build_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Field names match case-insensitively (kustomize decodes with encoding/json), and symbolic
+    links are followed: a change there reaches the root, as ``--all`` would find (item 7)."""
+    repo = make_repo(tmp_path / "r", {
+        "app/kustomization.yaml": "Resources:\n- cm.yaml\n- shared.yaml\n- ../lib-link\n",
+        "app/cm.yaml": GOOD["base/cm.yaml"],
+        "common/shared.yaml": GOOD["base/cm.yaml"].replace("name: cm", "name: shared"),
+        "lib/kustomization.yaml": "resources:\n- sa.yaml\n",
+        "lib/sa.yaml": "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: sa\n"}, commit=False)
+    (repo / "app/shared.yaml").symlink_to("../common/shared.yaml")
+    (repo / "lib-link").symlink_to("lib")
+    write(repo, {".kzgit.toml": 'load-restrictor = "LoadRestrictionsNone"\n'})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "init")
+    assert kz(repo, monkeypatch, capsys, "hook", "render", "--all") == (0, "", "")
+    for path in ("app/cm.yaml", "common/shared.yaml", "lib/sa.yaml"):
+        good = (repo / path).read_text()
+        write(repo, {path: "kind: [\n"})
+        rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "render", path)
+        assert rc == 1 and out.startswith("app: does not render"), (path, out)
+        write(repo, {path: good})
+    # pinned-refs sees a remote entry under `Resources:` too
+    write(repo, {"app/kustomization.yaml": "Resources:\n- cm.yaml\n- https://github.com/org/repo//deploy?ref=main\n"})
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "pinned-refs", "app/kustomization.yaml")
+    assert rc == 1 and out.startswith("app/kustomization.yaml:3: https://github.com/org/repo//deploy?ref=main: ref 'main'"), out
+
+
+def test_a_link_moved_changes_what_the_cached_graph_reaches(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "r", {"app/kustomization.yaml": "resources:\n- cm.yaml\n",
+                                      "app/real/a.yaml": GOOD["base/cm.yaml"],
+                                      "app/real/b.yaml": GOOD["base/cm.yaml"]}, commit=False)
+    (repo / "app/cm.yaml").symlink_to("real/a.yaml")
+    git(repo, "add", "-A")
+    assert kz(repo, monkeypatch, capsys, "hook", "render", "--all") == (0, "", "")   # the graph is cached
+    (repo / "app/cm.yaml").unlink()
+    (repo / "app/cm.yaml").symlink_to("real/b.yaml")
+    write(repo, {"app/real/b.yaml": "kind: [\n"})
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "render", "app/real/b.yaml")
+    assert rc == 1 and out.startswith("app: does not render"), out
+
+
 def test_graph_does_not_follow_symlinks_out_of_the_repo(tmp_path: Path) -> None:
     from kzgit.graph import disk_reader
     secret = tmp_path / "secret.yaml"
