@@ -29,6 +29,7 @@ Keys (all optional)::
     allowed = ['v?\\d+(\\.\\d+)+']  # regexes a ref must fully match (replaces the default)
     require-sha = false
     check-cache = false             # also refuse refs the remote cache knows as branches
+    ignore-urls = ['^https://internal\\.example\\.com/']  # regexes: references never checked
 
     [tool.kzgit.validate]           # `[validate]` in .kzgit.toml (kzgit validate, kzgit-validate)
     kubernetes-version = "1.29"     # default: the newest release the bundled schemas cover
@@ -74,15 +75,17 @@ DEFAULT_REF_PATTERNS: Tuple[str, ...] = (
 class RefPolicy(Record):
     """What a remote reference's ref must look like (``kzgit-pinned-refs``)."""
 
-    __slots__ = ("allowed", "require_sha", "check_cache")
+    __slots__ = ("allowed", "require_sha", "check_cache", "ignore_urls")
 
     def __init__(self, allowed: Tuple[str, ...] = DEFAULT_REF_PATTERNS, require_sha: bool = False,
-                 check_cache: bool = False) -> None:
+                 check_cache: bool = False, ignore_urls: Tuple[str, ...] = ()) -> None:
         self.allowed = allowed
         self.require_sha = require_sha
         # Also refuse a ref that kzgit's remote cache knows as a branch.  Off by default: the
         # verdict must not depend on what a previous build happened to cache on this machine.
         self.check_cache = check_cache
+        # regular expressions searched in a reference as written: one that matches is exempt
+        self.ignore_urls = ignore_urls
 
 
 MISSING_SCHEMAS = ("warn", "error", "skip")
@@ -257,6 +260,7 @@ _REF_KEYS: Dict[str, Tuple[str, Any, str]] = {
     "allowed": ("allowed", _regexes, "a list of valid regular expressions"),
     "require-sha": ("require_sha", _bool, "true or false"),
     "check-cache": ("check_cache", _bool, "true or false"),
+    "ignore-urls": ("ignore_urls", _regexes, "a list of valid regular expressions"),
 }
 
 

@@ -8,6 +8,15 @@ images, helm charts.  Reports file, line and URL.
 Offline, a tag cannot be told from a branch by its name alone, so a ref must
 *look like* a version (the configurable ``refs.allowed`` patterns) or be a full
 commit SHA; ``main``, ``master``, ``HEAD``... and every other ref are refused.
+
+A plain file fetched over HTTP(S) (kustomize fetches an http(s) entry as a file
+first, and clones it only when that fails or gives a web page: fileloader.go
+``httpClientGetContent``, kusttarget.go ``accumulateResources``) has no
+``?ref=``: it is pinned by a version in its path -- a GitHub release asset's tag
+(``/releases/download/<tag>/``), the ref of a raw.githubusercontent.com URL, or any
+directory of the path that ``refs.allowed`` matches (``/manifests/v1.2.3/``).
+``refs.ignore-urls`` exempts references that a regular expression matches.
+Findings come in file and line order.
 The verdict depends on the name alone, so a fresh clone and a machine whose
 cache a build has filled agree; with ``refs.check-cache = true`` a ref that
 kzgit's remote cache knows as a branch is refused too (an extra check that
@@ -26,7 +35,16 @@ from kzgit.hooks import Finding, Workspace
 from kzgit.record import Record
 
 _FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-_RAW_GITHUB = re.compile(r"^https?://raw\.githubusercontent\.com/[^/]+/[^/]+/([^/?#]+)/")
+# the version a GitHub file URL carries in its path: a release asset's tag, the ref of a raw file
+# (raw.githubusercontent.com/<owner>/<repo>/<ref>/..., or github.com/<owner>/<repo>/raw/<ref>/...,
+# the ref possibly spelled refs/heads/<branch> or refs/tags/<tag>)
+_GITHUB_FILE = re.compile(r"^https?://(?:github\.com/[^/]+/[^/]+/releases/download"
+                          r"|raw\.githubusercontent\.com/[^/]+/[^/]+"
+                          r"|github\.com/[^/]+/[^/]+/raw)/(refs/(?:heads|tags)/)?([^/?#]+)/", re.I)
+# any GitHub release asset (releases/latest/download/... too) is a file
+_GITHUB_RELEASES = re.compile(r"^https?://github\.com/[^/]+/[^/]+/releases/", re.I)
+# hosts whose bare https URLs are git repositories (a web page when fetched as a file)
+_GIT_HOSTS = ("github.com", "gitlab.com", "bitbucket.org")
 
 
 class RefProblem(Record):
@@ -53,13 +71,63 @@ def _spec(url: str) -> Any:
         return None
 
 
-def ref_of(url: str) -> Optional[str]:
-    """The ref a remote reference pins: ``?ref=``/``?version=`` of a repo URL (kustomize's
-    grammar, :func:`kzgit.remote.parse_repo_spec`), or the ref segment of a
-    raw.githubusercontent.com file URL; None when it pins nothing."""
-    m = _RAW_GITHUB.match(url)
+def is_http_file(url: str) -> bool:
+    """Whether an http(s) reference is a plain file rather than a git repository.
+
+    Offline, as kustomize would find out by fetching it: a URL with ``?ref=``/``?version=``,
+    a ``//`` between repository and directory, a ``.git`` or ``_git`` segment, or a bare
+    repository page of GitHub, GitLab or Bitbucket is a repository; a GitHub release asset or
+    raw file, or any other URL whose last segment is a file name (``install.yaml``), is a file.
+    """
+    from kzgit.remote import is_http_url   # only files naming a remote pay for the module
+    if not is_http_url(url):
+        return False
+    parts = urlsplit(url)
+    if {"ref", "version"} & set(parse_qs(parts.query)):
+        return False
+    path = parts.path
+    segments = [x for x in path.split("/") if x]
+    if "//" in path or any(x.endswith(".git") or x == "_git" for x in segments):
+        return False
+    if _GITHUB_FILE.match(url) or _GITHUB_RELEASES.match(url):
+        return True
+    if (parts.hostname or "").lower() in _GIT_HOSTS:
+        return False
+    return bool(segments) and "." in segments[-1]
+
+
+def check_http_file(url: str, policy: RefPolicy) -> Optional[str]:
+    """Why the plain http(s) file ``url`` is refused under ``policy`` (None: its path carries
+    a version, as :func:`check_ref` judges one)."""
+    m = _GITHUB_FILE.match(url)
     if m:
-        return m.group(1)
+        prefix, ref = m.group(1), m.group(2)
+        if prefix and prefix.lower().startswith("refs/heads/"):
+            return f"'{prefix}{ref}' in the path is a branch (branches move)"
+        if check_ref(ref, policy) is None:
+            return None
+        if policy.require_sha:
+            return f"'{ref}' in the path is not a full commit SHA (require-sha is on)"
+        return (f"'{ref}' in the path does not look like a version or a full commit SHA "
+                "(branches such as main or master move)")
+    directories = [x for x in urlsplit(url).path.split("/") if x][:-1]
+    if any(check_ref(x, policy) is None for x in directories):
+        return None
+    if policy.require_sha:
+        return "no full commit SHA in the path (require-sha is on)"
+    return ("no version in the path: a file fetched over HTTP(S) can change under the same URL; "
+            "use a URL whose path carries a version (a release asset, a tag), or list it in "
+            "refs.ignore-urls")
+
+
+def ignored(value: str, policy: RefPolicy) -> bool:
+    """Whether a ``refs.ignore-urls`` pattern matches the reference ``value`` (searched)."""
+    return any(re.search(p, value) for p in policy.ignore_urls)
+
+
+def ref_of(url: str) -> Optional[str]:
+    """The ref a git remote reference pins: ``?ref=``/``?version=`` of a repo URL (kustomize's
+    grammar, :func:`kzgit.remote.parse_repo_spec`); None when it pins nothing."""
     spec = _spec(url)
     if spec is not None:
         return getattr(spec, "ref", "") or None
@@ -113,11 +181,15 @@ def check_refs(refs: Iterable[RemoteRef], policy: RefPolicy) -> List[RefProblem]
     """Problems with ``refs`` (as the graph collected them), in order."""
     out: List[RefProblem] = []
     for r in refs:
+        if ignored(helm_ref_parts(r)[0] if r.kind == "helm" else r.value, policy):
+            continue
         if r.kind == "image":
             reason = _check_image(r.value)
         elif r.kind == "helm":
             _, version = helm_ref_parts(r)
             reason = None if version else "helm chart has no version"
+        elif is_http_file(r.value):
+            reason = check_http_file(r.value, policy)
         else:
             ref = ref_of(r.value)
             reason = check_ref(ref, policy)
@@ -138,11 +210,12 @@ def run(ws: Workspace, require_sha: bool = False) -> List[Finding]:
 
 
 def check(ws: Workspace, policy: RefPolicy) -> List[Finding]:
-    """Apply ``policy`` to the remote references of the changed kustomizations."""
-    out: List[Finding] = []
-    for node in sorted(ws.graph.nodes.values(), key=lambda n: n.file):
+    """Apply ``policy`` to the remote references of the changed kustomizations; findings in
+    file and line order."""
+    problems: List[RefProblem] = []
+    for node in ws.graph.nodes.values():
         if not ws.is_changed(node.file) and not any(ws.is_changed(f) for f in node.files):
             continue
-        for p in check_refs(node.remotes, policy):
-            out.append(Finding(p.file, f"{p.value}: {p.reason}", p.line))
-    return out
+        problems += check_refs(node.remotes, policy)
+    problems.sort(key=lambda p: (p.file, p.line or 0, p.value))
+    return [Finding(p.file, f"{p.value}: {p.reason}", p.line) for p in problems]

@@ -6,7 +6,7 @@ import shutil
 import stat
 import subprocess
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import pytest
 
@@ -146,6 +146,55 @@ def test_pinned_refs_require_sha_and_config(tmp_path: Path, monkeypatch: pytest.
     assert kz(repo, monkeypatch, capsys, *args)[0] == 0
     # an unchanged kustomization is not checked
     assert kz(repo, monkeypatch, capsys, "hook", "pinned-refs", "README.md")[0] == 0
+
+
+@pytest.mark.parametrize("url,reason", [
+    ("https://github.com/kubernetes-sigs/jobset/releases/download/v0.11.0/manifests.yaml", None),
+    ("https://raw.githubusercontent.com/org/repo/v1.2.3/deploy/app.yaml", None),
+    ("https://raw.githubusercontent.com/org/repo/" + "a" * 40 + "/app.yaml", None),
+    ("https://raw.githubusercontent.com/org/repo/refs/tags/v1.0.0/app.yaml", None),
+    ("https://github.com/org/repo/raw/v2.0.0/app.yaml", None),
+    ("https://example.com/manifests/v1.4.2/install.yaml", None),
+    ("https://raw.githubusercontent.com/org/repo/main/app.yaml",
+     "'main' in the path does not look like a version or a full commit SHA"),
+    ("https://raw.githubusercontent.com/org/repo/refs/heads/v1/app.yaml", "'refs/heads/v1' in the path is a branch"),
+    ("https://github.com/org/repo/releases/latest/download/app.yaml", "no version in the path"),
+    ("https://example.com/install.yaml", "no version in the path"),
+    # git repositories: ?ref= is the advice
+    ("https://github.com/org/repo//deploy", "no ref: pin a version with ?ref="),
+    ("https://git.example.com/org/repo.git//deploy", "no ref: pin a version with ?ref="),
+])
+def test_pinned_refs_http_files_are_pinned_by_a_version_in_their_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        url: str, reason: Optional[str]) -> None:
+    """A release asset is pinned by its tag: ``?ref=`` is advice for git repositories only
+    (issue 23, item 2)."""
+    repo = make_repo(tmp_path / "r", {**GOOD, "overlays/prod/kustomization.yaml": f"resources:\n- {url}\n"})
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "pinned-refs", "overlays/prod/kustomization.yaml")
+    if reason is None:
+        assert (rc, out) == (0, "")
+    else:
+        assert rc == 1 and out.startswith(f"overlays/prod/kustomization.yaml:2: {url}: {reason}"), out
+        assert "?ref=" not in out or "no ref" in reason
+
+
+def test_pinned_refs_ignore_urls_and_file_and_line_order(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    k = ("helmCharts:\n- name: c\n  repo: https://charts.example.com\n"
+         "resources:\n- https://internal.example.com/install.yaml\n- https://github.com/org/repo//x?ref=main\n")
+    repo = make_repo(tmp_path / "r", {"b/kustomization.yaml": k, "a/kustomization.yaml": k})
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "pinned-refs", "--all")
+    assert rc == 1
+    assert [line.split(": ")[0] for line in out.splitlines()] == [
+        "a/kustomization.yaml:3", "a/kustomization.yaml:5", "a/kustomization.yaml:6",
+        "b/kustomization.yaml:3", "b/kustomization.yaml:5", "b/kustomization.yaml:6"], out
+    write(repo, {".kzgit.toml": "[refs]\nignore-urls = ['^https://internal\\.example\\.com/', 'charts\\.example']\n"})
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "pinned-refs", "--all")
+    assert rc == 1 and [line.split(": ")[0] for line in out.splitlines()] == [
+        "a/kustomization.yaml:6", "b/kustomization.yaml:6"], out
+    write(repo, {".kzgit.toml": "[refs]\nignore-urls = ['(']\n"})
+    rc, _, err = kz(repo, monkeypatch, capsys, "hook", "pinned-refs", "--all")
+    assert rc == 2 and "refs.ignore-urls" in err and "pattern '(' is not a valid regular expression" in err
 
 
 # -- exec bits ---------------------------------------------------------------------------------------

@@ -232,6 +232,20 @@ def test_branch_ref_is_refused(session: Session, tmp_path: Path) -> None:
             "ref 'main' does not look like a version") in out
 
 
+def test_a_release_asset_is_pinned_by_its_tag(session: Session, tmp_path: Path) -> None:
+    """Kubeflow's and Argo CD's manifests name release assets: no false alarm (issue 23, item 2)."""
+    asset = "https://github.com/kubernetes-sigs/jobset/releases/download/v0.11.0/manifests.yaml"
+    repo = session.repo(tmp_path / "r", {**GOOD, "overlays/prod/kustomization.yaml":
+                                         f"resources:\n- ../../base\n- {asset}\n"}, ["kzgit-pinned-refs"])
+    rc, out = session.commit(repo)
+    assert rc == 0, out
+    write(repo, {"overlays/prod/kustomization.yaml":
+                 "resources:\n- ../../base\n- https://raw.githubusercontent.com/org/repo/main/app.yaml\n"})
+    rc, out = session.commit(repo)
+    assert rc == 1 and ("overlays/prod/kustomization.yaml:3: https://raw.githubusercontent.com/org/repo/main/app.yaml: "
+                        "'main' in the path does not look like a version") in out, out
+
+
 def test_executable_downloaded_binary_is_fixed(session: Session, tmp_path: Path) -> None:
     repo = session.repo(tmp_path / "r", GOOD, ["kzgit-exec-bits"])
     assert session.commit(repo)[0] == 0
