@@ -46,14 +46,20 @@ def test_inside_git_tracked_and_addable_files(tree: Path) -> None:
     assert not [f for f in files if f.startswith(("build/", "sibling/")) or f.endswith(".tmp")]
 
 
-def test_render_all_outside_git_skips_hidden_and_ignored_directories(
+def test_outside_git_the_hooks_refuse_and_named_roots_are_validated(
         tree: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Outside a repository `--all` walked whatever directory it started in (issue 23, item 12):
+    the hooks refuse, and `kzgit validate` checks the roots it is given."""
     monkeypatch.chdir(tree)
-    assert main(["hook", "render", "--all"]) == 0, capsys.readouterr().out
-    assert main(["hook", "all", "--all"]) == 0, capsys.readouterr().out
+    for argv in (["hook", "render", "--all"], ["hook", "all", "--all"], ["hook", "render", "app/cm.yaml"],
+                 ["validate", "--all"], ["validate"]):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert "is not inside a git work tree" in err and "Traceback" not in err, (argv, err)
+    assert main(["validate", "app"]) == 0, capsys.readouterr().out
     write_tree(tree, {"app/kustomization.yaml": BROKEN})
-    assert main(["hook", "render", "--all"]) == 1
-    assert capsys.readouterr().out.startswith("app: does not render")
+    assert main(["validate", "app"]) == 1
+    assert "app: does not render" in capsys.readouterr().out
 
 
 def test_rebuild_outside_git_skips_copies_in_hidden_and_ignored_directories(

@@ -17,7 +17,7 @@ import sys
 
 from kzgit.cli import add_render_flags
 from kzgit.config import Config, load_config
-from kzgit.errors import KzgitError
+from kzgit.errors import KzgitError, UsageError
 from kzgit.hooks import Finding, Workspace
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
@@ -118,15 +118,18 @@ class _Source:
         if a.staged or a.rev or not a.all:
             # the git runner: a warm `--all` run under the pre-commit framework starts no program
             from kzgit import gitio   # start-up
-        try:
-            if a.staged or a.rev:
-                repo, in_git = gitio.repo_root("."), True
-            else:
-                (repo, index), in_git = top_and_index("."), True
-        except KzgitError:
-            if a.staged or a.rev:
-                raise
-            repo, in_git = os.getcwd(), False
+        if a.staged or a.rev:
+            repo = gitio.repo_root(".")
+        else:
+            try:
+                repo, index = top_and_index(".")
+            except UsageError as e:
+                os.getcwd()   # a deleted working directory is its own error (cli.main says so)
+                # a hook checks a repository: outside one, `--all` walked whatever directory
+                # it was started in (all of /tmp)
+                raise UsageError(f"{e.message}: the hooks check a git repository",
+                                 tip="run it inside a git work tree, or name the kustomizations to "
+                                     "check: kzgit validate ROOT... or kzgit build DIR") from None
         repo = os.path.realpath(repo)
         config: Config = load_config(repo)
         if getattr(a, "kustomize_version", None):   # --kustomize-version of the rendering hooks
@@ -151,23 +154,17 @@ class _Source:
                              mounted=_builds_read_through_kzgit(a, config))
         # Tracked files only: pre-commit leaves untracked files on disk, and an untracked
         # overlay is not part of the commit (pre-commit itself never passes it).
-        # Outside git: no hidden directory, nothing a .gitignore excludes (kzgit.walk).
         files: Union[List[str], Callable[[Optional[Store]], List[str]]]
-        if in_git:
-            top = repo
-            # listed when first needed: by then the render cache is open (kzgit.hooks._listing)
-            files = lambda store: index_files(top, index, store)   # noqa: E731
-        else:
-            from kzgit import walk   # start-up: outside git only (it imports shutil and tempfile)
-            files = walk.tree_files(repo)
+        top = repo
+        # listed when first needed: by then the render cache is open (kzgit.hooks._listing)
+        files = lambda store: index_files(top, index, store)   # noqa: E731
         if a.all:
             changed = None
         else:
             changed = [r for r in (_rel(repo, f) for f in a.files) if r is not None]
-            if in_git:
-                # pre-commit never passes deleted files, yet deleting a base's resource
-                # breaks every root that reached it: add the deletions.
-                changed += deletions(repo)
+            # pre-commit never passes deleted files, yet deleting a base's resource
+            # breaks every root that reached it: add the deletions.
+            changed += deletions(repo)
         return Workspace(repo, files, changed, config, repo=repo)
 
     def __exit__(self, *exc: object) -> None:
@@ -204,8 +201,20 @@ def _deletes_something() -> bool:
         return False
 
 
+def check_arguments(args: argparse.Namespace) -> None:
+    """Arguments that would be ignored, or that contradict each other, are usage errors."""
+    if args.from_rev and not args.rev:
+        raise UsageError("--from OLD is used only with --rev REV (the changes from OLD to REV)",
+                         tip="kzgit hook HOOK --rev REV --from OLD")
+    if args.files and (args.staged or args.rev):
+        raise UsageError(f"FILE arguments ({args.files[0]}, ...) are not used with "
+                         f"{'--staged' if args.staged else '--rev'}: it checks what git says changed",
+                         tip="pass FILEs alone (as pre-commit does), or --staged / --rev REV alone")
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the hook named by ``args.hook``; 1 when it has findings."""
+    check_arguments(args)
     if not (args.files or args.all or args.staged or args.rev) and not _deletes_something():
         # Nothing passed (pre-commit's ``always_run`` starts the hook for a commit whose
         # files it matches none of) and nothing deleted: one git run, nothing to check.

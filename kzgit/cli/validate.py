@@ -148,10 +148,24 @@ def _select_roots(args: argparse.Namespace, ws: "Workspace", repo: str) -> List[
     return roots
 
 
+def check_arguments(args: argparse.Namespace, in_git: bool) -> None:
+    """Arguments that would be ignored, or that contradict each other, are usage errors;
+    outside a git work tree the roots must be named (``--all`` walked all of /tmp)."""
+    if args.all and args.roots:
+        raise UsageError(f"--all and ROOT ({args.roots[0]}) exclude each other: --all is every root "
+                         "of the repository", tip="name ROOTs, or use --all alone")
+    if not in_git and not args.roots and not (args.manifests and not args.all):
+        raise UsageError(f"'{os.getcwd()}' is not inside a git work tree: "
+                         f"{'--all' if args.all else 'the roots under the current directory'} "
+                         "are found only in a repository",
+                         tip="name the kustomization directories: kzgit validate ROOT...")
+
+
 def run(args: argparse.Namespace) -> int:
     from kzgit.hooks import Workspace   # start-up
     from kzgit.hooks import validate as hook   # start-up
     repo, in_git = _repo()
+    check_arguments(args, in_git)
     from kzgit.versions import with_flag   # start-up
     config = with_flag(load_config(repo), args.kustomize_version)
     policy, names = policy_from(args, config)

@@ -2,6 +2,7 @@
 names the kustomization file, the field and the path, and kustomize's own chain follows."""
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 from typing import Tuple
 
@@ -139,6 +140,8 @@ def test_full_message_escapes_what_does_not_print_as_go_quote_does() -> None:
 def test_render_hook_leads_with_the_same_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     app = write_tree(tmp_path / "repo" / "app", {"kustomization.yaml": "resources:\n- missing.yaml\n"})
+    for git in (["init", "-q"], ["add", "-A"]):   # the hooks check a git repository
+        subprocess.run(["git", *git], cwd=tmp_path / "repo", check=True, capture_output=True, timeout=60)
     monkeypatch.chdir(tmp_path / "repo")
     assert main(["hook", "render", "--all"]) == 1
     out = capsys.readouterr().out.splitlines()

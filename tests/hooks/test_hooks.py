@@ -116,6 +116,20 @@ def test_config_error_exits_2_naming_key_and_file(tmp_path: Path, monkeypatch: p
     assert "unknown key 'tool.kzgit.engnie'" in err and str(repo / "pyproject.toml") in err
 
 
+@pytest.mark.parametrize("argv,named", [
+    (["validate", "--all", "overlays/dev"], "--all and ROOT (overlays/dev) exclude each other"),
+    (["hook", "render", "--from", "HEAD~1"], "--from OLD is used only with --rev REV"),
+    (["hook", "all", "--staged", "base/cm.yaml"], "FILE arguments (base/cm.yaml, ...) are not used with --staged"),
+    (["hook", "validate", "--rev", "HEAD", "base/cm.yaml"], "FILE arguments (base/cm.yaml, ...) are not used with --rev"),
+])
+def test_arguments_that_would_be_ignored_are_usage_errors(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        argv: List[str], named: str) -> None:
+    repo = make_repo(tmp_path / "r", GOOD)
+    rc, out, err = kz(repo, monkeypatch, capsys, *argv)
+    assert (rc, out) == (2, "") and named in err and "Traceback" not in err, err
+
+
 # -- pinned refs -----------------------------------------------------------------------------------
 REFS = ("resources:\n- ../../base\n- https://github.com/org/repo//deploy?ref={ref}\n")
 

@@ -22,6 +22,8 @@ def setup(tmp_path: Path) -> "tuple[Path, dict[str, str]]":
     config = repo / ".kzgit.toml"   # holds the [sandbox] table; top-level keys go first
     config.write_text("enable-alpha-plugins = true\n" + config.read_text())
     env["KZGIT_CACHE_DIR"] = str(tmp_path / "cache")
+    for git in (["init", "-q"], ["add", "-A"]):   # the hooks check a git repository
+        subprocess.run(["git", *git], cwd=repo, check=True, capture_output=True, timeout=60)
     return repo, env
 
 
