@@ -4,10 +4,9 @@ Under the pre-commit framework a hook gets the file names pre-commit passes
 (the work tree then holds exactly the staged content); ``--all`` checks
 everything.  The plain git hooks use ``--staged`` (the index, exported to a
 temporary directory) and ``--rev REV [--from OLD]`` (a commit being pushed).
-Silent on success; findings go to stdout and make the exit code 1.  The
-render hook lists on stderr each root it rendered (``built``, ``cached`` or ``failed``,
-and its time) with ``-v``, and always under the pre-commit framework, which
-shows a hook's output only when it fails or runs with ``--verbose``.
+Silent on success; findings go to stdout and make the exit code 1: what failed, then
+one line counting the rest.  With ``-v`` the render and validate hooks list on stderr
+each root as it finishes (``built``, ``cached`` or ``failed``, and its time).
 """
 from __future__ import annotations
 
@@ -250,7 +249,7 @@ def _validate_in_all(args: argparse.Namespace, ws: Workspace) -> int:
         return 0
     print("kzgit-validate:")
     sys.stdout.flush()
-    return emit(args, got)
+    return emit(args, got, hook=True)
 
 
 def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace) -> List[Finding]:
@@ -268,14 +267,18 @@ def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace) -> List[Findin
         say_no_root(ws, roots, getattr(args, "verbose", False))
         if getattr(args, "shard", None):
             roots = render.shard_of(ws, roots, *args.shard)
+        verbose = getattr(args, "verbose", False)
+        # -v lists each root as it finishes, on stderr: stdout holds the findings
         results = render.render_roots(ws, engine, roots, jobs=args.jobs, offline=args.offline,
-                                      store=store)
+                                      store=store, on_done=(lambda r: print_renders([r])) if verbose else None)
         if store is not None and any(r.status != "cached" for r in results):
             store.trim()   # workers may have written: keep the cache within its bound
-        if getattr(args, "verbose", False) or os.environ.get("PRE_COMMIT") == "1":
-            print_renders(results)   # on stderr: stdout holds the findings
+        if verbose:
             print_unchecked(ws)
-        return render.findings(results)
+        found = render.findings(results)
+        line = render.summary(results)
+        # what failed, then one line counting the rest (quiet on success)
+        return found + ([Finding("", line)] if line else [])
     if hook == "localized-sync":
         from kzgit.hooks import localized_sync   # start-up
         return localized_sync.run(ws)
@@ -307,8 +310,9 @@ def print_unchecked(ws: Workspace) -> None:
 
 
 def report(findings: List[Finding]) -> int:
-    """Print the findings, one per line (continuations indented); 1 if there are any."""
+    """Print the findings, one per line (continuations indented), a finding without a path as
+    its message alone (a count of the rest); 1 if there are any."""
     for f in findings:
-        print(f)
+        print(f if f.path else f.message)
     sys.stdout.flush()
     return 1 if findings else 0

@@ -104,10 +104,15 @@ def policy_from(args: argparse.Namespace, config: Config) -> Tuple[ValidatePolic
     return policy, names
 
 
-def emit(args: argparse.Namespace, report: "Report") -> int:
-    """Print (or write) the report; 1 when it holds errors."""
+def emit(args: argparse.Namespace, report: "Report", hook: bool = False) -> int:
+    """Print (or write) the report; 1 when it holds errors.  A hook's, as text and on failure,
+    without ``-v``: the errors (a root that does not render by its first line, the one naming
+    file and field: the render hook prints the rest) and one line counting the rest."""
     from kzgit.validate.report import render   # start-up
-    text = render(report, args.format)
+    concise = hook and args.format == "text" and not args.verbose
+    text = render(_concise(report) if concise else report, args.format)
+    if concise:
+        text += _count_line(report)
     if args.output:
         from kzgit.atomic import write_atomic   # start-up
         write_atomic(args.output, text)
@@ -115,6 +120,33 @@ def emit(args: argparse.Namespace, report: "Report") -> int:
         sys.stdout.write(text)
         sys.stdout.flush()
     return 1 if report.errors else 0
+
+
+def _concise(report: "Report") -> "Report":
+    """``report`` with only its errors, each render failure cut to its lead line, when it
+    holds errors; else ``report`` itself (warnings alone are the whole story)."""
+    if not report.errors:
+        return report
+    from kzgit.hooks.validate import Report   # start-up
+    findings = [f.replace(message=f.message.split("\n", 1)[0]) if f.code == "build" else f
+                for f in report.errors]
+    return Report(findings, report.roots, report.resources, report.kubernetes_version,
+                  report.strict, report.renders)
+
+
+def _count_line(report: "Report") -> str:
+    """On failure, one line counting the roots that failed and what is not shown."""
+    errors = report.errors
+    if not errors:
+        return ""
+    failed = {f.root for f in errors}
+    broken = {f.root for f in errors if f.code == "build"}
+    warnings = len(report.findings) - len(errors)
+    line = (f"{len(failed)} of {len(report.roots)} roots {'fails' if len(failed) == 1 else 'fail'}"
+            f" ({len(broken)} not rendering); {len(report.roots) - len(failed)} valid")
+    if warnings:
+        line += f"; {warnings} warning{'s' if warnings != 1 else ''} not shown (-v)"
+    return line + "\n"
 
 
 def _repo() -> Tuple[str, bool]:
@@ -216,13 +248,13 @@ def run_hook(args: argparse.Namespace, ws: "Workspace") -> int:
     policy, names = policy_from(args, config)
     from kzgit.cli.cache import open_for_workspace   # start-up
     return emit(args, validate_report(args, ws, policy, names, None,
-                                      open_for_workspace(ws, args.no_cache)))
+                                      open_for_workspace(ws, args.no_cache)), hook=True)
 
 
 def validate_report(args: argparse.Namespace, ws: "Workspace", policy: ValidatePolicy,
               names: Dict[str, str], roots: Optional[List[str]], store: "Optional[Store]") -> "Report":
     """Render and validate ``roots`` (None: the affected ones) through the render cache
-    ``store``; with ``-v`` (or under pre-commit) list each root on stderr, where it stays out
+    ``store``; with ``-v`` list each root on stderr as it finishes, where it stays out
     of the report."""
     from kzgit.cli.cache import print_renders   # start-up
     from kzgit.cli.hook import say_no_root   # start-up
@@ -230,12 +262,13 @@ def validate_report(args: argparse.Namespace, ws: "Workspace", policy: ValidateP
     from kzgit.hooks.render import roots_to_build   # start-up
     say_no_root(ws, roots_to_build(ws) if roots is None else roots, args.verbose)
     engine = _engine(args, ws.config)
+    # -v lists each root as it finishes, on stderr, where it stays out of the report
     report = hook.run(ws, engine, policy, roots=roots, jobs=args.jobs, offline=args.offline,
-                      names=names, store=store, shard=args.shard)
+                      names=names, store=store, shard=args.shard,
+                      on_render=(lambda r: print_renders([r])) if args.verbose else None)
     if store is not None and any(r.status != "cached" for r in report.renders):
         store.trim()   # workers may have written: keep the cache within its bound
-    if args.verbose or os.environ.get("PRE_COMMIT") == "1":
-        print_renders(report.renders)
+    if args.verbose:
         if not getattr(args, "roots", None):   # not when the user named the roots
             from kzgit.cli.hook import print_unchecked   # start-up
             print_unchecked(ws)

@@ -167,6 +167,14 @@ class Workspace:
             self._changed = set(self.changed)
         return rel in self._changed
 
+    def relative_message(self, message: str) -> str:
+        """:meth:`scrub`, then paths inside the repository made relative to its top, as the
+        hooks name roots (``overlays/dev/kustomization.yaml``, not ``/home/.../overlays/...``)."""
+        message = self.scrub(message)
+        for top in sorted({self.repo, os.path.realpath(self.repo)}, key=len, reverse=True):
+            message = message.replace(top.rstrip(os.sep) + os.sep, "")
+        return message
+
     def scrub(self, message: str) -> str:
         """Replace the temporary export directory in a message by the repo's own path."""
         if self.root != self.repo:

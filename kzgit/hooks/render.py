@@ -118,9 +118,16 @@ def workers_for(ws: Workspace, engine: Engine, jobs: int, n_roots: int) -> int:
 
 def render_each(ws: Workspace, engine: Engine, roots: Sequence[str], options: BuildOptions,
                 jobs: int, store: Optional[Store], render_one: RenderOne = _render_one,
-                look_up: LookUp = _look_up_yaml) -> Dict[str, Outcome]:
-    """Render ``roots`` with ``render_one``: what the cache holds first, the rest in parallel."""
+                look_up: LookUp = _look_up_yaml,
+                on_done: Optional[Callable[[str, Outcome], None]] = None) -> Dict[str, Outcome]:
+    """Render ``roots`` with ``render_one``: what the cache holds first, the rest in parallel;
+    ``on_done`` hears of each root as it finishes (``-v`` lists it then, not at the end)."""
     outcomes: Dict[str, Outcome] = {}
+
+    def done(r: str, outcome: Outcome) -> None:
+        outcomes[r] = outcome
+        if on_done is not None:
+            on_done(r, outcome)
     todo = list(roots)
     if store is not None and engine.name == "builtin":
         # what the cache holds is answered here: a warm run starts no process pool, and
@@ -134,7 +141,7 @@ def render_each(ws: Workspace, engine: Engine, roots: Sequence[str], options: Bu
             if hit is None:
                 todo.append(r)
             else:
-                outcomes[r] = hit
+                done(r, hit)
     if todo and options.cache is None:
         from kzgit.builder.cache import BuildCache   # start-up: a warm run builds nothing
         # one cache for the run: roots sharing a base accumulate it once (per worker process)
@@ -142,28 +149,45 @@ def render_each(ws: Workspace, engine: Engine, roots: Sequence[str], options: Bu
     workers = workers_for(ws, engine, jobs, len(todo))
     if workers == 1:
         for r in todo:
-            outcomes[r] = render_one(engine, ws.build_path(r), options, store)
+            done(r, render_one(engine, ws.build_path(r), options, store))
     else:
         from kzgit.workers import guarded, render_pool   # start-up: only the runs that need it
         with render_pool(engine, workers) as pool:
-            futures = [(r, pool.submit(guarded, render_one, engine, ws.build_path(r), options, store))
-                       for r in todo]
-            for r, f in futures:
-                outcomes[r] = f.result()
+            from concurrent.futures import as_completed   # start-up: the pool imported it already
+            futures = {pool.submit(guarded, render_one, engine, ws.build_path(r), options, store): r
+                       for r in todo}
+            for f in as_completed(futures):
+                done(futures[f], f.result())
     return outcomes
 
 
 def render_roots(ws: Workspace, engine: Engine, roots: List[str], jobs: int = 0,
-                 offline: bool = False, store: Optional[Store] = None) -> List[RootResult]:
-    """Render ``roots`` of the workspace; one result per root, in the order given."""
-    outcomes = render_each(ws, engine, roots, options_for(ws, offline), jobs, store)
-    return [RootResult(r, status, seconds, ws.scrub(err) if err is not None else None)
-            for r in roots for status, seconds, err, _ in [outcomes[r]]]
+                 offline: bool = False, store: Optional[Store] = None,
+                 on_done: Optional[Callable[[RootResult], None]] = None) -> List[RootResult]:
+    """Render ``roots`` of the workspace; one result per root, in the order given (``on_done``
+    hears of each as it finishes).  Messages name files by their repository-relative path."""
+    def result(r: str, outcome: Outcome) -> RootResult:
+        status, seconds, err, _ = outcome
+        return RootResult(r, status, seconds, ws.relative_message(err) if err is not None else None)
+    hear = None if on_done is None else (lambda r, outcome: on_done(result(r, outcome)))
+    outcomes = render_each(ws, engine, roots, options_for(ws, offline), jobs, store, on_done=hear)
+    return [result(r, outcomes[r]) for r in roots]
 
 
 def findings(results: List[RootResult]) -> List[Finding]:
     """One finding per root that does not render."""
     return [Finding(r.root, "does not render: " + r.error) for r in results if r.error is not None]
+
+
+def summary(results: List[RootResult]) -> Optional[str]:
+    """The one line that counts the rest when some roots do not render (None when all do)."""
+    failed = sum(r.error is not None for r in results)
+    if not failed:
+        return None
+    rest = [r for r in results if r.error is None]
+    cached = sum(r.status == "cached" for r in rest)
+    return (f"{failed} of {len(results)} roots {'does' if failed == 1 else 'do'} not render; "
+            f"{len(rest)} rendered ({len(rest) - cached} built, {cached} cached; -v lists them)")
 
 
 def run(ws: Workspace, engine: Engine, jobs: int = 0, offline: bool = False,

@@ -178,9 +178,11 @@ def crd_roots(ws: Workspace) -> List[str]:
 
 def run(ws: Workspace, engine: Engine, policy: ValidatePolicy, *, roots: Optional[Sequence[str]] = None,
         jobs: int = 0, offline: bool = False, names: Optional[Dict[str, str]] = None,
-        store: Optional[Store] = None, shard: Optional[Tuple[int, int]] = None) -> Report:
+        store: Optional[Store] = None, shard: Optional[Tuple[int, int]] = None,
+        on_render: Optional[Callable[[RootResult], None]] = None) -> Report:
     """Validate what ``roots`` (default: the roots the change affects) render, part ``shard``
-    (I, N) of them if given; renders go through ``store`` (the render cache) if given."""
+    (I, N) of them if given; renders go through ``store`` (the render cache) if given, and
+    ``on_render`` hears of each as it finishes."""
     validator = Validator(policy, ws.root, names)
     with_crds = crd_roots(ws)
     if roots is not None:
@@ -195,8 +197,9 @@ def run(ws: Workspace, engine: Engine, policy: ValidatePolicy, *, roots: Optiona
         targets = shard_of(ws, targets, *shard)
     extra = [r for r in with_crds if r not in targets] if targets else []
     wanted = targets + extra
+    hear = None if on_render is None else (lambda r, o: on_render(RootResult(r, o[0], o[1])))
     outcomes = render_each(ws, engine, wanted, options_for(ws, offline), jobs, store,
-                           _render, _look_up)
+                           _render, _look_up, on_done=hear)
     rendered: Dict[str, Tuple[Optional[str], Resources]] = {r: (o[2], o[3]) for r, o in outcomes.items()}
     for r in wanted:
         if not rendered[r][1].may_hold_crds():
@@ -213,7 +216,7 @@ def run(ws: Workspace, engine: Engine, policy: ValidatePolicy, *, roots: Optiona
     for r in targets:
         err, resources = rendered[r]
         if err is not None:
-            findings.append(Finding(r, "", "", "", "", "build", "", "does not render: " + ws.scrub(err)))
+            findings.append(Finding(r, "", "", "", "", "build", "", "does not render: " + ws.relative_message(err)))
             continue
         key = None
         if store is not None and state is not None and resources.digest:

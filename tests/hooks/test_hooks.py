@@ -130,6 +130,23 @@ def test_arguments_that_would_be_ignored_are_usage_errors(
     assert (rc, out) == (2, "") and named in err and "Traceback" not in err, err
 
 
+def test_validate_hook_on_failure_prints_what_failed_once_and_counts_the_rest(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A root that does not render is one line (the render hook prints the rest of the chain);
+    warnings about other roots wait for -v (issue 23, items 14 and 17)."""
+    thing = "apiVersion: other.io/v1\nkind: Thing\nmetadata:\n  name: t\n"
+    repo = make_repo(tmp_path / "r", {**GOOD, "things/kustomization.yaml": "resources:\n- thing.yaml\n",
+                                      "things/thing.yaml": thing,
+                                      "overlays/dev/kustomization.yaml": "resources:\n- ../../base\n- gone.yaml\n"})
+    rc, out, err = kz(repo, monkeypatch, capsys, "hook", "validate", "--all")
+    assert rc == 1 and err == ""
+    assert out == ("overlays/dev: does not render: overlays/dev/kustomization.yaml: resources: 'gone.yaml' does not exist\n"
+                   "1 of 3 roots fails (1 not rendering); 2 valid; 1 warning not shown (-v)\n"), out
+    rc, out, err = kz(repo, monkeypatch, capsys, "hook", "validate", "--all", "-v")
+    assert rc == 1 and "    accumulating resources" in out and "things: Thing/t: warning: no schema" in out
+    assert "failed  overlays/dev" in err and ("built   things" in err or "cached  things" in err)
+
+
 # -- pinned refs -----------------------------------------------------------------------------------
 REFS = ("resources:\n- ../../base\n- https://github.com/org/repo//deploy?ref={ref}\n")
 

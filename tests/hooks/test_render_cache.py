@@ -54,13 +54,21 @@ def test_verbose_lists_each_root_built_then_cached(tmp_path: Path, monkeypatch: 
     assert "overlays/o1: does not render" in out
 
 
-def test_under_pre_commit_the_list_is_always_printed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
-    """pre-commit shows a hook's output only with --verbose (or when it fails)."""
+def test_on_failure_what_failed_and_a_count_of_the_rest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """pre-commit shows a failing hook's output: what failed and one line counting the rest,
+    not every root as built or cached; quiet on success; -v lists every root (item 14)."""
     repo = make_repo(tmp_path / "r", FILES)
     monkeypatch.setenv("PRE_COMMIT", "1")
+    assert kz(repo, monkeypatch, capsys, "hook", "render", "base/cm.yaml") == (0, "", "")
+    write(repo, {"overlays/o1/kustomization.yaml": "resources:\n- ../../base\n- gone.yaml\n"})
     rc, out, err = kz(repo, monkeypatch, capsys, "hook", "render", "base/cm.yaml")
-    assert rc == 0 and set(statuses(err)) == set(ROOTS)
+    assert rc == 1 and err == "" and statuses(err) == {}
+    lines = out.splitlines()
+    assert lines[0] == "overlays/o1: does not render: overlays/o1/kustomization.yaml: resources: 'gone.yaml' does not exist"
+    assert lines[-1] == f"1 of {len(ROOTS)} roots does not render; {len(ROOTS) - 1} rendered (0 built, {len(ROOTS) - 1} cached; -v lists them)"
+    rc, _, err = kz(repo, monkeypatch, capsys, "hook", "render", "base/cm.yaml", "-v")
+    assert rc == 1 and set(statuses(err)) == set(ROOTS)
 
 
 def test_no_cache_and_cache_false(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -140,7 +148,7 @@ def test_staged_content_is_cached_by_content_not_by_its_export(tmp_path: Path,
         rc, out, err = kz(repo, monkeypatch, capsys, "hook", "render", "--staged", "--all", "-v")
         assert rc == 1 and statuses(err)["overlays/o1"] == status
         outs.append(out)
-    assert outs[0] == outs[1] and f"{repo.resolve()}/overlays/o1/gone.yaml" in outs[0]
+    assert outs[0] == outs[1] and " overlays/o1/gone.yaml: no such file" in outs[0]   # repo-relative
     assert "kzgit-hook-" not in outs[0]
     # renders are keyed by what they read, not where: once committed, the work tree holds
     # what the index held, and a work-tree run reuses the staged renders
