@@ -5,6 +5,9 @@ exist ``.kzgit.toml`` wins and ``pyproject.toml`` is not read for kzgit.  Every
 unknown key and every bad value is a :class:`~kzgit.errors.UsageError` naming
 the key and the file, so a typo never silently turns a check off.
 
+``engine-path`` and ``helm-command`` from a repository are taken only when the user's own
+file (:func:`user_config`, ``~/.config/kzgit/config.toml``) names the same program.
+
 Keys (all optional)::
 
     roots = ["clusters/*"]          # globs of root dirs; default: unreferenced kustomizations
@@ -39,7 +42,8 @@ Keys (all optional)::
     crds = ["crds/"]                # CRD files or directories (besides the CRDs roots render)
     skip-kinds = ["SealedSecret"]   # kinds (or apiVersion/kind) not validated
 
-    [tool.kzgit.sandbox]            # `[sandbox]` in .kzgit.toml; read by `kzgit build` too
+    [tool.kzgit.sandbox]            # `[sandbox]` in .kzgit.toml; read by `kzgit build` too;
+                                    # only narrows the user's (SandboxSettings.granted)
     mode = "auto"                   # "require" (fail where plugins cannot be confined) / "off"
     allow-read = ["~/.config/sops/age"]   # more paths plugins may read (~ expanded)
     allow-write = []                # more paths plugins may write
@@ -110,15 +114,30 @@ class ValidatePolicy(Record):
         self.source = source
 
 SANDBOX_MODES = ("auto", "require", "off")
+#: How much each mode confines: a repository may choose a stricter mode than the user's, never
+#: a looser one without the user's grant.
+_STRICTNESS = {"off": 0, "auto": 1, "require": 2}
+#: The user's own configuration file, under ``$XDG_CONFIG_HOME`` (default ``~/.config``).
+USER_CONFIG = os.path.join("kzgit", "config.toml")
 
 
 class SandboxSettings(Record):
-    """How plugins are confined (:mod:`kzgit.sandbox`): ``[sandbox]``, then the flags."""
+    """How plugins are confined (:mod:`kzgit.sandbox`): ``[sandbox]``, then the flags.
 
-    __slots__ = ("mode", "allow_read", "allow_write", "network", "source")
+    Settings a repository wrote (``repository=True``, from its ``.kzgit.toml`` or
+    ``pyproject.toml``) may only narrow what the user grants: the command line (``--sandbox``,
+    ``--network``, recorded by :meth:`with_flags`) and the user's own ``[sandbox]`` table
+    (:func:`user_config`).  :meth:`granted` applies that rule; settings made by a caller (the
+    library's user, a test) are the user's own and are taken as they are.
+    """
+
+    __slots__ = ("mode", "allow_read", "allow_write", "network", "source", "repository", "keys",
+                 "prefix", "flag_mode", "flag_network")
 
     def __init__(self, mode: str = "auto", allow_read: Tuple[str, ...] = (),
-                 allow_write: Tuple[str, ...] = (), network: bool = False, source: str = "") -> None:
+                 allow_write: Tuple[str, ...] = (), network: bool = False, source: str = "",
+                 repository: bool = False, keys: Tuple[str, ...] = (), prefix: str = "sandbox.",
+                 flag_mode: Optional[str] = None, flag_network: bool = False) -> None:
         #: "auto": confine where the kernel can, run unconfined elsewhere; "require": fail where
         #: it cannot; "off": never confine
         self.mode = mode
@@ -130,10 +149,125 @@ class SandboxSettings(Record):
         self.network = network
         #: the file the settings came from ("" for defaults)
         self.source = source
+        #: the repository's settings (those of ``keys``; none when it wrote no table), which
+        #: only narrow what the user grants (see :meth:`granted`)
+        self.repository = repository
+        #: the keys the repository's table set, and how its messages name them
+        self.keys = keys
+        self.prefix = prefix
+        #: the command line's ``--sandbox`` and ``--network``: the user's, they win
+        self.flag_mode = flag_mode
+        self.flag_network = flag_network
 
     def with_flags(self, mode: Optional[str] = None, network: bool = False) -> "SandboxSettings":
         """These settings with the command line's ``--sandbox`` / ``--network`` winning."""
-        return self.replace(mode=mode or self.mode, network=self.network or network)
+        return self.replace(mode=mode or self.mode, network=self.network or network,
+                            flag_mode=mode or self.flag_mode,
+                            flag_network=self.flag_network or network)
+
+    def granted(self, user: "Optional[SandboxSettings]" = None) -> "SandboxSettings":
+        """The settings in force: the repository's narrowing the user's (``user``, default
+        :func:`user_config`'s), the flags winning.  A repository asking for more than the user
+        granted is a :class:`~kzgit.errors.UsageError` naming the key and how to grant it."""
+        if not self.repository:
+            return self
+        if user is None:
+            user = user_config().sandbox
+        mode = self.flag_mode or user.mode
+        if self.flag_mode is None and "mode" in self.keys:
+            if self.mode == "off" and user.mode != "off":
+                self._refuse("mode", '"off"', 'mode = "off"', "--sandbox off")
+            mode = min(self.mode, user.mode, key=lambda m: -_STRICTNESS[m])   # the stricter
+        user_network = self.flag_network or user.network
+        network = user_network
+        if "network" in self.keys:
+            if self.network and not user_network:
+                self._refuse("network", "true", "network = true", "--network")
+            network = self.network or self.flag_network
+        allow: Dict[str, Tuple[str, ...]] = {}
+        for key, attr in (("allow-read", "allow_read"), ("allow-write", "allow_write")):
+            mine: Tuple[str, ...] = getattr(user, attr)
+            if key not in self.keys:
+                allow[attr] = mine
+                continue
+            theirs: Tuple[str, ...] = getattr(self, attr)
+            granted = [_expand_path(p) for p in mine]
+            for path in theirs:
+                want = _expand_path(path)
+                if not any(want == g or want.startswith(g.rstrip("/") + "/") for g in granted):
+                    self._refuse(key, repr(path), f"{key} = [{_toml_str(path)}]", None)
+            allow[attr] = theirs
+        return SandboxSettings(mode=mode, allow_read=allow["allow_read"],
+                               allow_write=allow["allow_write"], network=network, source=self.source)
+
+    def _refuse(self, key: str, value: str, grant: str, flag: Optional[str]) -> None:
+        how = f"add {grant} to [sandbox] in {user_config_path()} (it applies wherever you run kzgit)"
+        if flag:
+            how += f", or pass {flag} to kzgit build"
+        raise UsageError(
+            f"{self.source}: '{self.prefix}{key}' = {value} widens the plugin sandbox; a "
+            "repository's settings may only narrow it, widening is granted by you",
+            tip=f"if you trust this repository, {how}; otherwise remove '{self.prefix}{key}' "
+                f"from {os.path.basename(self.source) or 'its configuration'}")
+
+
+def _expand_path(p: str) -> str:
+    return os.path.realpath(os.path.expanduser(p))
+
+
+def _toml_str(s: str) -> str:
+    """``s`` as a TOML basic string (for a line the user copies into their file)."""
+    import json   # start-up: only a refusal needs it; JSON's escapes are valid TOML basic strings
+    return json.dumps(s)
+
+
+class UserConfig(Record):
+    """The user's own settings (:func:`user_config`): what only the user may grant."""
+
+    __slots__ = ("sandbox", "engine_path", "helm_command", "source")
+
+    def __init__(self, sandbox: Optional[SandboxSettings] = None, engine_path: Optional[str] = None,
+                 helm_command: Optional[str] = None, source: str = "") -> None:
+        # none written: the user's settings (SandboxSettings.granted)
+        self.sandbox = SandboxSettings(repository=True) if sandbox is None else sandbox
+        #: programs that run unconfined, which a repository may name only when they are these
+        self.engine_path = engine_path
+        self.helm_command = helm_command
+        self.source = source
+
+
+def user_config_path() -> str:
+    """``$XDG_CONFIG_HOME/kzgit/config.toml`` (``~/.config/kzgit/config.toml``)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(base, USER_CONFIG)
+
+
+def user_config() -> UserConfig:
+    """The user's configuration file (:func:`user_config_path`); defaults when it is absent.
+
+    Keys: ``engine-path`` and ``helm-command`` (the programs a repository may name), and a
+    ``[sandbox]`` table with the repository's keys (``mode``, ``allow-read``, ``allow-write``,
+    ``network``), which apply wherever the user runs kzgit and bound what a repository may set.
+    """
+    path = user_config_path()
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return UserConfig()
+    except OSError as e:
+        raise UsageError(f"{path}: cannot read: {e.strerror or e}") from None
+    table = _parse_toml(data, path)
+    cfg = UserConfig(source=path)
+    sandbox = table.pop("sandbox", None)
+    _apply(cfg, table, {k: _KEYS[k] for k in ("engine-path", "helm-command")}, "", path,
+           tables=("sandbox",))
+    if sandbox is not None:
+        if not isinstance(sandbox, dict):
+            raise UsageError(f"{path}: bad value for 'sandbox': expected a table")
+        cfg.sandbox.source = path
+        _apply(cfg.sandbox, sandbox, _SANDBOX_KEYS, "sandbox.", path)
+    return cfg
 
 
 class Config(Record):
@@ -172,7 +306,8 @@ class Config(Record):
         self.cache_size_mb = cache_size_mb
         self.refs = RefPolicy() if refs is None else refs
         self.validate = ValidatePolicy() if validate is None else validate
-        self.sandbox = SandboxSettings() if sandbox is None else sandbox
+        # none written: the user's settings (SandboxSettings.granted)
+        self.sandbox = SandboxSettings(repository=True) if sandbox is None else sandbox
         self.source = source     # the file it came from, for messages
         self.kustomize_version = kustomize_version   # as written; None: not set
         # where it was set, for messages: ".kzgit.toml kustomize-version", "--kustomize-version"
@@ -328,7 +463,44 @@ def parse_config(table: Dict[str, Any], source: str, prefix: str = "") -> Config
             raise UsageError(f"{source}: bad value for '{prefix}sandbox': expected a table")
         cfg.sandbox.source = source
         _apply(cfg.sandbox, sandbox, _SANDBOX_KEYS, f"{prefix}sandbox.", source)
+        # the repository's own: it may only narrow what the user grants (SandboxSettings.granted)
+        cfg.sandbox.repository = True
+        cfg.sandbox.keys = tuple(sandbox)
+        cfg.sandbox.prefix = f"{prefix}sandbox."
+    _check_programs(cfg, table, prefix, source)
     return cfg
+
+
+def _check_programs(cfg: Config, table: Dict[str, Any], prefix: str, source: str) -> None:
+    """Refuse a repository's choice of a program that runs unconfined unless the user made it.
+
+    ``engine-path`` and ``helm-command`` name a binary kzgit runs (helm confined, but
+    unconfined where the kernel has no Landlock; an external engine never confined), and an
+    external engine runs the plugins the repository enables unconfined too.  They take
+    effect only when the user's file (:func:`user_config`) names the same program, or, for the
+    external engine's plugins, grants ``mode = "off"``.
+    """
+    checks = [(k, table[k]) for k in ("engine-path", "helm-command") if k in table]
+    plugins = [k for k in ("enable-alpha-plugins", "enable-exec", "enable-helm") if table.get(k)]
+    if not checks and not (plugins and cfg.engine != "builtin"):
+        return
+    user = user_config()
+    where = user_config_path()
+    for key, value in checks:
+        mine = user.engine_path if key == "engine-path" else user.helm_command
+        if mine != value:
+            raise UsageError(
+                f"{source}: '{prefix}{key}' = {_toml_str(value)} names a program for kzgit to "
+                "run; a repository may name one only when you have chosen the same",
+                tip=f"if you trust that program, add {key} = {_toml_str(value)} to {where}; "
+                    f"otherwise remove '{prefix}{key}' from {os.path.basename(source)}")
+    if plugins and cfg.engine != "builtin" and user.sandbox.mode != "off":
+        raise UsageError(
+            f"{source}: engine = {_toml_str(cfg.engine)} with '{prefix}{plugins[0]}' runs the "
+            "repository's plugins unconfined (the plugin sandbox confines the builtin engine's "
+            "only); a repository may not switch the sandbox off",
+            tip=f'if you trust this repository, add mode = "off" to [sandbox] in {where}; '
+                f'otherwise use engine = "builtin" (the default)')
 
 
 def _parse_toml(data: bytes, where: str) -> Dict[str, Any]:

@@ -280,9 +280,12 @@ def hanging_plugin_roots(top: Path, roots: int, piddir: Path) -> "dict[str, str]
         d.mkdir(parents=True, exist_ok=True)
         (d / "kustomization.yaml").write_text("generators:\n- hang.yaml\n")
         (d / "hang.yaml").write_text("apiVersion: someteam.example.com/v1\nkind: Hang\nmetadata:\n  name: h\n")
-    # the plugin runs in kzgit's sandbox: the repository's configuration allows the pid files
+    # the plugin runs in kzgit's sandbox: the user's configuration allows the pid files, and the
+    # repository's asks for them (it may only narrow what the user grants)
+    grant_sandbox(home / ".config", allow_write=[str(piddir)])
     (top / ".kzgit.toml").write_text(f'[sandbox]\nallow-write = ["{piddir}"]\n')
-    env = dict(os.environ, HOME=str(home), KUSTOMIZE_PLUGIN_HOME=str(home / "plugin"))
+    env = dict(os.environ, HOME=str(home), KUSTOMIZE_PLUGIN_HOME=str(home / "plugin"),
+               XDG_CONFIG_HOME=str(home / ".config"))
     env["PYTHONPATH"] = os.pathsep.join([str(PROJECT), env.get("PYTHONPATH", "")])
     return env
 
@@ -341,3 +344,22 @@ spec:
             properties:
               size: {type: integer, minimum: 1}
 """
+
+
+def grant_sandbox(config_home: StrPath, **keys: Any) -> Path:
+    """Add to the ``[sandbox]`` table of the user's ``<config_home>/kzgit/config.toml`` (lists
+    are extended, other values replaced), as a user grants a plugin more; return the file."""
+    import json
+    import sys
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    path = Path(config_home) / "kzgit" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table = tomllib.loads(path.read_text()).get("sandbox", {}) if path.exists() else {}
+    for key, value in keys.items():
+        name = key.replace("_", "-")
+        table[name] = [*table.get(name, []), *value] if isinstance(value, list) else value
+    path.write_text("[sandbox]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in table.items()))
+    return path

@@ -23,8 +23,11 @@ timeout and output cap of :mod:`kzgit.proc`).  Docker container functions keep d
 isolation (no network by default); their ``--mount`` sources outside the kustomization root are
 refused unless allowed (:func:`check_mount`).
 
-Settings come from ``[sandbox]`` in ``.kzgit.toml`` (``[tool.kzgit.sandbox]``) and the flags
-``--sandbox`` and ``--network``; see :class:`SandboxSettings`.
+Settings come from the user (the flags ``--sandbox`` and ``--network``, ``[sandbox]`` in
+``~/.config/kzgit/config.toml``) and from the repository (``[sandbox]`` in ``.kzgit.toml``,
+``[tool.kzgit.sandbox]``), which may only narrow what the user grants: a pull request that adds
+a plugin must not be able to switch the sandbox off or open ``~/.ssh`` to it in the same change.
+See :meth:`SandboxSettings.granted`.
 """
 from __future__ import annotations
 
@@ -49,8 +52,9 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["MODES", "SandboxSettings", "available", "run", "check_mount", "unconfined_reason",
            "settings_for", "repository_top"]
 
-#: Where the settings' keys live, for hints.
-CONFIG_TABLE = "[sandbox] in .kzgit.toml ([tool.kzgit.sandbox] in pyproject.toml)"
+#: Where the settings' keys live, for hints: a repository's file may only narrow the user's.
+CONFIG_TABLE = ("[sandbox] in your ~/.config/kzgit/config.toml ($XDG_CONFIG_HOME/kzgit/config.toml; "
+                "a repository's .kzgit.toml may only narrow it)")
 
 
 #: Read (and execute) for every confined program: what a dynamically linked program, a shell
@@ -190,7 +194,7 @@ def run(argv: Sequence[str], *, options: "BuildOptions", label: str, root: str,
     ``network`` overrides whether TCP is open (helm pulling a chart).  A failure of a confined
     program says what the sandbox allowed and which key widens it.
     """
-    settings = options.sandbox or SandboxSettings()
+    settings = (options.sandbox or SandboxSettings(repository=True)).granted()
     if settings.mode == "off":
         return proc.run_process(argv, label=label, input=input, cwd=cwd, env=env,
                                 timeout=timeout, check=check)
@@ -237,18 +241,18 @@ def _repo_top(root: str, options: "BuildOptions") -> List[str]:
 
 def settings_for(target: str) -> SandboxSettings:
     """``[sandbox]`` of the repository holding the kustomization directory ``target`` (the
-    defaults for a remote target or outside a repository)."""
+    user's alone for a remote target or outside a repository)."""
     if not os.path.isdir(target):
-        return SandboxSettings()
+        return SandboxSettings(repository=True)   # the user's alone
     top = repository_top(target)
-    return load_config(top).sandbox if top else SandboxSettings()
+    return load_config(top).sandbox if top else SandboxSettings(repository=True)
 
 
 def check_mount(src: str, root: str, settings: Optional[SandboxSettings], rw: bool,
                 describe: Callable[[], str]) -> None:
     """Refuse a docker ``--mount`` source outside the kustomization root unless ``allow-read``
     (``allow-write`` for a writable mount) covers it, as for confined plugins."""
-    settings = settings or SandboxSettings()
+    settings = (settings or SandboxSettings(repository=True)).granted()
     if settings.mode == "off":
         return
     path = os.path.realpath(src)

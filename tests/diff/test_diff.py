@@ -309,7 +309,10 @@ FN_CONFIG = ("apiVersion: example.com/v1\nkind: Gen\nmetadata:\n  name: gen\n  a
 
 def _plugin_repo(tmp_path: Path, marker: Path) -> GitRepo:
     # the base revision (whose configuration kzgit diff uses) lets the sandboxed function touch
-    # the marker
+    # the marker, within what the user's own file grants (a repository may only narrow it)
+    user = tmp_path / "home" / ".config" / "kzgit" / "config.toml"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text(f'[sandbox]\nallow-write = ["{marker.parent}"]\n')
     repo = GitRepo.create(str(tmp_path / "p"), {
         **BASE, ".kzgit.toml": f'[sandbox]\nallow-write = ["{marker.parent}"]\n'})
     repo.tag("p0")

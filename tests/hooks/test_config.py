@@ -38,10 +38,14 @@ def test_kzgit_toml_wins(tmp_path: Path) -> None:
     assert cfg.engine == "kustomize" and cfg.exclude == ("tests/**",)
 
 
-def test_helm_command_reaches_the_render_hook(tmp_path: Path) -> None:
+def test_helm_command_reaches_the_render_hook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from kzgit.hooks import Workspace
     from kzgit.hooks.render import options_for
     (tmp_path / ".kzgit.toml").write_text('enable-helm = true\nhelm-command = "/opt/helm3/helm"\n')
+    # a repository names a program only when the user chose the same (issue 24)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "user"))
+    (tmp_path / "user" / "kzgit").mkdir(parents=True)
+    (tmp_path / "user" / "kzgit" / "config.toml").write_text('helm-command = "/opt/helm3/helm"\n')
     cfg = load_config(str(tmp_path))
     opts = options_for(Workspace(str(tmp_path), [], None, cfg))
     assert (opts.enable_helm, opts.helm_command) == (True, "/opt/helm3/helm")

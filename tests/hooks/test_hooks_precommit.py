@@ -357,3 +357,70 @@ def test_validate_warns_about_an_unknown_kind_then_refuses_it(session: Session, 
     write(repo, {".kzgit.toml": '[validate]\nmissing-schemas = "error"\n'})
     rc, out = session.commit(repo)
     assert rc == 1 and "app: Thing/t: no schema for Thing other.io/v1 (app/thing.yaml:1)" in out, out
+
+
+# A KRM exec function that steals the user's SSH key: it copies it to STOLEN (possible only
+# unconfined) and fails the render when it cannot read it (so a passing commit means it did).
+_STEAL = '''#!/usr/bin/env python3
+import os, sys
+sys.stdin.read()
+try:
+    key = open(os.path.join(os.environ["HOME"], ".ssh", "id_ed25519")).read()
+except OSError as e:
+    sys.exit("no key: %s" % e)
+try:
+    open(STOLEN, "w").write(key)
+except OSError:
+    pass
+print("apiVersion: config.kubernetes.io/v1\\nkind: ResourceList\\nitems:\\n- apiVersion: v1\\n"
+      "  kind: ConfigMap\\n  metadata:\\n    name: loot\\n  data:\\n    took: 'yes'\\n")
+'''
+_FN = ("apiVersion: example.com/v1\nkind: Steal\nmetadata:\n  name: s\n  annotations:\n"
+       "    config.kubernetes.io/function: |\n      exec:\n        path: ./fn/steal\n")
+
+
+@pytest.mark.parametrize("widening,key,grant", [
+    ('mode = "off"', "sandbox.mode", 'mode = "off"'),
+    ('allow-read = ["~/.ssh"]', "sandbox.allow-read", 'allow-read = ["~/.ssh"]'),
+])
+def test_a_branch_cannot_widen_its_own_sandbox(session: Session, tmp_path: Path, widening: str,
+                                               key: str, grant: str) -> None:
+    """Issue 24: a branch adds an exec function that reads ~/.ssh and, in the same change,
+    widens the sandbox in .kzgit.toml.  The next commit of whoever checks it out runs the render
+    hook: it fails naming the key and how to grant it, and the key is not read.  The user's
+    own ~/.config/kzgit/config.toml grants it."""
+    from kzgit import sandbox
+    if key == "sandbox.allow-read" and not sandbox.available()[0]:
+        pytest.skip("without Landlock an allow-read widens nothing")
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text("-----BEGIN OPENSSH PRIVATE KEY----- victim\n")
+    stolen = tmp_path / "stolen"
+    env = dict(session.env, HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
+               XDG_CACHE_HOME=str(home / ".cache"))
+    repo = session.repo(tmp_path / "r", {"app/kustomization.yaml": "resources:\n- cm.yaml\n",
+                                         "app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n"},
+                        ["kzgit-render"])
+    git(repo, env, "add", "-A")
+    git(repo, env, "commit", "-q", "-m", "base")
+    # the branch: the plugin and the widening, committed without hooks by its author
+    write(repo, {".kzgit.toml": f"enable-alpha-plugins = true\nenable-exec = true\n\n[sandbox]\n{widening}\n",
+                 "app/kustomization.yaml": "resources:\n- cm.yaml\ngenerators:\n- gen.yaml\n",
+                 "app/gen.yaml": _FN, "app/fn/steal": _STEAL.replace("STOLEN", repr(str(stolen)))})
+    (repo / "app" / "fn" / "steal").chmod(0o755)
+    git(repo, env, "add", "-A")
+    git(repo, env, "commit", "-q", "-n", "-m", "add a generator")
+    # the victim's next commit there
+    write(repo, {"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm2\n"})
+    git(repo, env, "add", "-A")
+    rc, out = run(["git", "commit", "-q", "-m", "edit"], repo, env, timeout=300)
+    assert rc == 1, out
+    assert f"'{key}'" in out and "widens the plugin sandbox" in out and grant in out, out
+    assert str(home / ".config" / "kzgit" / "config.toml") in out, out
+    assert not stolen.exists() and "victim" not in out
+    # granted by the user: the same commit passes (and, unconfined, the function takes the key)
+    (home / ".config" / "kzgit").mkdir(parents=True)
+    (home / ".config" / "kzgit" / "config.toml").write_text(f"[sandbox]\n{grant}\n")
+    rc, out = run(["git", "commit", "-q", "-m", "edit"], repo, env, timeout=300)
+    assert rc == 0, out
+    assert stolen.exists() == (key == "sandbox.mode")

@@ -24,6 +24,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 
+from helpers import grant_sandbox
 from kzgit.builder import BuildOptions
 from kzgit.config import SandboxSettings
 from kzgit.errors import KzgitError
@@ -121,12 +122,12 @@ def fake_helm(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 def _log_dir(base: Path) -> Path:
-    """Where the fake helm logs its calls: ``base`` becomes a repository whose configuration
+    """Where the fake helm logs its calls: the user's configuration (in this test's home)
     lets the (sandboxed) fake helm write there, as a user would allow a plugin."""
     log = base / "log"
     log.mkdir(parents=True, exist_ok=True)
     subprocess.run(["git", "init", "-q", str(base)], check=True)
-    (base / ".kzgit.toml").write_text(f'[sandbox]\nallow-write = ["{log}"]\n')
+    grant_sandbox(os.environ["XDG_CONFIG_HOME"], allow_write=[str(log)])
     return log
 
 

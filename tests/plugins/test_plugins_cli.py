@@ -16,7 +16,7 @@ from typing import Dict
 
 import pytest
 
-from helpers import PROJECT, default_signals, wait_gone, wait_pid_file
+from helpers import PROJECT, default_signals, grant_sandbox, wait_gone, wait_pid_file
 
 
 
@@ -42,12 +42,12 @@ def setup_tree(tmp_path: Path) -> Dict[str, str]:
                                  "metadata:\n  name: h\n")
     tmp = tmp_path / "tmp"   # kzgit's temporary files (the plugin's config file) go here
     tmp.mkdir()
-    # the plugin writes its pid file next to the tree: the repository's configuration lets
-    # the sandbox allow it, as a user would
+    # the plugin writes its pid file next to the tree: the user's configuration lets the
+    # sandbox allow it
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    (tmp_path / ".kzgit.toml").write_text(f'[sandbox]\nallow-write = ["{tmp_path}"]\n')
+    grant_sandbox(home / ".config", allow_write=[str(tmp_path)])
     env = dict(os.environ, HOME=str(home), KUSTOMIZE_PLUGIN_HOME=str(home / "plugin"),
-               TMPDIR=str(tmp))
+               TMPDIR=str(tmp), XDG_CONFIG_HOME=str(home / ".config"))
     env["PYTHONPATH"] = os.pathsep.join([str(PROJECT),
                                          env.get("PYTHONPATH", "")])
     return env

@@ -323,36 +323,158 @@ def test_config_table(tmp_path: Path) -> None:
 
 
 @needs_landlock
-def test_cli_reads_the_repository_configuration_and_flags_win(
+def test_cli_the_repository_narrows_only_the_user_and_the_flags_widen(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listener: Listener) -> None:
+    """The attack of issue 24: the change that adds a plugin also widens the sandbox in the
+    repository's own file.  Refused (exit 2) naming the key and how to grant it; granted by
+    the flags or by the user's ~/.config/kzgit/config.toml, which the repository narrows."""
     scene = Scene(tmp_path, "KRM function", monkeypatch, listener)
     repo = scene.root.parent
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    user_file = scene.home / ".config" / "kzgit" / "config.toml"
+    user_file.parent.mkdir(parents=True)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(scene.home / ".config"))
 
     def kzgit(attack: str, *flags: str) -> "subprocess.CompletedProcess[str]":
         return subprocess.run([PY, "-m", "kzgit", "build", "--enable-alpha-plugins", *flags,
                                str(scene.root)], capture_output=True, text=True, timeout=120,
                               env=dict(os.environ, KZGIT_ATTACK=attack))
 
+    def refused(r: "subprocess.CompletedProcess[str]", key: str, grant: str) -> bool:
+        return (r.returncode == 2 and "Traceback" not in r.stderr and f"'{key}'" in r.stderr
+                and "widens the plugin sandbox" in r.stderr and grant in r.stderr
+                and str(user_file) in r.stderr and "secret" not in r.stdout + r.stderr)
+
     r = kzgit("connect")
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
     assert "attack connect refused" in r.stderr and "TIP: it ran in kzgit's plugin sandbox" in r.stderr
     assert listener.accepted == 0
     assert kzgit("connect", "--network").returncode == 0 and listener.count(1) == 1
+    # network from the repository: refused; from the flag or the user's file: granted
     (repo / ".kzgit.toml").write_text("[sandbox]\nnetwork = true\n")
-    assert kzgit("connect").returncode == 0 and listener.count(2) == 2
+    r = kzgit("connect")
+    assert refused(r, "sandbox.network", "network = true"), r.stderr
+    assert "--network" in r.stderr and listener.accepted == 1
+    assert kzgit("connect", "--network").returncode == 0 and listener.count(2) == 2
+    user_file.write_text("[sandbox]\nnetwork = true\n")
+    assert kzgit("connect").returncode == 0 and listener.count(3) == 3
+    (repo / ".kzgit.toml").write_text("[sandbox]\nnetwork = false\n")   # narrowing: always
+    r = kzgit("connect")
+    assert r.returncode == 1 and "attack connect refused" in r.stderr and listener.count(3) == 3
+    user_file.write_text("")
+    # mode off from the repository: refused; --sandbox off or the user's mode = "off": granted
     (repo / ".kzgit.toml").write_text('[sandbox]\nmode = "off"\n')
     r = kzgit("read")
+    assert refused(r, "sandbox.mode", 'mode = "off"'), r.stderr
+    assert "--sandbox off" in r.stderr
+    r = kzgit("read", "--sandbox", "off")
     assert r.returncode == 0 and "secret" in r.stdout
     r = kzgit("read", "--sandbox", "auto")      # the flag wins over the file
     assert r.returncode == 1 and "attack read refused" in r.stderr and "secret" not in r.stdout
+    user_file.write_text('[sandbox]\nmode = "off"\n')
+    r = kzgit("read")
+    assert r.returncode == 0 and "secret" in r.stdout
+    (repo / ".kzgit.toml").write_text('[sandbox]\nmode = "auto"\n')   # narrower than the user's
+    r = kzgit("read")
+    assert r.returncode == 1 and "attack read refused" in r.stderr
+    user_file.write_text("")
+    # allow-read of ~/.ssh from the repository: refused; within what the user allows: granted
     os.remove(repo / ".kzgit.toml")
     (repo / "pyproject.toml").write_text('[tool.kzgit.sandbox]\nallow-read = ["~/.ssh"]\n')
     r = kzgit("read")
+    assert refused(r, "tool.kzgit.sandbox.allow-read", 'allow-read = ["~/.ssh"]'), r.stderr
+    user_file.write_text('[sandbox]\nallow-read = ["~/.ssh"]\n')
+    r = kzgit("read")
     assert r.returncode == 0 and "secret" in r.stdout
+    (repo / "pyproject.toml").write_text(
+        '[tool.kzgit.sandbox]\nallow-read = ["~/.ssh/id_ed25519", "~/.aws"]\n')
+    assert refused(kzgit("read"), "tool.kzgit.sandbox.allow-read", 'allow-read = ["~/.aws"]')
+    (repo / "pyproject.toml").write_text('[tool.kzgit.sandbox]\nallow-read = ["~/.ssh/id_ed25519"]\n')
+    r = kzgit("read")
+    assert r.returncode == 0 and "secret" in r.stdout
+    (repo / "pyproject.toml").write_text("[tool.kzgit.sandbox]\nallow-read = []\n")
+    r = kzgit("read")
+    assert r.returncode == 1 and "attack read refused" in r.stderr
     (repo / "pyproject.toml").write_text('[tool.kzgit.sandbox]\nmode = "sometimes"\n')
     r = kzgit("tmp")
     assert r.returncode == 2 and "sandbox.mode" in r.stderr
+    user_file.write_text('[sandbox]\nmode = "never"\n')
+    os.remove(repo / "pyproject.toml")
+    r = kzgit("tmp")
+    assert r.returncode == 2 and f"{user_file}: bad value for 'sandbox.mode'" in r.stderr
+
+
+def _settings(table: str, user: str, tmp: Path) -> SandboxSettings:
+    (tmp / ".kzgit.toml").write_text(table)
+    mine = {k: tuple(v) if isinstance(v, list) else v for k, v in json.loads(user or "{}").items()}
+    return load_config(str(tmp)).sandbox.granted(SandboxSettings(**mine))
+
+
+@pytest.mark.parametrize("repo,user,expected", [
+    # (the repository's [sandbox], the user's settings as JSON, what is in force or the refused key)
+    ("", "", ("auto", (), (), False)),
+    ("", '{"mode": "off", "network": true, "allow_read": ["/k"]}', ("off", ("/k",), (), True)),
+    ('mode = "require"', '{"mode": "off"}', ("require", (), (), False)),
+    ('mode = "auto"', '{"mode": "require"}', ("require", (), (), False)),
+    ('mode = "off"', "", "sandbox.mode"),
+    ('mode = "off"', '{"mode": "off"}', ("off", (), (), False)),
+    ("network = true", "", "sandbox.network"),
+    ("network = false", '{"network": true}', ("auto", (), (), False)),
+    ('allow-read = ["/k/a"]', '{"allow_read": ["/k"]}', ("auto", ("/k/a",), (), False)),
+    ('allow-read = ["/k2"]', '{"allow_read": ["/k"]}', "sandbox.allow-read"),
+    ('allow-read = ["/k/../etc"]', '{"allow_read": ["/k"]}', "sandbox.allow-read"),
+    ("allow-read = []", '{"allow_read": ["/k"]}', ("auto", (), (), False)),
+    ('allow-write = ["/w"]', '{"allow_read": ["/w"]}', "sandbox.allow-write"),
+    ('allow-write = ["/w/x"]', '{"allow_write": ["/w"]}', ("auto", (), ("/w/x",), False)),
+])
+def test_granted_table(tmp_path: Path, repo: str, user: str, expected: Any) -> None:
+    if isinstance(expected, str):
+        with pytest.raises(UsageError, match=f"'{expected}' = .* widens the plugin sandbox"):
+            _settings(f"[sandbox]\n{repo}\n", user, tmp_path)
+        return
+    s = _settings(f"[sandbox]\n{repo}\n", user, tmp_path)
+    assert (s.mode, s.allow_read, s.allow_write, s.network) == expected
+    assert SandboxSettings(mode="off", network=True).granted() == SandboxSettings(mode="off", network=True)
+
+
+def test_flags_grant_what_the_repository_asks(tmp_path: Path) -> None:
+    (tmp_path / ".kzgit.toml").write_text('[sandbox]\nmode = "off"\nnetwork = true\n')
+    s = load_config(str(tmp_path)).sandbox
+    with pytest.raises(UsageError, match="sandbox.mode"):
+        s.granted(SandboxSettings())
+    assert s.with_flags("off", True).granted(SandboxSettings()).mode == "off"
+    assert s.with_flags("require", True).granted(SandboxSettings()).mode == "require"
+    with pytest.raises(UsageError, match="sandbox.network"):
+        s.with_flags("off").granted(SandboxSettings())
+
+
+@pytest.mark.parametrize("key,value", [("engine-path", "./bin/kustomize"), ("helm-command", "./helm")])
+def test_a_repository_names_a_program_only_when_the_user_did(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str, value: str) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    (tmp_path / ".kzgit.toml").write_text(f'{key} = "{value}"\n')
+    with pytest.raises(UsageError) as e:
+        load_config(str(tmp_path))
+    assert f"'{key}' = \"{value}\" names a program" in str(e.value)
+    assert str(tmp_path / "cfg" / "kzgit" / "config.toml") in str(e.value)
+    (tmp_path / "cfg" / "kzgit").mkdir(parents=True)
+    (tmp_path / "cfg" / "kzgit" / "config.toml").write_text(f'{key} = "{value}"\n')
+    got = load_config(str(tmp_path))
+    assert (got.engine_path if key == "engine-path" else got.helm_command) == value
+
+
+def test_an_external_engine_may_not_run_the_repositorys_plugins_unconfined(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    (tmp_path / ".kzgit.toml").write_text('engine = "kustomize"\nenable-exec = true\n')
+    with pytest.raises(UsageError, match="runs the repository's plugins unconfined"):
+        load_config(str(tmp_path))
+    (tmp_path / "cfg" / "kzgit").mkdir(parents=True)
+    (tmp_path / "cfg" / "kzgit" / "config.toml").write_text('[sandbox]\nmode = "off"\n')
+    assert load_config(str(tmp_path)).enable_exec is True
+    (tmp_path / ".kzgit.toml").write_text('enable-exec = true\n')   # the builtin engine confines
+    os.remove(tmp_path / "cfg" / "kzgit" / "config.toml")
+    assert load_config(str(tmp_path)).enable_exec is True
 
 
 @needs_landlock
