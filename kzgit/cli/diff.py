@@ -51,6 +51,9 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                         "it is appended to $GITHUB_STEP_SUMMARY when that is set)")
     add_render_flags(p, "compare", "the base revision's")
     add_plugin_flags(p, " (else the base revision's setting)")
+    p.add_argument("--show-secrets", action="store_true",
+                   help="print the values of Secrets' data and stringData (default: redacted to "
+                        "which keys changed and a short digest of each value)")
     p.add_argument("--merge", nargs="+", metavar="REPORT",
                    help="render nothing: combine JSON reports of the shards of one diff and print "
                         "them as one report")
@@ -134,7 +137,8 @@ def run(args: argparse.Namespace) -> int:
                           enable_exec=args.enable_exec, enable_helm=args.enable_helm,
                           offline=args.offline, jobs=max(0, args.jobs), progress=progress,
                           store=store, shard=args.shard, repo=repo,
-                          kustomize_version=args.kustomize_version)
+                          kustomize_version=args.kustomize_version,
+                          show_secrets=args.show_secrets)
     report: "Optional[DiffReport]" = None
     try:
         report = diff(os.getcwd(), options)

@@ -55,14 +55,15 @@ class DiffOptions(Record):
     """What to compare and how; ``None`` settings come from the base revision's configuration."""
 
     __slots__ = ("base", "head", "engine", "enable_alpha_plugins", "enable_exec", "enable_helm",
-                 "offline", "jobs", "progress", "store", "shard", "repo", "kustomize_version")
+                 "offline", "jobs", "progress", "store", "shard", "repo", "kustomize_version",
+                 "show_secrets")
 
     def __init__(self, base: str = "HEAD", head: Optional[str] = None, engine: Optional[str] = None,
                  enable_alpha_plugins: bool = False, enable_exec: bool = False,
                  enable_helm: bool = False, offline: bool = False, jobs: int = 0,
                  progress: Optional[Progress] = None, store: Optional[Store] = None,
                  shard: Optional[Tuple[int, int]] = None, repo: Optional[str] = None,
-                 kustomize_version: Optional[str] = None) -> None:
+                 kustomize_version: Optional[str] = None, show_secrets: bool = False) -> None:
         self.base = base
         self.head = head                    # None: the working tree
         self.engine = engine                # "builtin", "kustomize", "kubectl"
@@ -76,6 +77,7 @@ class DiffOptions(Record):
         self.shard = shard                  # (I, N): only part I of N of the roots
         self.repo = repo                    # the repository's top, when the caller found it
         self.kustomize_version = kustomize_version   # --kustomize-version; None: the base's
+        self.show_secrets = show_secrets    # print Secret values (else redacted: kzgit.diff.redact)
 
 
 def diff(cwd: str, options: DiffOptions) -> DiffReport:
@@ -121,7 +123,8 @@ def diff(cwd: str, options: DiffOptions) -> DiffReport:
                           for (root, side), (_, _, status, seconds) in sorted(results.items())]
         if options.progress:
             options.progress(len(results), len(results), "")
-        report.roots = [_root_diff(root, base, head, base_graph, head_graph, results) for root in roots]
+        report.roots = [_root_diff(root, base, head, base_graph, head_graph, results,
+                                   options.show_secrets) for root in roots]
         if options.shard is None or options.shard[0] == 1:   # once across the shards
             report.drift = _drift.find(head, head_graph, config, changed)
         return report
@@ -323,7 +326,7 @@ def _render_all(roots: List[str], base: Revision, head: Revision, base_graph: Gr
 
 
 def _root_diff(root: str, base: Revision, head: Revision, base_graph: Graph, head_graph: Graph,
-               results: Dict[Tuple[str, str], _Outcome]) -> RootDiff:
+               results: Dict[Tuple[str, str], _Outcome], show_secrets: bool = False) -> RootDiff:
     at_base, at_head = base_graph.nodes.get(root), head_graph.nodes.get(root)
     node = at_head or at_base
     assert node is not None
@@ -345,7 +348,7 @@ def _root_diff(root: str, base: Revision, head: Revision, base_graph: Graph, hea
     if out.errors:
         out.status = ERROR
         return out
-    out.resources = compare(root, rendered["base"], rendered["head"])
+    out.resources = compare(root, rendered["base"], rendered["head"], show_secrets)
     if at_base is None:
         out.status = ADDED
     elif at_head is None:

@@ -257,10 +257,15 @@ def unified(root: str, a: Optional[RenderedResource], b: Optional[RenderedResour
         f"b/{root} {b.id}" if b else "/dev/null"))
 
 
-def compare(root: str, base: List[RenderedResource], head: List[RenderedResource]) -> List[ResourceChange]:
+def compare(root: str, base: List[RenderedResource], head: List[RenderedResource],
+            show_secrets: bool = False) -> List[ResourceChange]:
     """The resources that differ, sorted by kind, namespace and name (numbers in names in
-    numeric order, as a person reads them)."""
+    numeric order, as a person reads them); Secret values redacted (:mod:`kzgit.diff.redact`)
+    unless ``show_secrets``."""
     out: List[ResourceChange] = []
+    if not show_secrets:
+        from kzgit.diff.redact import redacted   # start-up: YAML round trip of Secrets only
+        base, head = [redacted(r) for r in base], [redacted(r) for r in head]
     for a, b in pair(base, head):
         if a is not None and b is not None and a.text == b.text:
             continue

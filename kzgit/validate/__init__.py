@@ -161,11 +161,32 @@ class Validator:
                           ERROR if mode == "error" else WARNING)]
         problems: List[Problem] = []
         check(obj, None, problems)
-        issues = [Issue(p.code, p.pointer(), p.message) for p in problems]
+        secret = kind == "Secret" and api == "v1"
+        issues = [Issue(p.code, p.pointer(), _redacted(obj, p) if secret else p.message)
+                  for p in problems]
         deprecated = deprecations.deprecation(api, kind, self.version)
         if deprecated:
             issues.append(Issue("deprecated", "/apiVersion", deprecated, WARNING))
         return issues
+
+
+_SECRET_FIELDS = ("/data", "/stringData")
+
+
+def _redacted(obj: Dict[str, Any], p: Problem) -> str:
+    """A Secret's problem without the value it is about (findings are printed in CI logs and
+    pull requests, as ``kzgit diff`` is: see :mod:`kzgit.diff.redact`)."""
+    pointer = p.pointer()
+    if not any(pointer == f or pointer.startswith(f + "/") for f in _SECRET_FIELDS):
+        return p.message
+    from kzgit.validate.schema import show   # start-up: only a Secret's problem needs it
+    value: Any = obj
+    for key in pointer.split("/")[1:]:
+        key = key.replace("~1", "/").replace("~0", "~")
+        value = value.get(key) if isinstance(value, dict) else None
+    if isinstance(value, (dict, list)):
+        return p.message
+    return p.message.replace(show(value), "<redacted>")
 
 
 class _ObjectMeta:
