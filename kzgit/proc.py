@@ -8,7 +8,7 @@ Every program kzgit starts goes through :func:`run`, which:
 * starts it in its own session and process group, so one ``killpg`` reaches the program and
   every child it spawned, and ssh cannot prompt on the terminal;
 * on Linux asks the kernel to SIGKILL it when kzgit dies (``PR_SET_PDEATHSIG``), so not even a
-  ``kill -9`` of kzgit leaves it running;
+  ``kill -9`` of kzgit leaves it running (``die_with_parent``, the default; see below);
 * closes stdin unless it feeds it (a reader sees EOF, never the terminal);
 * enforces a wall-clock timeout and caps stdout (a runaway program cannot fill memory);
 * kills the whole group when the program exits (children left holding its pipes die after a
@@ -18,6 +18,16 @@ Every program kzgit starts goes through :func:`run`, which:
   exit) stops programs started from worker threads;
 * optionally confines the child (``sandbox``: a function run in the child between fork and
   exec, see :mod:`kzgit.sandbox`).
+
+Starting costs what it should: ``PR_SET_PDEATHSIG`` and the sandbox are the only work done
+between fork and exec (a ``preexec_fn``), and only for the children that need them.  A
+``preexec_fn`` makes CPython fork the whole process (page tables: 3 ms at 40 MB, 21 ms at 200
+MB) and run Python code in the child, which is unsafe while other threads hold locks; without
+one it uses ``vfork`` (CPython 3.10+), whose cost does not grow with kzgit's memory.  The
+session and process group come from ``start_new_session``, which that path supports.  Local
+git plumbing (:mod:`kzgit.gitio`: bounded work that ends on its own, and by ``SIGPIPE`` once
+nobody reads it) starts with ``die_with_parent=False``; plugins, helm, external engines,
+network git and batch readers keep the parent-death signal.
 
 A program kept running to answer requests one after another (``git cat-file --batch``) is a
 :class:`BatchProcess`: started the same way, with a timeout on every read, killed by
@@ -188,9 +198,13 @@ def _load_prctl() -> Optional[Callable[..., int]]:
     return _prctl
 
 
-def _child_setup(sandbox: Optional[Callable[[], None]]) -> Optional[Callable[[], None]]:
-    """The ``preexec_fn``: die with kzgit, then enter the sandbox.  Runs after ``setsid``."""
-    prctl = _load_prctl()
+def _child_setup(sandbox: Optional[Callable[[], None]],
+                 die_with_parent: bool = True) -> Optional[Callable[[], None]]:
+    """The ``preexec_fn``: die with kzgit, then enter the sandbox.  Runs after ``setsid``.
+
+    None (CPython's fast ``vfork`` path) when there is nothing to do in the child.
+    """
+    prctl = _load_prctl() if die_with_parent else None
     if prctl is None and sandbox is None:
         return None
     parent = os.getpid()
@@ -211,19 +225,22 @@ def _child_setup(sandbox: Optional[Callable[[], None]]) -> Optional[Callable[[],
 def run(argv: Sequence[str], *, input: Optional[bytes] = None, cwd: Optional[str] = None,
         env: Optional[Mapping[str, str]] = None, timeout: Optional[float],
         max_output: int = DEFAULT_MAX_OUTPUT,
-        sandbox: Optional[Callable[[], None]] = None) -> Result:
+        sandbox: Optional[Callable[[], None]] = None, die_with_parent: bool = True) -> Result:
     """Run ``argv`` to completion under kzgit's process rules and return what it did.
 
     ``input`` is written to stdin, which is otherwise ``/dev/null``.  ``timeout`` of ``None`` or
     ``<= 0`` disables the time bound.  ``env`` of ``None`` inherits kzgit's environment.  A
     program that cannot be started raises :class:`OSError` (the caller words it); a timeout or
     too much output is reported in the result, the group already killed.
+    ``die_with_parent=False`` drops ``PR_SET_PDEATHSIG`` for a program that ends on its own
+    (local git): without a sandbox it then starts on CPython's fast path (no ``preexec_fn``).
     """
     argv = [str(a) for a in argv]
     pending: List[int] = []
     proc = _start(argv, pending, cwd=cwd, env=dict(env) if env is not None else None,
                   stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_child_setup(sandbox))
+                  stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                  preexec_fn=_child_setup(sandbox, die_with_parent))
     pgid = proc.pid  # start_new_session: the child leads its own group
     try:
         _redeliver(pending)

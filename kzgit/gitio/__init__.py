@@ -27,7 +27,10 @@ def git(args: List[str], cwd: str, env: Optional[Dict[str, str]] = None,
     """Run ``git ARGS`` in ``cwd`` (``input`` on its stdin) and return its stdout; a failure is
     a :class:`KzgitError`."""
     try:
-        res = proc.run(["git", *args], cwd=cwd, env=env, timeout=timeout, input=input)
+        # local plumbing ends on its own (and by SIGPIPE once kzgit is gone): no parent-death
+        # signal, so no preexec_fn, so CPython's vfork path (kzgit.proc's docstring)
+        res = proc.run(["git", *args], cwd=cwd, env=env, timeout=timeout, input=input,
+                       die_with_parent=False)
     except FileNotFoundError:
         raise UsageError("git is not installed (not found on PATH)") from None
     except OSError as e:

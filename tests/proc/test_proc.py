@@ -309,3 +309,42 @@ def test_interrupt_while_the_program_starts_still_kills_it(
         signal.signal(signal.SIGINT, previous)
     assert wait_gone(int(pidfile.read_text())), "the program outlived the interrupt"
     assert proc.live_groups() == []
+
+
+def _spy_popen(monkeypatch: pytest.MonkeyPatch) -> "list[dict[str, object]]":
+    seen: "list[dict[str, object]]" = []
+    real = subprocess.Popen
+
+    def spy(*a: object, **k: object) -> "subprocess.Popen[bytes]":
+        seen.append(dict(k))
+        return real(*a, **k)  # type: ignore[call-overload,no-any-return]
+
+    monkeypatch.setattr(subprocess, "Popen", spy)
+    return seen
+
+
+def test_local_git_starts_on_the_fast_path_in_its_own_session(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 24, item 4: a ``preexec_fn`` turns off CPython's vfork path (the whole process is
+    forked, page tables and all) and runs Python in the child.  The hooks' git needs nothing
+    done in the child: it starts without one, still leading its own session and group."""
+    from kzgit import gitio
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    seen = _spy_popen(monkeypatch)
+    gitio.git(["rev-parse", "--git-dir"], str(tmp_path))
+    assert [k.get("preexec_fn") for k in seen] == [None]
+    assert seen[0].get("start_new_session") is True
+    res = proc.run([sys.executable, "-c", "import os; print(os.getsid(0), os.getpgid(0), os.getpid())"],
+                   timeout=30, die_with_parent=False)
+    sid, pgid, pid = res.stdout.split()
+    assert sid == pgid == pid, "not the leader of its own session and group"
+
+
+def test_programs_that_need_the_child_side_keep_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plugins (run_process) and batch readers keep PR_SET_PDEATHSIG (Linux): a preexec_fn."""
+    seen = _spy_popen(monkeypatch)
+    run_process(["true"], label="plugin", timeout=30)
+    b = proc.BatchProcess(["cat"], timeout=30)
+    b.close()
+    expected = sys.platform.startswith("linux")
+    assert [k.get("preexec_fn") is not None for k in seen] == [expected, expected]
