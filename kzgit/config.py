@@ -132,12 +132,13 @@ class SandboxSettings(Record):
     """
 
     __slots__ = ("mode", "allow_read", "allow_write", "network", "source", "repository", "keys",
-                 "prefix", "flag_mode", "flag_network")
+                 "prefix", "flag_mode", "flag_network", "approved", "trust_key")
 
     def __init__(self, mode: str = "auto", allow_read: Tuple[str, ...] = (),
                  allow_write: Tuple[str, ...] = (), network: bool = False, source: str = "",
                  repository: bool = False, keys: Tuple[str, ...] = (), prefix: str = "sandbox.",
-                 flag_mode: Optional[str] = None, flag_network: bool = False) -> None:
+                 flag_mode: Optional[str] = None, flag_network: bool = False,
+                 approved: bool = False, trust_key: Optional[str] = None) -> None:
         #: "auto": confine where the kernel can, run unconfined elsewhere; "require": fail where
         #: it cannot; "off": never confine
         self.mode = mode
@@ -158,6 +159,10 @@ class SandboxSettings(Record):
         #: the command line's ``--sandbox`` and ``--network``: the user's, they win
         self.flag_mode = flag_mode
         self.flag_network = flag_network
+        #: the user approved these very settings of this repository (``kzgit trust``), and
+        #: the repository's top on the disk that approvals are recorded for (None: a revision)
+        self.approved = approved
+        self.trust_key = trust_key
 
     def with_flags(self, mode: Optional[str] = None, network: bool = False) -> "SandboxSettings":
         """These settings with the command line's ``--sandbox`` / ``--network`` winning."""
@@ -171,6 +176,10 @@ class SandboxSettings(Record):
         granted is a :class:`~kzgit.errors.UsageError` naming the key and how to grant it."""
         if not self.repository:
             return self
+        if self.approved:   # the user approved exactly these settings (kzgit trust): as written
+            return SandboxSettings(mode=self.flag_mode or self.mode, allow_read=self.allow_read,
+                                   allow_write=self.allow_write,
+                                   network=self.network or self.flag_network, source=self.source)
         if user is None:
             user = user_config().sandbox
         mode = self.flag_mode or user.mode
@@ -204,6 +213,7 @@ class SandboxSettings(Record):
         how = f"add {grant} to [sandbox] in {user_config_path()} (it applies wherever you run kzgit)"
         if flag:
             how += f", or pass {flag} to kzgit build"
+        how += _approve_tip(self.trust_key)
         raise UsageError(
             f"{self.source}: '{self.prefix}{key}' = {value} widens the plugin sandbox; a "
             "repository's settings may only narrow it, widening is granted by you",
@@ -439,9 +449,16 @@ def _apply(target: Any, table: Dict[str, Any], keys: Dict[str, Tuple[str, Any, s
         setattr(target, attr, converted)
 
 
-def parse_config(table: Dict[str, Any], source: str, prefix: str = "") -> Config:
-    """Validate one kzgit table (``prefix`` is how its keys are named in messages)."""
+def parse_config(table: Dict[str, Any], source: str, prefix: str = "",
+                 trust_key: Optional[str] = None) -> Config:
+    """Validate one kzgit table (``prefix`` is how its keys are named in messages).
+
+    ``trust_key`` (the repository's top, on the disk) lets a recorded approval
+    (:func:`approve`, ``kzgit trust``) of exactly these settings grant their widening.
+    """
     cfg = Config(source=source)
+    approved = (trust_key is not None and any(k in table for k in TRUST_KEYS)
+                and approvals().get(trust_key) == trust_digest(table))
     table = dict(table)
     refs = table.pop("refs", None)
     validate = table.pop("validate", None)
@@ -467,11 +484,89 @@ def parse_config(table: Dict[str, Any], source: str, prefix: str = "") -> Config
         cfg.sandbox.repository = True
         cfg.sandbox.keys = tuple(sandbox)
         cfg.sandbox.prefix = f"{prefix}sandbox."
-    _check_programs(cfg, table, prefix, source)
+    cfg.sandbox.approved = approved
+    cfg.sandbox.trust_key = trust_key
+    if not approved:
+        _check_programs(cfg, table, prefix, source, trust_key)
     return cfg
 
 
-def _check_programs(cfg: Config, table: Dict[str, Any], prefix: str, source: str) -> None:
+#: The keys whose values decide what runs with the user's rights (the table ``[sandbox]`` whole).
+TRUST_KEYS = ("engine", "engine-path", "helm-command", "enable-alpha-plugins", "enable-exec",
+              "enable-helm", "sandbox")
+
+
+def trust_digest(table: Dict[str, Any]) -> str:
+    """The SHA-256 of a repository's settings that an approval covers (:data:`TRUST_KEYS`):
+    any change to one of them invalidates the approval, as a changed ``.envrc`` does
+    ``direnv allow``'s."""
+    import hashlib   # start-up: only an approval or a refusal needs it
+    import json   # start-up: only an approval or a refusal needs it
+    wanted = {k: table[k] for k in TRUST_KEYS if k in table}
+    return hashlib.sha256(json.dumps(wanted, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def approvals_path() -> str:
+    """``$XDG_DATA_HOME/kzgit/trusted.json`` (``~/.local/share/kzgit/trusted.json``)."""
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(base, "kzgit", "trusted.json")
+
+
+def approvals() -> Dict[str, str]:
+    """Recorded approvals: repository top -> :func:`trust_digest` of the settings approved."""
+    import json   # start-up: only an approval or a refusal needs it
+    try:
+        with open(approvals_path(), encoding="utf-8") as f:
+            data = json.load(f)
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as e:
+        raise UsageError(f"{approvals_path()}: cannot read: {e}") from None
+    return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)} \
+        if isinstance(data, dict) else {}
+
+
+def approve(repo_root: str, revoke: bool = False) -> Tuple[str, Dict[str, Any]]:
+    """Record (or, with ``revoke``, forget) the approval of the settings of the repository at
+    ``repo_root`` as they are now; return the configuration file and the settings covered."""
+    import json   # start-up: only an approval or a refusal needs it
+    import tempfile   # start-up: only an approval or a refusal needs it
+    top = os.path.realpath(repo_root)
+    source, table = _own_table(top)
+    wanted = {k: table[k] for k in TRUST_KEYS if k in table}
+    records = approvals()
+    if revoke:
+        records.pop(top, None)
+    else:
+        records[top] = trust_digest(table)
+    path = approvals_path()
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".trusted-")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(records, f, indent=1, sort_keys=True)
+    os.replace(tmp, path)
+    return source, wanted
+
+
+def _own_table(top: str) -> Tuple[str, Dict[str, Any]]:
+    """The repository's kzgit table and its file (as :func:`config_from_reader` picks it)."""
+    for name in (KZGIT_TOML, PYPROJECT):
+        path = os.path.join(top, name)
+        if not os.path.isfile(path):
+            continue
+        with open(path, "rb") as f:
+            data = _parse_toml(f.read(), path)
+        if name == KZGIT_TOML:
+            return path, data
+        tool = data.get("tool", {})
+        table = tool.get("kzgit") if isinstance(tool, dict) else None
+        if isinstance(table, dict):
+            return path, table
+    return "", {}
+
+
+def _check_programs(cfg: Config, table: Dict[str, Any], prefix: str, source: str,
+                    trust_key: Optional[str] = None) -> None:
     """Refuse a repository's choice of a program that runs unconfined unless the user made it.
 
     ``engine-path`` and ``helm-command`` name a binary kzgit runs (helm confined, but
@@ -486,21 +581,28 @@ def _check_programs(cfg: Config, table: Dict[str, Any], prefix: str, source: str
         return
     user = user_config()
     where = user_config_path()
+    also = _approve_tip(trust_key)
     for key, value in checks:
         mine = user.engine_path if key == "engine-path" else user.helm_command
         if mine != value:
             raise UsageError(
                 f"{source}: '{prefix}{key}' = {_toml_str(value)} names a program for kzgit to "
                 "run; a repository may name one only when you have chosen the same",
-                tip=f"if you trust that program, add {key} = {_toml_str(value)} to {where}; "
+                tip=f"if you trust that program, add {key} = {_toml_str(value)} to {where}{also}; "
                     f"otherwise remove '{prefix}{key}' from {os.path.basename(source)}")
     if plugins and cfg.engine != "builtin" and user.sandbox.mode != "off":
         raise UsageError(
             f"{source}: engine = {_toml_str(cfg.engine)} with '{prefix}{plugins[0]}' runs the "
             "repository's plugins unconfined (the plugin sandbox confines the builtin engine's "
             "only); a repository may not switch the sandbox off",
-            tip=f'if you trust this repository, add mode = "off" to [sandbox] in {where}; '
+            tip=f'if you trust this repository, add mode = "off" to [sandbox] in {where}{also}; '
                 f'otherwise use engine = "builtin" (the default)')
+
+
+def _approve_tip(trust_key: Optional[str]) -> str:
+    import shlex   # start-up: only an approval or a refusal needs it
+    return (f", or approve this repository's settings as they are with "
+            f"'kzgit trust {shlex.quote(trust_key)}'") if trust_key else ""
 
 
 def _parse_toml(data: bytes, where: str) -> Dict[str, Any]:
@@ -515,7 +617,7 @@ def _parse_toml(data: bytes, where: str) -> Dict[str, Any]:
 
 
 def config_from_reader(read: Callable[[str], Optional[bytes]],
-                       where: Callable[[str], str]) -> Config:
+                       where: Callable[[str], str], trust_key: Optional[str] = None) -> Config:
     """The configuration in a file tree that is not necessarily the disk (a git revision).
 
     ``read(name)`` returns the bytes of the top-level file ``name`` or None when
@@ -524,7 +626,8 @@ def config_from_reader(read: Callable[[str], Optional[bytes]],
     """
     own = read(KZGIT_TOML)
     if own is not None:
-        return parse_config(_parse_toml(own, where(KZGIT_TOML)), where(KZGIT_TOML))
+        return parse_config(_parse_toml(own, where(KZGIT_TOML)), where(KZGIT_TOML),
+                            trust_key=trust_key)
     pyproject = read(PYPROJECT)
     if pyproject is None:
         return Config()
@@ -535,7 +638,7 @@ def config_from_reader(read: Callable[[str], Optional[bytes]],
         return Config()
     if not isinstance(table, dict):
         raise UsageError(f"{where(PYPROJECT)}: bad value for 'tool.kzgit': expected a table")
-    return parse_config(table, where(PYPROJECT), prefix="tool.kzgit.")
+    return parse_config(table, where(PYPROJECT), prefix="tool.kzgit.", trust_key=trust_key)
 
 
 def load_config(repo_root: str) -> Config:
@@ -549,7 +652,8 @@ def load_config(repo_root: str) -> Config:
                 return f.read()
         except OSError as e:
             raise UsageError(f"{path}: cannot read: {e.strerror or e}") from None
-    return config_from_reader(read, lambda name: os.path.join(repo_root, name))
+    return config_from_reader(read, lambda name: os.path.join(repo_root, name),
+                              trust_key=os.path.realpath(repo_root))
 
 
 def glob_match(path: str, patterns: Sequence[str]) -> bool:

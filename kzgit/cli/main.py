@@ -24,7 +24,8 @@ else:
     import _signal as signal
 
 # Command modules under kzgit/cli/, in the order ``kzgit --help`` lists them.
-COMMANDS = ["build", "transform", "localize", "rebuild", "diff", "validate", "hook", "install_hooks", "cache"]
+COMMANDS = ["build", "transform", "localize", "rebuild", "diff", "validate", "hook", "install_hooks", "cache",
+            "trust"]
 
 
 def _columns() -> int:

@@ -495,3 +495,45 @@ def test_confinement_costs_under_5ms(tmp_path: Path) -> None:
         costs.append(time.perf_counter() - t0)
     costs.sort()
     assert costs[len(costs) // 2] < 0.005, f"median set-up {costs[len(costs) // 2] * 1000:.2f} ms"
+
+
+def test_kzgit_trust_approves_the_settings_as_they_are(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       listener: Listener) -> None:
+    """An explicit approval (``kzgit trust``) grants one repository's widening settings until any
+    of them changes, as ``direnv allow`` does for one ``.envrc``."""
+    scene = Scene(tmp_path, "KRM function", monkeypatch, listener)
+    repo = scene.root.parent
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(scene.home / ".config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(scene.home / ".local" / "share"))
+    record = scene.home / ".local" / "share" / "kzgit" / "trusted.json"
+
+    def kzgit(*argv: str) -> "subprocess.CompletedProcess[str]":
+        return subprocess.run([PY, "-m", "kzgit", *argv], capture_output=True, text=True, timeout=120,
+                              env=dict(os.environ, KZGIT_ATTACK="read"))
+
+    build_it = ("build", "--enable-alpha-plugins", str(scene.root))
+    (repo / ".kzgit.toml").write_text('[sandbox]\nmode = "off"\n')
+    r = kzgit(*build_it)
+    assert r.returncode == 2 and "'sandbox.mode'" in r.stderr and f"kzgit trust {repo}" in r.stderr
+    r = kzgit("trust", str(scene.root))
+    assert r.returncode == 0 and "approved the settings of" in r.stdout and "sandbox" in r.stdout, r.stderr
+    assert json.loads(record.read_text()) == {str(repo): json.loads(record.read_text())[str(repo)]}
+    r = kzgit(*build_it)
+    assert r.returncode == 0 and "secret" in r.stdout, r.stderr
+    (repo / ".kzgit.toml").write_text('[sandbox]\nmode = "off"\nnetwork = true\n')   # a change
+    r = kzgit(*build_it)
+    assert r.returncode == 2 and "'sandbox.mode'" in r.stderr and "secret" not in r.stdout
+    assert kzgit("trust", str(repo)).returncode == 0
+    assert kzgit(*build_it).returncode == 0
+    assert kzgit("trust", "--revoke", str(repo)).returncode == 0
+    assert kzgit(*build_it).returncode == 2
+    # a program named by the repository, approved the same way
+    (repo / ".kzgit.toml").write_text('helm-command = "./bin/helm"\n')
+    with pytest.raises(UsageError, match=f"kzgit trust {repo}"):
+        load_config(str(repo))
+    assert kzgit("trust", str(repo)).returncode == 0
+    assert load_config(str(repo)).helm_command == "./bin/helm"
+    (repo / ".kzgit.toml").write_text('helm-command = "./bin/other"\n')
+    with pytest.raises(UsageError, match="names a program"):
+        load_config(str(repo))
