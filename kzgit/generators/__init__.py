@@ -24,7 +24,7 @@ def _literal(src: str) -> Tuple[str, str]:
     return k, v
 
 
-def _env_file(data: bytes, path: str) -> List[Tuple[str, str]]:
+def _env_file(data: bytes, path: str, secret: bool = False) -> List[Tuple[str, str]]:
     """kv.go keyValuesFromLines: lines as bufio.Scanner cuts them (a trailing CR dropped, the
     last line's too), each valid UTF-8, one BOM stripped from line 1, leading space trimmed,
     blank and '#' lines skipped, split on the first '='; a line whose key is empty ("=2")
@@ -39,6 +39,8 @@ def _env_file(data: bytes, path: str) -> List[Tuple[str, str]]:
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError:
+            if secret:   # a Secret's line is its value: never in a message (kzgit.diff.redact)
+                raise BuildError(f"line {i + 1} has invalid utf8 bytes (a Secret's: not shown)") from None
             # Go's %d of the line's bytes, then the line as text
             shown = raw.decode("utf-8", "surrogateescape")
             raise BuildError(f"line [{' '.join(str(b) for b in raw)}] has invalid utf8 bytes : "
@@ -76,11 +78,19 @@ def _go_list(items: List[Any]) -> str:
     return "[" + " ".join(str(i) for i in items) + "]"
 
 
-def load_pairs(args: Dict[str, Any], loader: Loader) -> List[Tuple[str, bytes | str]]:
+def _hidden(literal: Any) -> str:
+    """A Secret's literal source as messages show it: its key, never its value."""
+    key, sep, _ = str(literal).partition("=")
+    return f"{key}=<redacted>" if sep and key else "<redacted>"
+
+
+def load_pairs(args: Dict[str, Any], loader: Loader, secret: bool = False) -> List[Tuple[str, bytes | str]]:
     """The key/value pairs of a generator, in kustomize's order: env files, literals, files.
 
     Errors carry kustomize's prefixes (api/kv/kv.go Load, api/internal/generators/utils.go
-    makeValidatedDataMap): ``loading KV pairs: env source files: [a.env]: ...``.
+    makeValidatedDataMap): ``loading KV pairs: env source files: [a.env]: ...``.  For a
+    ``secret`` they show the keys of literal sources, not their values (kustomize quotes
+    them whole; kzgit's messages reach CI logs, see :mod:`kzgit.diff.redact`).
     """
     pairs: List[Tuple[str, Any]] = []
     envs = args.get("envs") or []
@@ -89,12 +99,16 @@ def load_pairs(args: Dict[str, Any], loader: Loader) -> List[Tuple[str, bytes | 
     try:
         try:
             for env in envs:
-                pairs.extend(_env_file(loader.load(env), env))
+                pairs.extend(_env_file(loader.load(env), env, secret))
         except BuildError as e:
             raise BuildError(f"env source files: {_go_list(envs)}: {e}") from None
         try:
             pairs.extend(_literal(lit) for lit in literals)
         except BuildError as e:
+            if secret:
+                bad = next((lit for lit in literals if "=" not in str(lit) or str(lit).startswith("=")), "")
+                raise BuildError(f"literal sources {_go_list([_hidden(x) for x in literals])}: "
+                                 f"invalid literal source {_hidden(bad)}, expected key=value") from None
             raise BuildError(f"literal sources {_go_list(literals)}: {e}") from None
         try:
             for fs in files:
@@ -186,5 +200,5 @@ def make_secret(args: Dict[str, Any], loader: Loader, global_opts: Optional[Dict
     opts = merge_options(args.get("options"), global_opts)
     obj = _base("Secret", args, opts)
     obj["type"] = args.get("type") or "Opaque"
-    obj["data"] = {k: encode_base64(_as_bytes(v)) for k, v in load_pairs(args, loader)}
+    obj["data"] = {k: encode_base64(_as_bytes(v)) for k, v in load_pairs(args, loader, secret=True)}
     return _finish(obj, args, opts, source)

@@ -133,3 +133,25 @@ def test_validation_findings_do_not_quote_a_secret_value(data: str) -> None:
     # other kinds keep the value in the message (it is what helps)
     (cm,) = load_documents("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  k: 12345678901\n")
     assert "12345678901" in " ".join(i.message for i in Validator(ValidatePolicy()).check(cm) or [])
+
+
+def test_build_errors_do_not_quote_a_secret_generator_value(tmp_path: Path) -> None:
+    """kustomize quotes every literal source of a generator that has a bad one; for a Secret kzgit
+    names the keys only (a ConfigMap keeps kustomize's message)."""
+    from kzgit.builder import BuildOptions, build
+    from kzgit.errors import BuildError
+    for kind in ("secretGenerator", "configMapGenerator"):
+        (tmp_path / "kustomization.yaml").write_text(
+            f"{kind}:\n- name: s\n  literals:\n  - password=hunter2-Qx81\n  - oops-Zp47\n")
+        with pytest.raises(BuildError) as e:
+            build(str(tmp_path), BuildOptions())
+        if kind == "secretGenerator":
+            assert "hunter2-Qx81" not in str(e.value) and "oops-Zp47" not in str(e.value)
+            assert "literal sources [password=<redacted> <redacted>]" in str(e.value)
+        else:
+            assert "literal sources [password=hunter2-Qx81 oops-Zp47]" in str(e.value)
+    (tmp_path / "kustomization.yaml").write_text("secretGenerator:\n- name: s\n  envs:\n  - s.env\n")
+    (tmp_path / "s.env").write_bytes(b"A=ok\nTOKEN=caf\xe9-Vn52\n")
+    with pytest.raises(BuildError) as e:
+        build(str(tmp_path), BuildOptions())
+    assert "Vn52" not in str(e.value) and "233" not in str(e.value) and "line 2" in str(e.value)
