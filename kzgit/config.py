@@ -238,8 +238,7 @@ class UserConfig(Record):
 
     def __init__(self, sandbox: Optional[SandboxSettings] = None, engine_path: Optional[str] = None,
                  helm_command: Optional[str] = None, source: str = "") -> None:
-        # none written: the user's settings (SandboxSettings.granted)
-        self.sandbox = SandboxSettings(repository=True) if sandbox is None else sandbox
+        self.sandbox = SandboxSettings() if sandbox is None else sandbox
         #: programs that run unconfined, which a repository may name only when they are these
         self.engine_path = engine_path
         self.helm_command = helm_command

@@ -12,6 +12,7 @@ import os
 import re
 import signal
 import subprocess
+import threading
 import textwrap
 import time
 from pathlib import Path
@@ -346,9 +347,16 @@ spec:
 """
 
 
+_GRANT_LOCK = threading.Lock()
+
+
 def grant_sandbox(config_home: StrPath, **keys: Any) -> Path:
     """Add to the ``[sandbox]`` table of the user's ``<config_home>/kzgit/config.toml`` (lists
-    are extended, other values replaced), as a user grants a plugin more; return the file."""
+    are extended, other values replaced), as a user grants a plugin more; return the file.
+
+    Tests run two tools side by side from threads (tests/plugins/test_helm.py ``compare``): the
+    read-modify-write holds a lock and the file is replaced atomically, so a kzgit reading it
+    never sees a grant lost or half written."""
     import json
     import sys
     if sys.version_info >= (3, 11):
@@ -356,10 +364,13 @@ def grant_sandbox(config_home: StrPath, **keys: Any) -> Path:
     else:  # pragma: no cover
         import tomli as tomllib
     path = Path(config_home) / "kzgit" / "config.toml"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    table = tomllib.loads(path.read_text()).get("sandbox", {}) if path.exists() else {}
-    for key, value in keys.items():
-        name = key.replace("_", "-")
-        table[name] = [*table.get(name, []), *value] if isinstance(value, list) else value
-    path.write_text("[sandbox]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in table.items()))
+    with _GRANT_LOCK:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        table = tomllib.loads(path.read_text()).get("sandbox", {}) if path.exists() else {}
+        for key, value in keys.items():
+            name = key.replace("_", "-")
+            table[name] = [*table.get(name, []), *value] if isinstance(value, list) else value
+        tmp = path.with_name(f".config.toml.{os.getpid()}.{threading.get_ident()}")
+        tmp.write_text("[sandbox]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in table.items()))
+        os.replace(tmp, path)
     return path
