@@ -593,6 +593,27 @@ def disk_reader(repo_root: str) -> ReadFn:
     return read
 
 
+def fs_resolver(fs: Any, repo_root: str) -> ResolveFn:
+    """A :data:`ResolveFn` over a build file system mounted at ``repo_root`` (a commit read from
+    git objects, :class:`kzgit.diff.gittree.GitTreeFS`), through its ``realpath``: the same
+    answers :func:`disk_resolver` gives for a working tree."""
+    from kzgit.errors import KzgitError   # start-up: loaded with a diff only
+    top = repo_root.rstrip("/") or "/"
+
+    def resolve(path: str) -> Optional[str]:
+        if path == ROOT_DIR:
+            return None
+        try:
+            real = fs.realpath(posixpath.join(top, path))
+        except (OSError, ValueError, KzgitError):   # missing, a loop, a NUL byte
+            return None
+        rel = posixpath.relpath(real, top)
+        if rel == path or rel == ".." or rel.startswith("../"):
+            return None
+        return rel
+    return resolve
+
+
 def disk_resolver(repo_root: str) -> ResolveFn:
     """A :data:`ResolveFn` over the working tree at ``repo_root``: where a path leads through
     symbolic links, as the build's loader resolves it (``os.path.realpath``; kustomize's

@@ -28,7 +28,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 from kzgit import gitio
 from kzgit.gitio import objects
 from kzgit.builder import BuildOptions, build
-from kzgit.config import Config, glob_match
+from kzgit.config import Config
 from kzgit.diff import drift as _drift
 from kzgit.diff.gittree import GitTreeFS
 from kzgit.diff.report import (ADDED, CHANGED, ERROR, FIXED, REMOVED, UNCHANGED, DiffReport,
@@ -38,7 +38,7 @@ from kzgit.diff.revision import ConfinedDiskFS, Revision, changed_paths, open_co
 from kzgit.engine import Engine, get_engine
 from kzgit.errors import BuildError, KzgitError, UsageError
 from kzgit import versions
-from kzgit.graph import Graph, root_weights, scan, scan_cached, shard
+from kzgit.graph import Graph, disk_resolver, fs_resolver, root_weights, scan, scan_cached, shard
 from kzgit.loader import DiskFS, FileSystem
 from kzgit.record import FrozenRecord, Record
 from kzgit.rendercache import BUILT, FAILED, Rendered, Store, lookup, render_cached
@@ -143,11 +143,17 @@ def _shard(roots: List[str], base: Revision, head: Revision, base_graph: Graph, 
 
 
 def _graph(side: Revision, config: Config, store: Optional[Store]) -> Graph:
-    files = [f for f in side.files if not (config.exclude and glob_match(f, config.exclude))]
+    """The side's dependency graph, as the hooks scan it: every file (``exclude`` keeps
+    kustomizations from being roots, and what a root reaches is followed wherever it lies),
+    symbolic links followed as the build follows them."""
+    if side.is_worktree or side.disk_only:   # on the disk: the work tree, or a commit's export
+        resolve = disk_resolver(side.repo if side.is_worktree else side.on_disk())
+    else:
+        resolve = fs_resolver(side.fs, side.repo)
     if store is not None:   # kept in the render cache, checked against the blobs it read
-        return scan_cached(files, side.read, store, roots=config.roots, exclude=config.exclude,
-                           blob_of=side.blob_of)
-    return scan(files, side.read, roots=config.roots, exclude=config.exclude)
+        return scan_cached(side.files, side.read, store, roots=config.roots, exclude=config.exclude,
+                           blob_of=side.blob_of, resolve=resolve)
+    return scan(side.files, side.read, roots=config.roots, exclude=config.exclude, resolve=resolve)
 
 
 def _engine(config: Config, options: DiffOptions) -> Engine:

@@ -468,3 +468,30 @@ def test_revision_under_review_reads_nothing_outside_the_repository(
     assert [(r["root"], r["status"]) for r in roots] == [("overlays/dev", "error"), ("overlays/prod", "error")]
     for r in roots:
         assert "outside the repository" in r["errors"][0]["message"]
+
+
+def test_diff_follows_links_and_excluded_files_a_root_reaches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """The diff's dependency graph is the hooks': exclude only keeps kustomizations from being
+    roots, and a change to a file reached through a symbolic link or inside an excluded
+    directory still reaches the root."""
+    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: {}\n"
+    repo = GitRepo.create(str(tmp_path / "l"), {
+        ".kzgit.toml": 'exclude = ["shared/**"]\n',
+        "shared/kustomization.yaml": "resources:\n- cm.yaml\n",
+        "shared/cm.yaml": cm.format("one"),
+        "app/kustomization.yaml": "resources:\n- ../shared\n- linked.yaml\n",
+        "app/data/cm2.yaml": cm.replace("name: cm", "name: cm2").format("x"),
+    })
+    os.symlink("data/cm2.yaml", os.path.join(repo.path, "app", "linked.yaml"))
+    git("add", "-A", cwd=repo.path)
+    git("commit", "-q", "-m", "link", cwd=repo.path)
+    repo.tag("c0")
+    repo.commit({"shared/cm.yaml": cm.format("two")})
+    repo.tag("c1")
+    repo.commit({"app/data/cm2.yaml": cm.replace("name: cm", "name: cm2").format("y")})
+    repo.tag("c2")
+    for base, head, changed in (("c0", "c1", "ConfigMap/cm"), ("c1", "c2", "ConfigMap/cm2")):
+        rc, out, err = kz(Path(repo.path), monkeypatch, capsys, "--base", base, "--head", head, "--exit-code")
+        assert rc == 1, (out, err)
+        assert "root app: 1 changed" in out and f"changed {changed}\n" in out, out
