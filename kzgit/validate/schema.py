@@ -38,6 +38,8 @@ piece would need the others to be read.
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import difflib
 import math
 import re
@@ -585,8 +587,6 @@ def _check_byte(inst: Any, path: Path, out: List[Problem]) -> None:
     # encoding/json decodes a []byte field with base64.StdEncoding (padding required; CR and
     # LF ignored): a Secret's data that is not base64 is refused when the API server decodes it
     if isinstance(inst, str):
-        import base64
-        import binascii
         try:
             base64.b64decode(inst.replace("\r", "").replace("\n", ""), validate=True)
         except (binascii.Error, ValueError):
