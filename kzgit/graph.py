@@ -74,7 +74,7 @@ class RemoteRef(Record):
         self.kind = kind      # "git" (kustomize remote target), "image", "helm"
 
 
-class Kustomization(Record):
+class Node(Record):
     """One kustomization file and what it names directly."""
 
     __slots__ = ("dir", "file", "children", "files", "trees", "remotes", "error", "component")
@@ -122,7 +122,7 @@ def default_looks_remote(ref: str) -> bool:
 class Graph:
     """Kustomizations by directory, their roots, and what each reaches."""
 
-    def __init__(self, nodes: Dict[str, Kustomization], roots: List[str],
+    def __init__(self, nodes: Dict[str, Node], roots: List[str],
                  unmatched: Optional[List[Tuple[str, str]]] = None) -> None:
         self.nodes = nodes
         self.roots = roots
@@ -337,7 +337,7 @@ def _graph_from_json(doc: Any) -> Optional[Graph]:
     try:
         nodes = {}
         for d, f, children, files, trees, remotes, error, component in doc["nodes"]:
-            nodes[d] = Kustomization(d, f, set(children), set(files), set(trees),
+            nodes[d] = Node(d, f, set(children), set(files), set(trees),
                                      [RemoteRef(*r) for r in remotes], error, bool(component))
         return Graph(nodes, list(doc["roots"]), [(k, p) for k, p in doc["unmatched"]])
     except (KeyError, TypeError, ValueError):
@@ -352,8 +352,8 @@ class _Ctx:
         self.resolve = resolve
         self.looks_remote = looks_remote
 
-    def parse(self, kdir: str, kfile: str) -> Kustomization:
-        node = Kustomization(kdir, kfile)
+    def parse(self, kdir: str, kfile: str) -> Node:
+        node = Node(kdir, kfile)
         data = self.read(kfile)
         if data is None:
             node.error = "cannot be read"
@@ -393,7 +393,7 @@ class _Ctx:
 class _Fields:
     """Collects what one kustomization names."""
 
-    def __init__(self, ctx: _Ctx, node: Kustomization, text: str) -> None:
+    def __init__(self, ctx: _Ctx, node: Node, text: str) -> None:
         self.ctx, self.node, self.text = ctx, node, text
 
     # -- helpers -------------------------------------------------------------------------

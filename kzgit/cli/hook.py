@@ -17,7 +17,7 @@ import sys
 from kzgit.cli import add_render_flags
 from kzgit.config import Config, load_config
 from kzgit.errors import KzgitError, UsageError
-from kzgit.hooks import Finding, Workspace
+from kzgit.hooks import HookFinding, Workspace
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
@@ -252,7 +252,7 @@ def _validate_in_all(args: argparse.Namespace, ws: Workspace) -> int:
     return emit(args, got, hook=True)
 
 
-def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace) -> List[Finding]:
+def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace) -> List[HookFinding]:
     if hook == "render":
         from kzgit.engine import engine_from_config, get_engine   # start-up
         from kzgit.hooks import render   # start-up
@@ -278,7 +278,7 @@ def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace) -> List[Findin
         found = render.findings(results)
         line = render.summary(results)
         # what failed, then one line counting the rest (quiet on success)
-        return found + ([Finding("", line)] if line else [])
+        return found + ([HookFinding("", line)] if line else [])
     if hook == "localized-sync":
         from kzgit.hooks import localized_sync   # start-up
         return localized_sync.run(ws)
@@ -309,7 +309,7 @@ def print_unchecked(ws: Workspace) -> None:
         print(f"{c}: not checked: included by no root", file=sys.stderr)
 
 
-def report(findings: List[Finding]) -> int:
+def report(findings: List[HookFinding]) -> int:
     """Print the findings, one per line (continuations indented), a finding without a path as
     its message alone (a count of the rest); 1 if there are any."""
     for f in findings:

@@ -41,7 +41,7 @@ from kzgit import versions
 from kzgit.graph import Graph, disk_resolver, fs_resolver, root_weights, scan, scan_cached, shard
 from kzgit.loader import DiskFS, FileSystem
 from kzgit.record import FrozenRecord, Record
-from kzgit.rendercache import BUILT, FAILED, Rendered, Store, lookup, render_cached
+from kzgit.rendercache import BUILT, FAILED, RenderOutcome, Store, lookup, render_cached
 from kzgit.rendercache._record import Checker
 from kzgit.resource import Resource
 from kzgit.yamlio import dump_documents, load_documents
@@ -260,7 +260,7 @@ def _produce(path: str) -> "Callable[[BuildOptions], Tuple[bytes, List[str]]]":
     return produce
 
 
-def _outcome(got: "Rendered") -> _Outcome:
+def _outcome(got: "RenderOutcome") -> _Outcome:
     if got.error is not None:
         if isinstance(got.error, UsageError):
             raise got.error

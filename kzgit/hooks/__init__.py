@@ -1,6 +1,6 @@
 """The git hooks, one module per hook: ``render``, ``localized_sync``, ``pinned_refs``, ``exec_bits``.
 
-Each hook is a function ``run(workspace, ...) -> list[Finding]``: it never
+Each hook is a function ``run(workspace, ...) -> list[HookFinding]``: it never
 prints; :mod:`kzgit.cli.hook` prints the findings and turns them into exit
 code 1, as pre-commit expects.  A :class:`Workspace` is the content being
 checked: the work tree (under the pre-commit framework, which has already
@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
 LOCALIZED_FILES_DIR = "localized-files"
 
 
-class Finding(Record):
+class HookFinding(Record):
     """One problem a hook found; ``path`` is repo-relative."""
 
     __slots__ = ("path", "message", "line")

@@ -14,7 +14,7 @@ import stat
 from typing import Dict, List, Set
 
 from kzgit.gitio import MODE_EXECUTABLE, clear_exec_bits_in_index, index_modes
-from kzgit.hooks import LOCALIZED_FILES_DIR, Finding, Workspace
+from kzgit.hooks import LOCALIZED_FILES_DIR, HookFinding, Workspace
 from kzgit.hooks import _localize_api
 
 
@@ -33,7 +33,7 @@ def downloaded(ws: Workspace) -> Set[str]:
     return out
 
 
-def run(ws: Workspace, fix: bool = True) -> List[Finding]:
+def run(ws: Workspace, fix: bool = True) -> List[HookFinding]:
     """Findings (fixed ones included) for executable downloaded files that changed."""
     targets = sorted(p for p in downloaded(ws) if ws.is_changed(p))
     if not targets:
@@ -52,7 +52,7 @@ def run(ws: Workspace, fix: bool = True) -> List[Finding]:
     except Exception:  # noqa: BLE001 - not a git repo (e.g. a plain directory): tree only
         modes = {}
     bad_index = sorted(p for p, m in modes.items() if m == MODE_EXECUTABLE)
-    findings: List[Finding] = []
+    findings: List[HookFinding] = []
     where: Dict[str, List[str]] = {p: [] for p in sorted(set(bad_tree) | set(bad_index))}
     for p in bad_tree:
         where[p].append("work tree")
@@ -71,5 +71,5 @@ def run(ws: Workspace, fix: bool = True) -> List[Finding]:
             clear_exec_bits_in_index(ws.repo, bad_index)
     verb = "removed executable bit" if fix else "downloaded file is executable"
     for p, places in where.items():
-        findings.append(Finding(p, f"{verb} ({', '.join(places)})"))
+        findings.append(HookFinding(p, f"{verb} ({', '.join(places)})"))
     return findings

@@ -16,7 +16,7 @@ import shlex
 from typing import List
 
 from kzgit.errors import KzgitError
-from kzgit.hooks import Finding, Workspace
+from kzgit.hooks import HookFinding, Workspace
 from kzgit.hooks import _localize_api
 
 
@@ -57,20 +57,20 @@ def _relative(ws: Workspace, problem: str) -> str:
     return ws.scrub(problem)
 
 
-def run(ws: Workspace) -> List[Finding]:
+def run(ws: Workspace) -> List[HookFinding]:
     """Findings for stale localized copies, or for copies that cannot be checked."""
-    out: List[Finding] = []
+    out: List[HookFinding] = []
     for copy in copies(ws):
         if not _touched(ws, copy):
             continue
         try:
             problems = _localize_api.check_copy(ws.path(copy))
         except KzgitError as e:
-            out.append(Finding(copy, f"cannot check this localized copy: {ws.scrub(str(e))}"))
+            out.append(HookFinding(copy, f"cannot check this localized copy: {ws.scrub(str(e))}"))
             continue
         if problems:
             detail = "\n".join(_relative(ws, p) for p in problems)
-            out.append(Finding(copy, f"localized copy is stale:\n{detail}\n"
+            out.append(HookFinding(copy, f"localized copy is stale:\n{detail}\n"
                                      f"run: {_rebuild_cmd(copy)}"))
     return out
 

@@ -31,7 +31,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from kzgit.config import RefPolicy
 from kzgit.graph import RemoteRef, helm_ref_parts
-from kzgit.hooks import Finding, Workspace
+from kzgit.hooks import HookFinding, Workspace
 from kzgit.record import Record
 
 _FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -201,7 +201,7 @@ def check_refs(refs: Iterable[RemoteRef], policy: RefPolicy) -> List[RefProblem]
     return out
 
 
-def run(ws: Workspace, require_sha: bool = False) -> List[Finding]:
+def run(ws: Workspace, require_sha: bool = False) -> List[HookFinding]:
     """Findings for unpinned references in the changed kustomizations."""
     policy = ws.config.refs
     if require_sha:
@@ -209,7 +209,7 @@ def run(ws: Workspace, require_sha: bool = False) -> List[Finding]:
     return check(ws, policy)
 
 
-def check(ws: Workspace, policy: RefPolicy) -> List[Finding]:
+def check(ws: Workspace, policy: RefPolicy) -> List[HookFinding]:
     """Apply ``policy`` to the remote references of the changed kustomizations; findings in
     file and line order."""
     problems: List[RefProblem] = []
@@ -218,4 +218,4 @@ def check(ws: Workspace, policy: RefPolicy) -> List[Finding]:
             continue
         problems += check_refs(node.remotes, policy)
     problems.sort(key=lambda p: (p.file, p.line or 0, p.value))
-    return [Finding(p.file, f"{p.value}: {p.reason}", p.line) for p in problems]
+    return [HookFinding(p.file, f"{p.value}: {p.reason}", p.line) for p in problems]

@@ -16,7 +16,7 @@ import time
 from kzgit.builder import BuildOptions
 from kzgit.engine import Engine
 from kzgit.errors import KzgitError, full_message
-from kzgit.hooks import Finding, Workspace
+from kzgit.hooks import HookFinding, Workspace
 from kzgit.record import Record
 from kzgit.rendercache import BUILT, FAILED, Store
 
@@ -174,9 +174,9 @@ def render_roots(ws: Workspace, engine: Engine, roots: List[str], jobs: int = 0,
     return [result(r, outcomes[r]) for r in roots]
 
 
-def findings(results: List[RootResult]) -> List[Finding]:
+def findings(results: List[RootResult]) -> List[HookFinding]:
     """One finding per root that does not render."""
-    return [Finding(r.root, "does not render: " + r.error) for r in results if r.error is not None]
+    return [HookFinding(r.root, "does not render: " + r.error) for r in results if r.error is not None]
 
 
 def summary(results: List[RootResult]) -> Optional[str]:
@@ -191,6 +191,6 @@ def summary(results: List[RootResult]) -> Optional[str]:
 
 
 def run(ws: Workspace, engine: Engine, jobs: int = 0, offline: bool = False,
-        store: Optional[Store] = None) -> List[Finding]:
+        store: Optional[Store] = None) -> List[HookFinding]:
     """Build every affected root; one finding per root that does not render."""
     return findings(render_roots(ws, engine, roots_to_build(ws), jobs, offline, store))

@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
 CRD_MARK = b"CustomResourceDefinition"
 
 
-class Rendered(Record):
+class RenderedObject(Record):
     """One rendered resource: the object and, with the builtin engine, where it came from."""
 
     __slots__ = ("obj", "source", "names")
@@ -102,7 +102,7 @@ class Resources:
     """What one root rendered: from a render cache entry, decoded only when a resource is
     needed (a root whose findings are cached and which renders no CRD never is)."""
 
-    def __init__(self, payload: bytes = b"", items: Optional[List[Rendered]] = None,
+    def __init__(self, payload: bytes = b"", items: Optional[List[RenderedObject]] = None,
                  digest: str = "") -> None:
         self._payload = payload
         self._items = items
@@ -123,10 +123,10 @@ class Resources:
         return [str(s) for s in json.loads(self._payload.partition(b"\n")[0])]
 
     @property
-    def items(self) -> List[Rendered]:
+    def items(self) -> List[RenderedObject]:
         if self._items is None:
             body = json.loads(self._payload.partition(b"\n")[2]) if self._payload else []
-            self._items = [Rendered(obj, source, tuple(names)) for obj, source, names in body]
+            self._items = [RenderedObject(obj, source, tuple(names)) for obj, source, names in body]
         return self._items
 
     def may_hold_crds(self) -> bool:
@@ -145,7 +145,7 @@ def _render(engine: Engine, path: str, options: BuildOptions, store: Optional[St
     try:
         from kzgit.yamlio import load_documents   # start-up: loaded only by the runs that need it
         text = engine.render(path, options)
-        items = [Rendered(d) for d in load_documents(text.encode("utf-8"), path) if d is not None]
+        items = [RenderedObject(d) for d in load_documents(text.encode("utf-8"), path) if d is not None]
     except KzgitError as e:
         return FAILED, time.monotonic() - start, full_message(e), Resources()
     return BUILT, time.monotonic() - start, None, Resources(items=items)
@@ -238,7 +238,7 @@ def run(ws: Workspace, engine: Engine, policy: ValidatePolicy, *, roots: Optiona
 
 
 def _validate_root(ws: Workspace, validator: Validator, root: str,
-                   items: List[Rendered]) -> Tuple[List[Finding], int]:
+                   items: List[RenderedObject]) -> Tuple[List[Finding], int]:
     """The findings of one root's resources (every missing schema listed), and how many
     resources were validated."""
     out: List[Finding] = []
@@ -330,7 +330,7 @@ def _s(v: Any) -> str:
     return v if isinstance(v, str) else ""
 
 
-def _shown_source(ws: Workspace, item: Rendered) -> Optional[str]:
+def _shown_source(ws: Workspace, item: RenderedObject) -> Optional[str]:
     if not item.source:
         return None
     return ws.relative(item.source)
@@ -339,7 +339,7 @@ def _shown_source(ws: Workspace, item: Rendered) -> Optional[str]:
 class _Placer:
     """Turns issues of one root's resources into findings with a file and line."""
 
-    def __init__(self, ws: Workspace, root: str, items: List[Rendered]) -> None:
+    def __init__(self, ws: Workspace, root: str, items: List[RenderedObject]) -> None:
         self.ws = ws
         self.root = root
         self.items = items
@@ -360,7 +360,7 @@ class _Placer:
                          and f.rsplit("/", 1)[-1] not in ("kustomization.yaml", "kustomization.yml")]
         self._kdirs = kdirs
 
-    def finding(self, item: Rendered, code: str, path: str, message: str, severity: str) -> Finding:
+    def finding(self, item: RenderedObject, code: str, path: str, message: str, severity: str) -> Finding:
         o = item.obj
         md = o["metadata"] if isinstance(o.get("metadata"), dict) else {}
         f = Finding(self.root, _s(o.get("apiVersion")), _s(o.get("kind")), _s(md.get("namespace")),

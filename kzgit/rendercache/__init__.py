@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Callable, Dict, List, Optional, Tuple
 
 # Produce (the type of a build function) is for type checkers only: import it under TYPE_CHECKING
-__all__ = ["BUILT", "CACHED", "DEFAULT_SIZE_MB", "FAILED", "Rendered", "Store", "cache_dir",
+__all__ = ["BUILT", "CACHED", "DEFAULT_SIZE_MB", "FAILED", "RenderOutcome", "Store", "cache_dir",
            "default_store", "lookup", "lookup_yaml", "open_store", "render_cached", "render_yaml"]
 
 BUILT, CACHED, FAILED = "built", "cached", "failed"
@@ -67,7 +67,7 @@ def default_store(enabled: bool = True, size_mb: int = DEFAULT_SIZE_MB
     return open_store(cache_dir(), size_mb)
 
 
-class Rendered(Record):
+class RenderOutcome(Record):
     """How one render went: ``status`` is BUILT, CACHED or FAILED (then ``error`` is set)."""
 
     __slots__ = ("status", "seconds", "payload", "warnings", "error", "digest")
@@ -186,10 +186,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def render_cached(path: str, options: BuildOptions, store: Optional[Store], flavour: str,
-                  produce: Produce, looked: bool = False) -> Rendered:
+                  produce: Produce, looked: bool = False) -> RenderOutcome:
     """Run ``produce`` for the root at ``path``, or return what it gave last time for the same inputs.
 
-    ``looked``: the caller's :func:`lookup` just missed; build without looking again.  A failure comes back as a FAILED :class:`Rendered` carrying the error (stored, and
+    ``looked``: the caller's :func:`lookup` just missed; build without looking again.  A failure comes back as a FAILED :class:`RenderOutcome` carrying the error (stored, and
     replayed, when it can only come from the files).  Exceptions other than
     :class:`~kzgit.errors.KzgitError` propagate.
     """
@@ -214,25 +214,25 @@ def render_cached(path: str, options: BuildOptions, store: Optional[Store], flav
                               "error_class": type(e).__name__, "error": e.message, "tip": e.tip,
                               "lead": getattr(e, "lead", None)},
                         b"")
-        return Rendered(FAILED, time.monotonic() - start, error=e)
+        return RenderOutcome(FAILED, time.monotonic() - start, error=e)
     except BaseException:
         RECORDER.reset(token)
         raise
     RECORDER.reset(token)
     if recorder.uncacheable is None:
         store.write(key, {"trace": recorder.trace(), "warnings": warnings}, payload)
-    return Rendered(BUILT, time.monotonic() - start, payload, warnings)
+    return RenderOutcome(BUILT, time.monotonic() - start, payload, warnings)
 
 
 def lookup(path: str, options: BuildOptions, store: Store, flavour: str,
            checker: Optional[Any] = None, key: Optional[str] = None,
-           payload: bool = True) -> Optional[Rendered]:
+           payload: bool = True) -> Optional[RenderOutcome]:
     """The stored render of ``path`` whose recorded inputs are all unchanged, else None.
 
     ``checker`` (a :class:`~kzgit.rendercache._record.Checker` over ``options.fs``) may be
     shared by the lookups of one run: each file is then hashed once, however many roots
     read it.  ``payload=False``: the verdict alone (rendered or failed, the warnings); the
-    stored output is neither read nor verified and :attr:`Rendered.payload` is empty.
+    stored output is neither read nor verified and :attr:`RenderOutcome.payload` is empty.
     """
     if options.enable_helm:
         return None
@@ -252,19 +252,19 @@ def lookup(path: str, options: BuildOptions, store: Store, flavour: str,
         store.touch(entry)
         warnings = [str(w) for w in header.get("warnings") or []]
         if header.get("error_class"):
-            return Rendered(FAILED, time.monotonic() - start, warnings=warnings,
+            return RenderOutcome(FAILED, time.monotonic() - start, warnings=warnings,
                             error=_replay_error(header))
         digest = str(header.get("payload_sha256", "")) if payload else ""
-        return Rendered(CACHED, time.monotonic() - start, output, warnings, digest=digest)
+        return RenderOutcome(CACHED, time.monotonic() - start, output, warnings, digest=digest)
     return None
 
 
-def _uncached(options: BuildOptions, produce: Produce, start: float) -> Rendered:
+def _uncached(options: BuildOptions, produce: Produce, start: float) -> RenderOutcome:
     try:
         payload, warnings = produce(options)
     except KzgitError as e:
-        return Rendered(FAILED, time.monotonic() - start, error=e)
-    return Rendered(BUILT, time.monotonic() - start, payload, warnings)
+        return RenderOutcome(FAILED, time.monotonic() - start, error=e)
+    return RenderOutcome(BUILT, time.monotonic() - start, payload, warnings)
 
 
 def _produce_yaml(path: str) -> Produce:
@@ -276,17 +276,17 @@ def _produce_yaml(path: str) -> Produce:
 
 
 def render_yaml(path: str, options: BuildOptions, store: Optional[Store],
-                looked: bool = False) -> Rendered:
+                looked: bool = False) -> RenderOutcome:
     """Render the root at ``path`` as ``kzgit build`` prints it, through ``store`` (None: no cache).
 
     The API for every command that needs a root's YAML (``kzgit build``, the render
-    hook, ``kzgit validate``): check :attr:`Rendered.error`, then use
-    :attr:`Rendered.yaml` / :attr:`Rendered.payload` and :attr:`Rendered.warnings`.
+    hook, ``kzgit validate``): check :attr:`RenderOutcome.error`, then use
+    :attr:`RenderOutcome.yaml` / :attr:`RenderOutcome.payload` and :attr:`RenderOutcome.warnings`.
     """
     return render_cached(path, options, store, "yaml", _produce_yaml(path), looked)
 
 
 def lookup_yaml(path: str, options: BuildOptions, store: Store, checker: Optional[Any] = None,
-                payload: bool = True) -> Optional[Rendered]:
+                payload: bool = True) -> Optional[RenderOutcome]:
     """:func:`lookup` of what :func:`render_yaml` stores."""
     return lookup(path, options, store, "yaml", checker, payload=payload)
