@@ -484,12 +484,18 @@ class Outcome:
         return hashlib.sha256(self.stdout.encode("utf-8", "surrogateescape")).hexdigest()
 
 
+# The Kustomize release of the kubectl that records oracle.json (and of `--kubectl`'s default)
+ORACLE_RELEASE = "5.5.0"
+
+
 def _env(tmp: Path) -> Dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "KUSTOMIZE_", "KUBECONFIG"))}
     for name in ("home", "config", "cache"):
         (tmp / name).mkdir(exist_ok=True)
     env.update(HOME=str(tmp / "home"), XDG_CONFIG_HOME=str(tmp / "config"),
-               XDG_CACHE_HOME=str(tmp / "cache"), LC_ALL="C.UTF-8")
+               XDG_CACHE_HOME=str(tmp / "cache"), LC_ALL="C.UTF-8",
+               # kzgit renders as the release of the kubectl that recorded oracle.json (1.32)
+               KZGIT_KUSTOMIZE_VERSION=ORACLE_RELEASE)
     return env
 
 
