@@ -367,7 +367,7 @@ class Target:
                     self._configure, "PatchTransformer", p or {}, ("path", "patch", "target", "options"),
                     self._load_patch_file))
                 out.append(lambda m, p=p, i=i: self._leading("patches", i, p, lambda: patch_tf.patch(
-                    m, p or {}, self.loader, self.kfile)))
+                    m, p or {}, self.loader, self.kfile, self.options.kustomize_version)))
         out.kind = "NamespaceTransformer"
         if k.get("namespace"):
             from kzgit.builtins import namespace   # start-up

@@ -1,7 +1,8 @@
 """patches, patchesStrategicMerge, patchesJson6902.
 
 PatchTransformer, PatchStrategicMergeTransformer, PatchJson6902Transformer
-(api/internal/builtins/*.go, kustomize api/v0.18.0).  A ``patches`` entry is
+(api/internal/builtins/*.go, kustomize api/v0.18.0; the changes of later releases are
+switched beside their rule, see :mod:`kzgit.versions`).  A ``patches`` entry is
 strategic-merge (YAML documents) or JSON6902 (a list of operations), never
 both; without a target each strategic-merge document patches the resource
 whose id (current or any previous) equals the patch's id.
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 
 from kzgit.errors import BuildError, KzgitError
+from kzgit.versions import DEFAULT, V5_7, V5_8, parse
 from kzgit.loader import Loader
 from kzgit.resource import ResId, ResMap, Resource, split_api_version
 from kzgit.resource.factory import objects_from_bytes, validate_object
@@ -133,8 +135,9 @@ def _json_ops(data: bytes, source: str) -> Tuple[bool, List[Any]]:
     return True, ops
 
 
-def patch(m: ResMap, entry: Dict[str, Any], loader: Loader, kfile: str) -> None:
-    """One ``patches`` entry (PatchTransformer)."""
+def patch(m: ResMap, entry: Dict[str, Any], loader: Loader, kfile: str,
+          version: Tuple[int, int, int] = parse(DEFAULT)) -> None:
+    """One ``patches`` entry (PatchTransformer) as Kustomize ``version`` applies it."""
     text = (entry.get("patch") or "").strip()
     path = entry.get("path") or ""
     if not text and not path:
@@ -149,7 +152,12 @@ def patch(m: ResMap, entry: Dict[str, Any], loader: Loader, kfile: str) -> None:
     # when the entry is configured, whatever its target selects
     sm = _sm_docs(data, source)
     json_ok, ops = _json_ops(data, source)
-    if sm is not None and json_ok:
+    both = sm is not None and json_ok
+    if version >= V5_7:
+        # an effectively empty patch (comments, blank lines, `---`, `[]`, `null`) qualifies as
+        # neither: both parses must give something (kustomize 31b37540e, PR #5771)
+        both = both and bool(sm) and bool(ops)
+    if both:
         raise BuildError(f"{source}: illegally qualifies as both an SM and JSON patch")
     if sm is None and not json_ok:
         raise BuildError(f"{kfile}: unable to parse SM or JSON patch from {source}")
@@ -171,6 +179,11 @@ def patch(m: ResMap, entry: Dict[str, Any], loader: Loader, kfile: str) -> None:
                 raise BuildError(f"no resource matches strategic merge patch \"{rid}\": {e}") from None
             _apply_sm(res, p, allow_name, allow_kind)
         m.replace_items([r for r in m.resources() if r.obj])
+        return
+    if sm is not None and version >= V5_8:
+        # Transform runs JSON 6902 only with operations it decoded, and it decodes none once
+        # the text parsed as (no) strategic-merge documents: a no-op, target or not
+        # (kustomize 24ea1b951 "call json6902 only when needed", PR #5990, 5.8.1)
         return
     # Transform: no strategic-merge documents (an empty one counts as none) → JSON 6902
     if target is None:

@@ -250,7 +250,8 @@ def _prefix_suffix(cfg: Dict[str, Any]) -> Callable[[PluginHelpers, str], Step]:
 
 def _patch(cfg: Dict[str, Any]) -> Callable[[PluginHelpers, str], Step]:
     entry = {k: cfg.get(k) for k in ("path", "patch", "target", "options") if cfg.get(k) is not None}
-    return lambda h, where: lambda m: patches.patch(m, entry, h.loader, h.kfile)
+    return lambda h, where: lambda m: patches.patch(m, entry, h.loader, h.kfile,
+                                                    h.options.kustomize_version)
 
 
 def _patch_strategic_merge(cfg: Dict[str, Any]) -> Callable[[PluginHelpers, str], Step]:
