@@ -180,6 +180,14 @@ def expects_error(case_dir: Path) -> bool:
     return bool(json.loads((case_dir / "case.json").read_text(encoding="utf-8"))["expected"] == "error")
 
 
+def case_version(case_dir: Path) -> Tuple[int, int, int]:
+    """The Kustomize release that recorded a case (``"kustomize"`` in case.json; the cases
+    from before it was written were recorded with kubectl 1.32, Kustomize 5.5.0)."""
+    release = json.loads((case_dir / "case.json").read_text(encoding="utf-8")).get("kustomize", "5.5.0")
+    a, b, c = (int(x) for x in release.split("."))
+    return a, b, c
+
+
 def expected_documents(case_dir: Path, load: Callable[[str], Iterable[Any]] = yaml.safe_load_all) -> List[Any]:
     """The non-empty documents of kubectl's ``expected.yaml``."""
     return [d for d in load((case_dir / "expected.yaml").read_text(encoding="utf-8")) if d]

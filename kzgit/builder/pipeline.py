@@ -425,7 +425,7 @@ class Target:
         if k.get("replacements"):
             from kzgit.plugins.builtin import apply_replacement_entries   # start-up
             out.append(lambda m: apply_replacement_entries(m, k.get("replacements"), self.loader,
-                                                           self.kfile))
+                                                           self.kfile, self.options.kustomize_version))
         return out
 
     def _leading(self, field: str, index: int, entry: Any, step: Callable[[], None]) -> None:

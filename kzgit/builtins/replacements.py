@@ -23,7 +23,7 @@ target keeps the target's type; a created field is typed from the copied text.
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable, Dict, List, Mapping, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from kzgit.errors import BuildError
 from kzgit.kustomization import REPLACEMENT
@@ -31,7 +31,8 @@ from kzgit.yamlio import load_yaml11
 from kzgit.yamlio.gostruct import GoDecodeError, ListOf, decode_json
 from kzgit.resource import ResId, ResMap, Resource
 from kzgit.resource.labels import parse_label_selector
-from kzgit.resource.selector import metadata_texts
+from kzgit.versions import DEFAULT, V5_8, parse
+from kzgit.resource.selector import anchored, metadata_texts
 from kzgit.yamlio.gostruct import go_json_kind
 from kzgit.yamlio.tree import SharedStr, SpelledDict, canonical_text, node_kind, share_update, spelled
 from kzgit.builtins.fieldpath import (
@@ -142,20 +143,22 @@ def resolve_entries(entries: List[Any], load: Callable[[str], bytes]) -> List[An
     return out
 
 
-def apply_replacements(resmap: ResMap, replacements: List[Dict[str, Any]], source: str) -> None:
-    """Apply kustomization ``replacements`` (already loaded from ``path:``) to ``resmap``.
+def apply_replacements(resmap: ResMap, replacements: List[Dict[str, Any]], source: str,
+                       version: Tuple[int, int, int] = parse(DEFAULT)) -> None:
+    """Apply kustomization ``replacements`` (already loaded from ``path:``) to ``resmap`` as
+    Kustomize ``version`` does.
 
     ``source`` names the kustomization file for error messages.
     """
     for r in replacements:
         try:
-            _apply_one(resmap, r)
+            _apply_one(resmap, r, version)
         except BuildError as e:
             raise BuildError(f"{source}: {FIELD}: {e}") from None
     resmap.invalidate()
 
 
-def _apply_one(resmap: ResMap, r: Mapping[str, Any]) -> None:
+def _apply_one(resmap: ResMap, r: Mapping[str, Any], version: Tuple[int, int, int]) -> None:
     if not isinstance(r, Mapping):
         raise BuildError("replacements must specify a source and at least one target")
     src = r.get("source")
@@ -170,7 +173,7 @@ def _apply_one(resmap: ResMap, r: Mapping[str, Any]) -> None:
     if not isinstance(targets, list):
         raise BuildError("replacement targets must be a list")
     for t in targets:
-        _apply_target(resmap, value, t if isinstance(t, Mapping) else {})
+        _apply_target(resmap, value, t if isinstance(t, Mapping) else {}, version)
 
 
 # --------------------------------------------------------------------------- source
@@ -228,7 +231,8 @@ def _refine(options: Mapping[str, Any], v: _Value) -> _Value:
 
 
 # --------------------------------------------------------------------------- targets
-def _apply_target(resmap: ResMap, value: _Value, t: Mapping[str, Any]) -> None:
+def _apply_target(resmap: ResMap, value: _Value, t: Mapping[str, Any],
+                  version: Tuple[int, int, int]) -> None:
     select = t.get("select")
     if select is None:
         raise BuildError("target must specify resources to select")
@@ -238,12 +242,38 @@ def _apply_target(resmap: ResMap, value: _Value, t: Mapping[str, Any]) -> None:
     options = _opts(t.get("options"))
     sel_id = _resid_of(select)
     reject_ids = [_resid_of(x) for x in rejects]
+    if version >= V5_8:
+        # select and reject are anchored regular expressions, the namespace compared as
+        # written (kustomize 7c04cbb23, PR #5863: types.NewTargetSelectorRegex)
+        selects = _regex_selector(sel_id)
+        rejected = [_regex_selector(r) for r in reject_ids if r != ResId("", "", "", "", "")]
+        for res in resmap.resources():
+            if not _select_by_anno_and_label(res, select, rejects):
+                continue
+            ids = res.all_ids()
+            if any(r(i) for r in rejected for i in ids):
+                continue
+            if any(selects(i) for i in ids):
+                _copy_value_to_target(res, value, [str(p) for p in field_paths], options)
+        return
     for res in resmap.resources():
         if not _select_by_anno_and_label(res, select, rejects):
             continue
         ids = res.all_ids()
         if any(_is_selected_by(i, sel_id) for i in ids) and not _contains_reject_id(reject_ids, ids):
             _copy_value_to_target(res, value, [str(p) for p in field_paths], options)
+
+
+def _regex_selector(sel: ResId) -> Callable[[ResId], bool]:
+    """types.SelectorRegex: each non-empty field of ``sel`` an anchored regular expression that
+    the id's field (its namespace as written: no "default" for none) must match."""
+    try:
+        fields = [(f, anchored(getattr(sel, f), f))
+                  for f in ("group", "version", "kind", "name", "namespace")]
+    except BuildError as e:
+        raise BuildError(f"error creating target selector: {e}") from None
+    wanted = [(f, rx) for f, rx in fields if rx is not None]
+    return lambda rid: all(rx.match(getattr(rid, f)) for f, rx in wanted)
 
 
 def _select_by_anno_and_label(res: Resource, select: Mapping[str, Any],

@@ -204,7 +204,8 @@ def _builtin(registry: Dict[str, Callable[[Dict[str, Any]], F]], what: str, cfg:
     return factory(cfg)
 
 
-def apply_replacement_entries(m: ResMap, entries: List[Any], loader: Loader, kfile: str) -> None:
+def apply_replacement_entries(m: ResMap, entries: List[Any], loader: Loader, kfile: str,
+                              version: Tuple[int, int, int]) -> None:
     """ReplacementTransformer: configured (``path:`` entries read, see
     :func:`~kzgit.builtins.replacements.resolve_entries`), then applied."""
     try:
@@ -212,7 +213,7 @@ def apply_replacement_entries(m: ResMap, entries: List[Any], loader: Loader, kfi
     except KzgitError as e:
         text = dump({"Replacements": entries})
         raise e.prefixed(f"{kfile}: trouble configuring builtin ReplacementTransformer with config: `\n{text}`: ") from None
-    apply_replacements(m, resolved, kfile)
+    apply_replacements(m, resolved, kfile, version)
 
 
 def _iam_policy(cfg: Dict[str, Any], where: str) -> Resource:
@@ -288,7 +289,7 @@ TRANSFORMERS: Dict[str, Callable[[Dict[str, Any]], Callable[[PluginHelpers, str]
     "PatchStrategicMergeTransformer": _patch_strategic_merge,
     "PatchJson6902Transformer": _patch_json6902,
     "ReplacementTransformer": lambda cfg: lambda h, where: lambda m: apply_replacement_entries(
-        m, list(cfg.get("replacements") or []), h.loader, h.kfile),
+        m, list(cfg.get("replacements") or []), h.loader, h.kfile, h.options.kustomize_version),
     "HashTransformer": lambda cfg: lambda h, where: add_hashes,
     "ValueAddTransformer": lambda cfg: lambda h, where: lambda m: valueadd(m, cfg, h.loader, where),
 }

@@ -13,7 +13,18 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Dict, List, Mapping, Optional
     from kzgit.resource.labels import Predicate
 
-__all__ = ["Selector", "metadata_texts"]
+__all__ = ["Selector", "metadata_texts", "anchored"]
+
+
+def anchored(pattern: Optional[str], field: str) -> Optional["re.Pattern[str]"]:
+    """A selector field as kustomize compiles it, ``^(?:pattern)$``; None when empty.  A
+    pattern that does not compile is named with what is wrong in it, not in its anchoring
+    (``a[0-9`` is an unterminated character set, not a bad escape ``\\Z``)."""
+    try:
+        re.compile(pattern or "")
+    except re.error as e:
+        raise BuildError(f"invalid regular expression for {field} '{pattern}': {e}") from None
+    return _anchor(pattern, field)
 
 
 def _anchor(pattern: Optional[str], field: str) -> Optional["re.Pattern[str]"]:

@@ -1,8 +1,11 @@
-"""Table tests for ``replacements:`` against outputs recorded with kubectl kustomize v5.5.0."""
+"""Table tests for ``replacements:`` against outputs recorded with kubectl kustomize, each case
+run as the release that recorded it (``"kustomize"`` in its case.json)."""
 from __future__ import annotations
 
+import functools
 import os
-from typing import Any, Dict
+from pathlib import Path
+from typing import Any, Dict, Tuple
 
 import pytest
 
@@ -10,26 +13,27 @@ from test_replacements_support import cases, expected, finish, load_level
 from kzgit.errors import BuildError
 from kzgit.resource import ResMap
 from kzgit.builtins.replacements import apply_replacements
-from helpers import DATA, canon
+from helpers import DATA, canon, case_version
 
 ROOT = str(DATA / "replacements")
 
 
-def _level(rm: ResMap, kust: Dict[str, Any], path: str) -> None:
+def _level(rm: ResMap, kust: Dict[str, Any], path: str, version: Tuple[int, int, int]) -> None:
     if kust.get("replacements"):
-        apply_replacements(rm, kust["replacements"], os.path.join(path, "kustomization.yaml"))
+        apply_replacements(rm, kust["replacements"], os.path.join(path, "kustomization.yaml"), version)
 
 
 @pytest.mark.parametrize("case", cases(ROOT))
 def test_replacement_case(case: str) -> None:
     path = os.path.join(ROOT, case)
+    level = functools.partial(_level, version=case_version(Path(path)))
     want, err = expected(path)
     if err is not None:
         with pytest.raises(BuildError) as ei:
-            finish(load_level(path, _level))
+            finish(load_level(path, level))
         assert str(ei.value).endswith(err)
         return
-    got = finish(load_level(path, _level))
+    got = finish(load_level(path, level))
     assert canon(got) == canon(want)  # type: ignore[arg-type]
 
 
