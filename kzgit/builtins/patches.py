@@ -171,7 +171,15 @@ def patch(m: ResMap, entry: Dict[str, Any], loader: Loader, kfile: str,
             sel = Selector(target, kfile)
             _apply_sm_to(m, sel.select(m), sm[0], allow_name, allow_kind)
             return
-        for p in sm:
+        for i, p in enumerate(sm):
+            if version < V5_7 and i and any(not r.obj for r in m.resources()):
+                # a document deleted its resource, whose nil node stays in the map until the
+                # entry is done: finding the next document's target reads every resource's id
+                # and kustomize before 5.7 dereferences the nil node (kustomize dd08aec23,
+                # PR #5859, skips it since)
+                raise BuildError(f"{source}: a `$patch: delete` document followed by another in "
+                                 "one patch: Kustomize before 5.7 fails here (a Go panic: invalid "
+                                 "memory address or nil pointer dereference, in kyaml)")
             rid = _patch_id(p)
             try:
                 res = _get_by_id(m, rid)
