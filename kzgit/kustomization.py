@@ -1,4 +1,5 @@
-"""Reading a kustomization file as kustomize v5.5.0 does.
+"""Reading a kustomization file as kustomize v5.5.0 does, with the fields later releases added
+(:func:`schema`).
 
 api/types/kustomization.go ``Unmarshal``: YAML (go-yaml v2, YAML 1.1) -> JSON ->
 ``encoding/json`` with ``DisallowUnknownFields`` (:func:`kzgit.yamlio.gostruct.decode_json`).  Hence: unknown fields are an
@@ -8,16 +9,19 @@ silently wins last.  ``FixKustomization`` then folds deprecated fields.
 """
 from __future__ import annotations
 
+import functools
 import os
+import re
 
 from kzgit.errors import BuildError
+from kzgit.versions import DEFAULT, SUPPORTED, V5_7, V5_8, parse
 from kzgit.yamlio import load_yaml11
 from kzgit.yamlio.gostruct import (ANY, BOOL, INT, STR, GoDecodeError, ListOf, MapOf, Named, Struct,
                                    decode_json, go_json_kind)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Dict, List
+    from typing import Any, Dict, List, Optional, Tuple
 
 KUSTOMIZATION_KIND = "Kustomization"
 KUSTOMIZATION_VERSION = "kustomize.config.k8s.io/v1beta1"
@@ -105,7 +109,65 @@ KUSTOMIZATION = Struct("Kustomization", {
     "transformers": LIST_STR, "validators": LIST_STR, "buildMetadata": LIST_STR,
 })
 
-def decode_kustomization(raw: Dict[str, Any]) -> Dict[str, Any]:
+class KustomizationError(BuildError):
+    """A kustomization that does not decode; ``needs`` is (the field, the first release that
+    knows it) when the selected release does not know a field a later one does."""
+
+    def __init__(self, message: str,
+                 needs: Optional[Tuple[str, Tuple[int, int, int]]] = None) -> None:
+        super().__init__(message)
+        self.needs = needs
+
+
+# api/types/patchargs.go (5.8): patches[].options, a struct where it was a map[string]bool
+PATCH_ARGS = Struct("PatchArgs", {"allowNameChange": BOOL, "allowKindChange": BOOL},
+                    go="*types.PatchArgs")
+
+
+@functools.lru_cache(maxsize=None)
+def schema(version: Tuple[int, int, int]) -> Dict[str, Struct]:
+    """``Kustomization``, ``Replacement`` (a ``path:`` file's) and ``HelmChart`` as the release
+    declares them: the 5.5.0 structs above plus the fields each later release added."""
+    replacement = dict(_REPLACEMENT_FIELDS)
+    helm = dict(HELM_CHART)
+    patch = PATCH
+    if version >= V5_7:
+        # Replacement.SourceValue (kustomize 6c2797001), HelmChart.Devel (c5f69b002)
+        replacement["sourceValue"] = STR
+        helm["devel"] = BOOL
+    if version >= V5_8:
+        # Patch.Options becomes *types.PatchArgs: unknown options are errors (9043c223d)
+        patch = Struct("Patch", dict(PATCH, options=PATCH_ARGS))
+    helm_chart = Struct("HelmChart", helm)
+    kust = Struct("Kustomization", dict(
+        KUSTOMIZATION, patchesJson6902=_list(patch), patches=_list(patch),
+        replacements=_list(Struct("ReplacementField", dict(replacement, path=STR))),
+        helmCharts=_list(helm_chart)))
+    return {"Kustomization": kust, "Replacement": Struct("Replacement", replacement),
+            "HelmChart": helm_chart}
+
+
+def needs_release(raw: Dict[str, Any], error: str, version: Tuple[int, int, int]
+                  ) -> Optional[Tuple[str, Tuple[int, int, int]]]:
+    """When ``error`` is an unknown field that a later release knows: (the field, the first
+    release whose kustomization reads ``raw``)."""
+    m = re.search(r'unknown field "([^"]*)"', error)
+    if m is None:
+        return None
+    for release in SUPPORTED:
+        later = parse(release)
+        if later <= version:
+            continue
+        try:
+            decode_json(raw, schema(later)["Kustomization"], strict=True)
+        except GoDecodeError:
+            continue
+        return m.group(1), later
+    return None
+
+
+def decode_kustomization(raw: Dict[str, Any],
+                         version: Tuple[int, int, int] = parse(DEFAULT)) -> Dict[str, Any]:
     """Check a kustomization mapping as ``types.Kustomization`` ``Unmarshal`` does.
 
     ``raw`` is the YAML-1.1 mapping of a kustomization file.  Field names are
@@ -116,9 +178,10 @@ def decode_kustomization(raw: Dict[str, Any]) -> Dict[str, Any]:
     :func:`parse_kustomization`'s job.
     """
     try:
-        data: Dict[str, Any] = decode_json(raw, KUSTOMIZATION, strict=True)
+        data: Dict[str, Any] = decode_json(raw, schema(version)["Kustomization"], strict=True)
     except GoDecodeError as e:
-        raise BuildError(f"invalid Kustomization: {e}") from None
+        raise KustomizationError(f"invalid Kustomization: {e}",
+                                 needs_release(raw, str(e), version)) from None
     return data
 
 
@@ -152,7 +215,8 @@ DEPRECATIONS = [
 ]
 
 
-def parse_kustomization(content: bytes, path: str) -> Kustomization:
+def parse_kustomization(content: bytes, path: str,
+                        version: Tuple[int, int, int] = parse(DEFAULT)) -> Kustomization:
     """Parse, validate and fix a kustomization file (kusttarget.go Load)."""
     if not content.strip():
         raise BuildError(f"kustomization.yaml is empty ({path})")
@@ -162,9 +226,9 @@ def parse_kustomization(content: bytes, path: str) -> Kustomization:
     if not isinstance(raw, dict):
         raise BuildError(f"invalid Kustomization: json: cannot unmarshal {go_json_kind(raw)} into Go value of type types.Kustomization ({path})")
     try:
-        data = decode_kustomization(raw)
-    except BuildError as e:
-        raise BuildError(f"{e} (in {path})") from None
+        data = decode_kustomization(raw, version)
+    except KustomizationError as e:
+        raise KustomizationError(f"{e} (in {path})", e.needs) from None
     k = Kustomization(data, path)
     for field, msg in DEPRECATIONS:
         if data.get(field) is not None:

@@ -185,7 +185,7 @@ def options(config: Config) -> Dict[str, Any]:
     return {"kustomize_version": sel.version, "kustomize_version_origin": sel.origin}
 
 
-def needs(feature: str, minimum: Tuple[int, int], version: Version, origin: str) -> str:
+def needs(feature: str, minimum: Tuple[int, ...], version: Version, origin: str) -> str:
     """The line read first when a field is newer than the selected release."""
     return (f"{feature} needs Kustomize {minimum[0]}.{minimum[1]} or later; this repository pins "
             f"{name(version)} ({origin})")

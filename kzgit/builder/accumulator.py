@@ -10,7 +10,7 @@ from kzgit.resource.selector import metadata_texts
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Dict, List
+    from typing import Any, Dict, List, Optional, Tuple
 
 __all__ = ["Accumulator"]
 
@@ -18,9 +18,11 @@ __all__ = ["Accumulator"]
 class Accumulator:
     """ResAccumulator: resources, the transformer config and the vars of a level."""
 
-    def __init__(self) -> None:
+    def __init__(self, version: Optional[Tuple[int, int, int]]) -> None:
         self.resmap = ResMap()
-        self.config: TransformerConfig = default_config()
+        # the default field specs of the Kustomize release built as (None: the caller sets it)
+        self.config: TransformerConfig = (default_config(version) if version is not None
+                                          else TransformerConfig())
         self.vars: List[Dict[str, Any]] = []
         self.varset: Any = None
 

@@ -155,7 +155,7 @@ def process_cache() -> BuildCache:
 def copy_accumulator(ra: "Accumulator") -> "Accumulator":
     """An accumulator sharing no resource or table with ``ra`` (vars are never cached)."""
     from kzgit.builder.pipeline import Accumulator   # cycle: the pipeline imports this module
-    out = Accumulator()
+    out = Accumulator(None)
     out.resmap.append_all(r.copy() for r in ra.resmap.resources())
     out.config = ra.config.copy()
     return out

@@ -19,7 +19,7 @@ from kzgit.builtins.hashing import add_hashes
 from kzgit.builtins.nameref import fix_back_references
 from kzgit.yamlio.tree import node_kind
 from kzgit.errors import BuildError, KzgitError, YamlError
-from kzgit.kustomization import Kustomization, parse_kustomization
+from kzgit.kustomization import Kustomization, KustomizationError, parse_kustomization
 from kzgit.loader import Loader, new_root_loader
 from kzgit.resource import ResMap, Resource
 from kzgit.resource.factory import resources_from_bytes
@@ -138,7 +138,15 @@ class Target:
         # origin.go: the directory of this level relative to the top, or None when
         # the top kustomization asks for no buildMetadata (no tracking at all)
         self.origin = origin
-        self.k: Kustomization = parse_kustomization(loader.fs.read_bytes(path), path)
+        try:
+            self.k: Kustomization = parse_kustomization(loader.fs.read_bytes(path), path,
+                                                        options.kustomize_version)
+        except KustomizationError as e:
+            if e.needs is not None:   # a field of a later release: say so first
+                from kzgit.versions import needs   # start-up: only a failed build needs it
+                e.with_lead(needs(e.needs[0], e.needs[1], options.kustomize_version,
+                                  options.kustomize_version_origin))
+            raise
         self.helpers = PluginHelpers(loader, options, path, ctx.shared)
         ctx.warnings.extend(self.k.warnings)
         ctx.record_target(self)
@@ -153,7 +161,7 @@ class Target:
         return result
 
     def _accumulate(self, ra: Optional[Accumulator]) -> "_Walk":
-        ra = ra if ra is not None else Accumulator()
+        ra = ra if ra is not None else Accumulator(self.options.kustomize_version)
         k = self.k
         try:
             yield from self._resources(ra, k.get("resources", []))
@@ -483,7 +491,7 @@ class Target:
         from kzgit.plugins.common import config_meta   # start-up: only plugin configs need them
         from kzgit.yamlio.tree import undecodable
         out: Configs = []
-        ra = Accumulator()
+        ra = Accumulator(self.options.kustomize_version)
         paths: List[str] = []
         for e in entries:
             # an entry that reads as resources (NewResMapFromBytes) is inline, even with none at

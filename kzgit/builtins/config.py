@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 
 from kzgit.errors import BuildError
+from kzgit.versions import DEFAULT, parse
 from kzgit.konfig import LEGACY_ORDER_FIRST, LEGACY_ORDER_LAST, default_fieldspec_rows, default_namereference_rows
 from kzgit.resource import Gvk
 from kzgit.resource.fieldspec import FieldSpec, merge_specs, rows_to_specs
@@ -113,18 +114,19 @@ class TransformerConfig:
 
 
 @functools.lru_cache(maxsize=None)
-def _defaults() -> TransformerConfig:
+def _defaults(version: Tuple[int, int, int]) -> TransformerConfig:
     c = TransformerConfig()
     for t in TABLES:
         if t != "labels":
-            c.tables[t] = rows_to_specs(default_fieldspec_rows(t))
+            c.tables[t] = rows_to_specs(default_fieldspec_rows(t, version))
     for ref in default_namereference_rows():
         c.name_reference.append((Gvk(*ref["target"]), rows_to_specs(ref["referrers"])))
     return c
 
 
-def default_config() -> TransformerConfig:
-    return _defaults().copy()
+def default_config(version: Tuple[int, int, int] = parse(DEFAULT)) -> TransformerConfig:
+    """The builtin transformer config (default field specs, name references) of ``version``."""
+    return _defaults(version).copy()
 
 
 # builtinconfig.TransformerConfig (transformerconfig.go) and NameBackReferences

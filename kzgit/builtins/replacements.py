@@ -26,12 +26,12 @@ import copy
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from kzgit.errors import BuildError
-from kzgit.kustomization import REPLACEMENT
+from kzgit.kustomization import schema
 from kzgit.yamlio import load_yaml11
 from kzgit.yamlio.gostruct import GoDecodeError, ListOf, decode_json
 from kzgit.resource import ResId, ResMap, Resource
 from kzgit.resource.labels import parse_label_selector
-from kzgit.versions import DEFAULT, V5_8, parse
+from kzgit.versions import DEFAULT, V5_7, V5_8, parse
 from kzgit.resource.selector import anchored, metadata_texts
 from kzgit.yamlio.gostruct import go_json_kind
 from kzgit.yamlio.tree import SharedStr, SpelledDict, canonical_text, node_kind, share_update, spelled
@@ -58,6 +58,14 @@ class _Value:
         if self.spelled:
             assert self.scalar is not None
             self.scalar = Scalar(text, self.scalar.tag)  # type: ignore[arg-type]
+
+    @classmethod
+    def untagged(cls, text: str) -> "_Value":
+        """yaml.NewScalarRNode(text): a scalar node without a tag (``sourceValue``), whose type
+        a new field resolves from its text and an existing field keeps."""
+        v = cls(decode(Scalar(text, "")))
+        v.scalar, v.spelled = Scalar(text, ""), True
+        return v
 
     @property
     def kind(self) -> str:
@@ -112,7 +120,8 @@ def _is_selected_by(rid: ResId, sel: ResId) -> bool:
 _GO_KIND = {str: "string", bool: "bool", int: "float64", float: "float64", type(None): "invalid"}
 
 
-def resolve_entries(entries: List[Any], load: Callable[[str], bytes]) -> List[Any]:
+def resolve_entries(entries: List[Any], load: Callable[[str], bytes],
+                    version: Tuple[int, int, int] = parse(DEFAULT)) -> List[Any]:
     """ReplacementTransformerPlugin.Config (api/internal/builtins/ReplacementTransformer.go):
     the ``replacements:`` entries (decoded ``types.ReplacementField``) with each ``path:``
     entry replaced by the replacements its file holds.
@@ -135,7 +144,8 @@ def resolve_entries(entries: List[Any], load: Callable[[str], bytes]) -> List[An
             kind = _GO_KIND.get(type(doc), "string")   # a date is a string in JSON
             raise BuildError(f"unsupported replacement type encountered within replacement path: {kind}")
         try:
-            decoded = decode_json(doc, ListOf(REPLACEMENT) if isinstance(doc, list) else REPLACEMENT,
+            replacement = schema(version)["Replacement"]   # the release's fields (sourceValue)
+            decoded = decode_json(doc, ListOf(replacement) if isinstance(doc, list) else replacement,
                                   to_target=True)
         except GoDecodeError as err:
             raise BuildError(f"error unmarshaling JSON: while decoding JSON: {err}") from None
@@ -163,13 +173,21 @@ def _apply_one(resmap: ResMap, r: Mapping[str, Any], version: Tuple[int, int, in
         raise BuildError("replacements must specify a source and at least one target")
     src = r.get("source")
     targets = r.get("targets")
+    # sourceValue (5.7, kustomize 6c2797001): a static value instead of a source resource; a
+    # release before it has none (its kustomization refuses the field, a path: file drops it)
+    static = r.get("sourceValue") if version >= V5_7 else None
     # kustomize re-marshals the field into the plugin's config with
     # `omitempty`, so an empty targets list is the same as none.
-    if src is None or not targets:
+    if (src is None and static is None) or not targets:
         raise BuildError("replacements must specify a source and at least one target")
-    if not isinstance(src, Mapping):
+    if static is not None and src is not None:
+        raise BuildError("value and resource selectors are mutually exclusive")
+    if static is not None:
+        value = _Value.untagged(str(static))
+    elif not isinstance(src, Mapping):
         raise BuildError("replacement source must be a mapping")
-    value = _get_replacement(resmap, src)
+    else:
+        value = _get_replacement(resmap, src)
     if not isinstance(targets, list):
         raise BuildError("replacement targets must be a list")
     for t in targets:

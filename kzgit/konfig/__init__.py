@@ -39,8 +39,29 @@ def is_cluster_scoped(api_version: str, kind: str) -> bool:
     return namespace_scope().get((api_version, kind)) is False
 
 
-def default_fieldspec_rows(table: str) -> List[list]:
-    return tables()["fieldSpecs"][table]
+# Default field-spec tables a later release changed (tables.json holds api/v0.18.0's): the
+# first release with the change -> table -> the whole table at that release's tag, in order.
+FIELD_SPECS_SINCE: Dict[Tuple[int, int], Dict[str, List[list]]] = {
+    # api/internal/konfig/builtinpluginconsts/images.go at api/v0.20.1: image volumes'
+    # references (kustomize 32e82514a "Add suport for Image Volume")
+    (5, 7): {"images": [
+        ["", "", "", "spec/containers[]/image", True],
+        ["", "", "", "spec/initContainers[]/image", True],
+        ["", "", "", "spec/volumes[]/image/reference", True],
+        ["", "", "", "spec/template/spec/containers[]/image", True],
+        ["", "", "", "spec/template/spec/initContainers[]/image", True],
+        ["", "", "", "spec/template/spec/volumes[]/image/reference", True],
+    ]},
+}
+
+
+def default_fieldspec_rows(table: str, version: Tuple[int, int, int] = (5, 5, 0)) -> List[list]:
+    """The default field specs of ``table`` in Kustomize ``version``."""
+    rows: List[list] = tables()["fieldSpecs"][table]
+    for since, changed in FIELD_SPECS_SINCE.items():
+        if version >= since and table in changed:
+            rows = changed[table]
+    return rows
 
 
 def default_namereference_rows() -> List[dict]:

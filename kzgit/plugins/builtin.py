@@ -209,7 +209,7 @@ def apply_replacement_entries(m: ResMap, entries: List[Any], loader: Loader, kfi
     """ReplacementTransformer: configured (``path:`` entries read, see
     :func:`~kzgit.builtins.replacements.resolve_entries`), then applied."""
     try:
-        resolved = resolve_entries(entries, loader.load)
+        resolved = resolve_entries(entries, loader.load, version)
     except KzgitError as e:
         text = dump({"Replacements": entries})
         raise e.prefixed(f"{kfile}: trouble configuring builtin ReplacementTransformer with config: `\n{text}`: ") from None

@@ -115,3 +115,30 @@ def test_build_help_names_the_default(capsys: pytest.CaptureFixture[str]) -> Non
     with pytest.raises(SystemExit):
         main(["build", "--help"])
     assert f"else {versions.DEFAULT}" in " ".join(capsys.readouterr().out.split())
+
+
+@pytest.mark.parametrize("field, entry", [
+    ("sourceValue", "replacements:\n- sourceValue: x\n  targets:\n  - select: {kind: ConfigMap}\n"),
+    ("devel", "helmCharts:\n- name: c\n  devel: true\n"),
+])
+def test_a_field_of_a_later_release_fails_as_the_pinned_one_does_and_says_why_first(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        field: str, entry: str) -> None:
+    monkeypatch.delenv(versions.ENV_VAR, raising=False)
+    root = _tree(tmp_path / "r", 'kustomize-version = "5.6.0"\n')
+    (root / "kustomization.yaml").write_text("resources:\n- cm.yaml\n" + entry)
+    assert main(["build", "--no-cache", str(root)]) == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == (f"Error: {field} needs Kustomize 5.7 or later; this repository pins 5.6.0 "
+                        "(.kzgit.toml kustomize-version)")
+    assert f'json: unknown field "{field}"' in lines[1]   # what kubectl 1.33 says
+
+
+def test_a_field_no_release_knows_gets_no_lead(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(versions.ENV_VAR, raising=False)
+    root = _tree(tmp_path / "r", 'kustomize-version = "5.6.0"\n')
+    (root / "kustomization.yaml").write_text("resources:\n- cm.yaml\nsourceValues: x\n")
+    assert main(["build", "--no-cache", str(root)]) == 1
+    err = capsys.readouterr().err
+    assert "needs Kustomize" not in err and 'unknown field "sourceValues"' in err

@@ -595,6 +595,14 @@ def test_helm_argv_table() -> None:
         "pull", "--untar", "--untardir", "/h", "--repo", "https://r", "c"]
 
 
+def test_devel_asks_helm_for_pre_releases() -> None:
+    """helmCharts[].devel (Kustomize 5.7, kustomize c5f69b002): --devel on template and pull."""
+    c = helm.HelmChart(name="c", repo="https://r", version="1.0.0-rc.1", devel=True)
+    assert helm.helm_argv(c, "/home", "")[-1] == "--devel"
+    assert helm.pull_argv(c, "/h") == ["pull", "--untar", "--untardir", "/h", "--repo", "https://r",
+                                       "c", "--version", "1.0.0-rc.1", "--devel"]
+
+
 def test_bad_plugin_config_type(tmp_path: Path, fake_helm: str) -> None:
     root = tmp_path / "tree"
     _write(root, {**CHART, K: """\

@@ -45,6 +45,8 @@ def helm_argv(chart: HelmChart, abs_chart_home: str, values_path: str) -> List[s
         args.append("--no-hooks")
     if chart.debug:
         args.append("--debug")
+    if chart.devel:   # helmCharts[].devel (5.7, kustomize c5f69b002)
+        args.append("--devel")
     return args
 
 
@@ -60,5 +62,7 @@ def pull_argv(chart: HelmChart, abs_chart_home: str) -> List[str]:
         args.append(chart.name)
     if chart.version:
         args += ["--version", chart.version]
+    if chart.devel:   # pre-releases too (5.7, kustomize c5f69b002)
+        args.append("--devel")
     return args
 

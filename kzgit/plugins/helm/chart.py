@@ -54,6 +54,7 @@ class HelmChart:
     name_template: str = ""
     skip_tests: bool = False
     debug: bool = False
+    devel: bool = False   # 5.7 (kustomize c5f69b002): a release kustomization before it refuses it
     chart_home: str = ""
     config_home: str = ""
     where: str = ""   # for messages: kustomization file and entry
@@ -74,6 +75,7 @@ class HelmChart:
             api_versions=["" if a is None else a for a in d.get("apiVersions") or []],
             kube_version=s("kubeVersion"), name_template=s("nameTemplate"),
             skip_tests=bool(d.get("skipTests")), debug=bool(d.get("debug")),
+            devel=bool(d.get("devel")),
             chart_home=s("chartHome"), config_home=s("configHome"), where=where)
 
     def label(self) -> str:
