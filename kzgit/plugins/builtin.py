@@ -25,7 +25,8 @@ from kzgit.errors import BuildError, KzgitError, PluginError
 from kzgit.resource import ResMap, Resource
 from kzgit.plugins.common import config_meta, is_builtin
 from kzgit.kustomization import (FSLICE, GENERATOR_OPTIONS, IMAGE, LIST_STR, MAP_STR, METADATA,
-                                 REPLACEMENT_FIELD, REPLICA, SELECTOR_PTR)
+                                 PATCH_ARGS, REPLACEMENT_FIELD, REPLICA, SELECTOR_PTR, schema)
+from kzgit.versions import V5_7, V5_8
 from kzgit.yamlio import dump, load_documents
 from kzgit.yamlio.gostruct import (ANY, BOOL, STR, GoDecodeError, ListOf, MapOf, Named, Struct,
                                    decode_json, decode_yaml)
@@ -115,11 +116,24 @@ def _field_lines(cfg: Dict[str, Any]) -> Dict[str, int]:
     return lines
 
 
-def decode_config(cfg: Dict[str, Any]) -> Dict[str, Any]:
-    """A builtin plugin config decoded into its Go struct (loader.go: ``plugin %s fails
-    configuration``); the result keeps ``apiVersion``, ``kind`` and ``metadata`` for messages."""
+def config_struct(kind: str, version: Tuple[int, int, int]) -> Optional[Struct]:
+    """The config struct of builtin ``kind`` in Kustomize ``version``: :data:`CONFIG_STRUCTS`
+    (5.5.0's) with the fields later releases added (kzgit.kustomization.schema)."""
+    struct = CONFIG_STRUCTS.get(kind)
+    if kind == "ReplacementTransformer" and version >= V5_7:   # sourceValue (6c2797001)
+        field = Struct("ReplacementField", dict(schema(version)["Replacement"], path=STR))
+        struct = _plugin(kind, {"replacements": ListOf(field)})
+    elif kind == "PatchTransformer" and version >= V5_8:       # options: PatchArgs (9043c223d)
+        struct = _plugin(kind, dict(CONFIG_STRUCTS[kind], options=PATCH_ARGS))
+    return struct
+
+
+def decode_config(cfg: Dict[str, Any], version: Tuple[int, int, int]) -> Dict[str, Any]:
+    """A builtin plugin config decoded into its Go struct in Kustomize ``version`` (loader.go:
+    ``plugin %s fails configuration``); the result keeps ``apiVersion``, ``kind`` and
+    ``metadata`` for messages."""
     kind = cfg.get("kind")
-    struct = CONFIG_STRUCTS.get(kind) if isinstance(kind, str) else None
+    struct = config_struct(kind, version) if isinstance(kind, str) else None
     if struct is None:
         return cfg
     fields = {k: v for k, v in cfg.items() if k not in ("apiVersion", "kind")}
@@ -155,7 +169,8 @@ class PluginRunner:
         for cfg, origin in configs:
             where = _where(cfg, h)
             if is_builtin(cfg):
-                gens = _builtin(GENERATORS, "generator", decode_config(cfg), where)(h, where)
+                gens = _builtin(GENERATORS, "generator",
+                                decode_config(cfg, self.options.kustomize_version), where)(h, where)
             else:
                 from kzgit.plugins import external   # start-up: only builds with exec plugins pay
                 gens = external.generate(cfg, h.kfile, h.loader, self.options)
@@ -171,7 +186,8 @@ class PluginRunner:
         for cfg, origin in configs:
             where = _where(cfg, h)
             if is_builtin(cfg):
-                _builtin(TRANSFORMERS, "transformer", decode_config(cfg), where)(h, where)(m)
+                _builtin(TRANSFORMERS, "transformer",
+                         decode_config(cfg, self.options.kustomize_version), where)(h, where)(m)
             else:
                 from kzgit.plugins import external   # start-up: only builds with exec plugins pay
                 external.transform(cfg, h.kfile, h.loader, m, self.options)
