@@ -18,6 +18,7 @@ from kzgit.errors import PluginError
 from kzgit.konfig.general import PLUGIN_HOME_ENV
 from kzgit.loader import Loader
 from kzgit.plugins.common import describe, plugin_timeout
+from kzgit.versions import V5_7
 from kzgit.resource import split_api_version
 from kzgit.yamlio import dump_documents
 
@@ -67,15 +68,69 @@ def legacy_plugin_path(config: Dict[str, Any], home: Optional[str] = None) -> st
     return os.path.join(home if home is not None else plugin_home(), *parts, kind)
 
 
-def _legacy_args(config: Dict[str, Any], source: str, loader: Loader) -> List[str]:
+def shlex_split(s: str) -> List[str]:
+    """execplugin.ShlexSplit (kustomize 5.7.1, PR #5943): words split at white space, quotes
+    ``'`` and ``"`` (an empty pair gives no word), a backslash escaping the next character but
+    inside single quotes, and an unquoted ``#`` ending the string, even inside a word; an
+    unclosed quote is a ValueError."""
+    out: List[str] = []
+    cur: List[str] = []
+    quote = ""
+    escaped = False
+    for c in s:
+        if escaped:
+            cur.append(c)
+            escaped = False
+        elif c == "\\" and quote != "'":
+            escaped = True
+        elif c in "'\"" and not quote:
+            quote = c
+        elif c == quote:
+            quote = ""
+        elif c == "#" and not quote:
+            break
+        elif not quote and _go_is_space(c):
+            if cur:
+                out.append("".join(cur))
+                cur = []
+        else:
+            cur.append(c)
+    else:
+        if quote:
+            raise ValueError("unclosed quote in string")
+    if cur:
+        out.append("".join(cur))
+    return out
+
+
+def _go_is_space(c: str) -> bool:
+    """Go's unicode.IsSpace: Latin-1's \\t \\n \\v \\f \\r, space, U+0085 and U+00A0, and
+    Unicode's White_Space beyond (Python's isspace also counts U+001C..U+001F)."""
+    return c in "\t\n\v\f\r \x85\xa0" if c <= "\xff" else c.isspace()
+
+
+def _legacy_args(config: Dict[str, Any], source: str, loader: Loader,
+                 version: Tuple[int, int, int]) -> List[str]:
     """execplugin.processOptionalArgsFields: ``argsOneLiner`` (shlex) then ``argsFromFile`` lines."""
     args: List[str] = []
     one = config.get("argsOneLiner")
-    if one:
+    if one and version >= V5_7:
+        # kustomize's own tokenizer, whose errors fail the build (PR #5943, 5.7.1)
         try:
-            args += shlex.split(str(one))
+            args += shlex_split(str(one))
+        except ValueError as e:
+            raise PluginError(f"{describe(config, source)}: failed to parse argsOneLiner: {e}") from None
+    elif one:
+        # github.com/google/shlex Split: the words before an error (an unclosed quote), the
+        # error ignored (`p.args, _ = shlex.Split(...)`) [verified with kubectl 1.32]
+        lexer = shlex.shlex(str(one), posix=True)
+        lexer.whitespace_split = True
+        lexer.commenters = ""
+        try:
+            for word in lexer:
+                args.append(word)
         except ValueError:
-            pass  # kustomize ignores shlex errors (`p.args, _ = shlex.Split(...)`)
+            pass
     from_file = config.get("argsFromFile")
     if from_file:
         content = loader.load(str(from_file)).decode("utf-8", errors="replace")
@@ -110,7 +165,7 @@ def run_legacy(config: Dict[str, Any], source: str, loader: Loader, options: Bui
     path = _legacy_plugin(config, source)
     label = f"plugin {path} ({describe(config, source)})"
     cfg = dump_documents([config])
-    args = _legacy_args(config, source, loader)
+    args = _legacy_args(config, source, loader, options.kustomize_version)
     env = dict(os.environ)
     # execplugin.getEnv: variables longer than the hard limit are omitted (kustomize logs it)
     if len("KUSTOMIZE_PLUGIN_CONFIG_STRING=" + cfg) <= MAX_ARG_STRING_LENGTH:

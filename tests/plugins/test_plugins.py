@@ -16,10 +16,11 @@ import pytest
 
 from kzgit.builder import BuildOptions
 from kzgit.config import SandboxSettings
-from kzgit.errors import PluginError
+from kzgit.errors import KzgitError, PluginError
 from kzgit.loader import Loader
 from kzgit.plugins import external
 from kzgit.resource import Resource, ResMap
+from kzgit.versions import parse
 from kzgit.yamlio import load_documents
 
 PY = sys.executable
@@ -138,6 +139,51 @@ def test_args_from_file(home: Path, root: Path) -> None:
     data = r.obj["data"]
     assert os.path.basename(data.pop("a1")).startswith("kust-plugin-config-")
     assert data == {"a2": "zero", "a3": "first arg", "a4": "second"}
+
+
+@pytest.mark.parametrize("release, one_liner, want", [   # each verified with its kubectl
+    # 5.5 and 5.6 split with github.com/google/shlex (# only starts a word's comment)
+    ("5.5.0", "a b#c 'd e'", ["a", "b#c", "d e"]),
+    ("5.5.0", "a 'b", ["a"]),   # an unclosed quote: the words before it, the error ignored
+    # 5.7.1's ShlexSplit: an unquoted # anywhere ends the string, '' gives no word
+    ("5.7.1", "a b#c 'd e'", ["a", "b"]),
+    ("5.8.1", "x '' \"y z\"", ["x", "y z"]),
+])
+def test_args_one_liner_is_split_as_the_release_splits_it(home: Path, root: Path, release: str,
+                                                           one_liner: str, want: List[str]) -> None:
+    write_exe(plugin_path(home, "x.example.com/v1", "Args"), """\
+        #!/bin/sh
+        shift
+        printf 'apiVersion: v1\\nkind: ConfigMap\\nmetadata:\\n  name: args\\ndata:\\n'
+        i=0
+        for a in "$@"; do i=$((i+1)); printf '  a%s: "%s"\\n' "$i" "$a"; done
+        """)
+    cfg = {"apiVersion": "x.example.com/v1", "kind": "Args", "metadata": {"name": "a"},
+           "argsOneLiner": one_liner}
+    [r] = external.generate(cfg, "g.yaml", Loader(str(root)), opts(kustomize_version=parse(release)))
+    assert list((r.obj.get("data") or {}).values()) == want
+
+
+def test_an_unclosed_quote_in_args_one_liner_fails_from_5_7(home: Path, root: Path) -> None:
+    write_exe(plugin_path(home, "x.example.com/v1", "Args"), "#!/bin/sh\necho '{}'\n")
+    cfg = {"apiVersion": "x.example.com/v1", "kind": "Args", "metadata": {"name": "a"},
+           "argsOneLiner": "a 'b"}
+    with pytest.raises(KzgitError, match="failed to parse argsOneLiner: unclosed quote in string"):
+        external.generate(cfg, "g.yaml", Loader(str(root)), opts(kustomize_version=parse("5.7.1")))
+
+
+@pytest.mark.parametrize("text, want", [   # kustomize api/internal/plugins/execplugin/shlex_test.go
+    ("hello world", ["hello", "world"]),
+    ("'can'\\''t'", ["can't"]),
+    ('"hello \\"world\\""', ['hello "world"']),
+    ("hello\\ world", ["hello world"]),
+    ("   multiple\tspaces   ", ["multiple", "spaces"]),
+    ('echo "Hello, W#orld!" ${USER} # This is a comment', ["echo", "Hello, W#orld!", "${USER}"]),
+    ("", []),
+])
+def test_shlex_split_table(text: str, want: List[str]) -> None:
+    from kzgit.plugins.execplugin import shlex_split
+    assert shlex_split(text) == want
 
 
 LEGACY_TRANSFORMER = f"""\
