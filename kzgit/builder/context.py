@@ -12,6 +12,7 @@ from kzgit.loader import Loader
 from kzgit.openapi import crd_fieldspecs
 from kzgit.plugins.helpers import SharedState
 from kzgit.remote import looks_remote, open_remote, parse_repo_spec
+from kzgit.versions import V5_8
 from kzgit.yamlio import load_documents, load_yaml11
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
@@ -99,7 +100,10 @@ class BuildContext:
     def helm(self, t: Target, ra: Accumulator) -> None:
         """helmCharts (kzgit.plugins.helm); origin as for the other builtin generators."""
         from kzgit.plugins.helm import generate as helm_generate   # only builds with charts pay
-        for res in helm_generate(t.k, t.kfile, t.helpers):
+        default_ns = ""
+        if self.options.kustomize_version >= V5_8:   # see helm_generate
+            default_ns = t.k.get("namespace") or t.helm_root_namespace
+        for res in helm_generate(t.k, t.kfile, t.helpers, default_ns):
             res.origin = t.builtin_origin("HelmChartInflationGenerator")
             ra.absorb(res, f"HelmChartInflationGenerator in {t.kfile}")
 

@@ -20,6 +20,7 @@ from kzgit.builtins.nameref import fix_back_references
 from kzgit.yamlio.tree import node_kind
 from kzgit.errors import BuildError, KzgitError, YamlError
 from kzgit.kustomization import Kustomization, KustomizationError, parse_kustomization
+from kzgit.versions import V5_8
 from kzgit.loader import Loader, new_root_loader
 from kzgit.resource import ResMap, Resource
 from kzgit.resource.factory import resources_from_bytes
@@ -138,6 +139,8 @@ class Target:
         # origin.go: the directory of this level relative to the top, or None when
         # the top kustomization asks for no buildMetadata (no tracking at all)
         self.origin = origin
+        # the namespace helmCharts without one render into (5.8): set by the parent level
+        self.helm_root_namespace = ""
         try:
             self.k: Kustomization = parse_kustomization(loader.fs.read_bytes(path), path,
                                                         options.kustomize_version)
@@ -280,6 +283,10 @@ class Target:
         except KzgitError as e:
             raise BuildError(f"couldn't make target for path '{loader.root}': {e}") from None
         sub.k.data["buildMetadata"] = self.k.get("buildMetadata")
+        if self.options.kustomize_version >= V5_8:
+            # the nearest ancestor's namespace, for helmCharts without one (kusttarget.go
+            # accumulateDirectory helmRootNamespace; kustomize 4e75138d2, PR #6044, 5.8.1)
+            sub.helm_root_namespace = self.k.get("namespace") or self.helm_root_namespace
         self.ctx.set_openapi(sub, reset=False)
         if component and not sub.k.is_component():
             raise BuildError(f"expected kind 'Component' for path '{loader.root}' but got '{sub.k.kind}'")
@@ -380,7 +387,8 @@ class Target:
         if k.get("namespace"):
             from kzgit.builtins import namespace   # start-up
             cfg_ns = {"metadata": {"namespace": k.get("namespace")}, "fieldSpecs": t["namespace"]}
-            out.append(lambda m: namespace.transform(m, cfg_ns))
+            out.append(lambda m: namespace.transform(
+                m, cfg_ns, skip_helm=self.options.kustomize_version >= V5_8))
         out.kind = "PrefixTransformer"
         if k.get("namePrefix"):
             from kzgit.builtins import prefix_suffix   # start-up

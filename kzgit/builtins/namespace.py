@@ -37,7 +37,10 @@ def _set_subjects(subjects: Any, mode: str, setter: Callable[[Any], Any]) -> Non
             s["namespace"] = setter(s.get("namespace"))
 
 
-def transform(resmap: ResMap, config: Dict[str, Any], where: str = "NamespaceTransformer") -> None:
+def transform(resmap: ResMap, config: Dict[str, Any], where: str = "NamespaceTransformer",
+              skip_helm: bool = False) -> None:
+    """``skip_helm``: leave what helm rendered alone, as 5.8 does (kustomize 4e75138d2: "Helm
+    should take care of it")."""
     md = config.get("metadata") or {}
     ns = md.get("namespace") if isinstance(md, dict) else None
     if not ns:
@@ -60,7 +63,7 @@ def transform(resmap: ResMap, config: Dict[str, Any], where: str = "NamespaceTra
         return ns
 
     for r in resmap.resources():
-        if not r.obj:
+        if not r.obj or (skip_helm and r.helm_generated):
             continue
         r.store_prev_id()
         obj = r.obj

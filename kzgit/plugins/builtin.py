@@ -294,7 +294,8 @@ TRANSFORMERS: Dict[str, Callable[[Dict[str, Any]], Callable[[PluginHelpers, str]
         lambda cfg: lambda h, where: lambda m: metadata.annotations(m, cfg, where),
     "LabelTransformer": lambda cfg: lambda h, where: lambda m: metadata.labels(m, cfg, where),
     "NamespaceTransformer":
-        lambda cfg: lambda h, where: lambda m: namespace.transform(m, cfg, where),
+        lambda cfg: lambda h, where: lambda m: namespace.transform(
+            m, cfg, where, skip_helm=h.options.kustomize_version >= V5_8),
     "PrefixTransformer": lambda cfg: lambda h, where: lambda m: prefix_suffix.prefix(m, cfg, where),
     "SuffixTransformer": lambda cfg: lambda h, where: lambda m: prefix_suffix.suffix(m, cfg, where),
     "PrefixSuffixTransformer": _prefix_suffix,

@@ -121,7 +121,7 @@ class Resource:
     """One Kubernetes object plus the build state kustomize keeps beside it."""
 
     __slots__ = ("obj", "prev_ids", "prefixes", "suffixes", "needs_hash", "behavior",
-                 "refby", "origin", "transformations", "source")
+                 "refby", "origin", "transformations", "source", "helm_generated")
 
     def __init__(self, obj: Dict[str, Any], source: str = "") -> None:
         self.obj = obj
@@ -134,6 +134,9 @@ class Resource:
         self.origin: Optional[Dict[str, Any]] = None
         self.transformations: List[Dict[str, Any]] = []
         self.source = source                 # file the resource came from, for messages
+        # rendered by helm (5.8: config.kubernetes.io/helm-generated, which the
+        # NamespaceTransformer skips; kustomize 4e75138d2)
+        self.helm_generated = False
 
     # --- accessors -----------------------------------------------------------------
     @property

@@ -35,7 +35,14 @@ PY = sys.executable
 KUBECTL = shutil.which("kubectl")
 needs_kubectl = pytest.mark.skipif(KUBECTL is None, reason="kubectl not on PATH: no oracle to "
                                                            "compare helm behaviour with")
-pytestmark = pytest.mark.usefixtures("isolated_home")
+pytestmark = pytest.mark.usefixtures("isolated_home", "as_kubectl_on_path")
+
+
+@pytest.fixture
+def as_kubectl_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """kzgit renders as the oracle these tests compare with, kubectl on PATH (1.32, Kustomize
+    5.5.0); tests/plugins/test_helm_versions.py covers the later releases with real helm."""
+    monkeypatch.setenv("KZGIT_KUSTOMIZE_VERSION", "5.5.0")
 
 FAKE_HELM = f"""\
 #!{PY}

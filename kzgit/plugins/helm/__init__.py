@@ -52,6 +52,7 @@ from typing import Any, Dict, List, Tuple
 
 from kzgit.kustomization import Kustomization
 from kzgit.plugins.helm.argv import helm_argv, pull_argv
+from kzgit.versions import V5_8
 from kzgit.plugins.helm.chart import CHART_PLUGIN, KIND, HelmChart, charts_of, decode_chart
 from kzgit.plugins.helm.inflate import Inflation
 from kzgit.plugins.helpers import PluginHelpers
@@ -77,14 +78,28 @@ def _run_all(charts: List[HelmChart], h: PluginHelpers) -> List[Tuple[HelmChart,
     inflations = [Inflation(c, h.loader, h.options, shared) for c in charts]
     for inf in inflations:
         inf.configure()
-    return [(inf.c, inf.generate()) for inf in inflations]
+    out = [(inf.c, inf.generate()) for inf in inflations]
+    if h.options.kustomize_version >= V5_8:
+        # markHelmGeneratedResources (kustomize 4e75138d2): the NamespaceTransformer skips them
+        for _chart, resources in out:
+            for r in resources:
+                r.helm_generated = True
+    return out
 
 
-def generate(k: Kustomization, kfile: str, h: PluginHelpers) -> List[Resource]:
+def generate(k: Kustomization, kfile: str, h: PluginHelpers, default_namespace: str = ""
+             ) -> List[Resource]:
     """The resources of the ``helmCharts`` (and deprecated ``helmChartInflationGenerator``)
-    entries of one kustomization, chart after chart."""
+    entries of one kustomization, chart after chart; a chart without a namespace renders into
+    ``default_namespace`` when one is given (5.8)."""
+    charts = charts_of(k, kfile)
+    for c in charts:
+        if not c.namespace and default_namespace:
+            # kusttarget_configplugin.go: the kustomization's namespace, else the nearest
+            # ancestor's (kustomize 4e75138d2, 7e4579927; 5.8.1)
+            c.namespace = default_namespace
     out: List[Resource] = []
-    for _chart, resources in _run_all(charts_of(k, kfile), h):
+    for _chart, resources in _run_all(charts, h):
         out.extend(resources)
     return out
 

@@ -18,6 +18,7 @@ from kzgit.plugins.helm.values import values_bytes
 from kzgit import sandbox
 from kzgit.proc import ProcessResult, stderr_tail
 from kzgit.remote import fetch_file, is_http_url
+from kzgit.versions import V5_8
 from kzgit.resource import Resource
 
 __all__ = ["Inflation"]
@@ -161,12 +162,18 @@ class Inflation:
         return res
 
     def _check_version(self) -> None:
-        out = self._run(["version", "-c", "--short"]).stdout.decode("utf-8", "replace")
+        v58 = self.options.kustomize_version >= V5_8
+        # 5.8 drops -c (which helm 3 ignores and helm 4 refuses) and accepts helm 4
+        # (kustomize 54848c104, PR #6016)
+        args = ["version", "--short"] if v58 else ["version", "-c", "--short"]
+        out = self._run(args).stdout.decode("utf-8", "replace")
         m = VERSION_RE.search(out)
         if not m:
             raise PluginError(f"{self.c.label()}: cannot find version string in {out}")
         v = m.group(0).lstrip("v")
-        if v.split(".")[0] != "3":
+        if v58 and v.split(".")[0] not in ("3", "4"):
+            raise PluginError(f"{self.c.label()}: this plugin requires helm V3 or V4 but got v{v}")
+        if not v58 and v.split(".")[0] != "3":
             raise PluginError(f"{self.c.label()}: this plugin requires helm V3 but got v{v}")
 
     def _generate(self) -> List[Resource]:
