@@ -49,7 +49,12 @@ def _z(out: bytes) -> List[str]:
 
 
 def repo_root(cwd: str = ".") -> str:
-    """The top of the work tree containing ``cwd``."""
+    """The top of the work tree containing ``cwd``: :func:`kzgit.paths.discover`'s answer
+    where git's own discovery can be read without git, else ``git rev-parse``'s."""
+    from kzgit.paths import discover   # start-up: as light as os; gitio loads with git
+    found = discover(cwd)
+    if found is not None:
+        return found[0]
     try:
         return git(["rev-parse", "--show-toplevel"], cwd).decode().strip()
     except KzgitError:

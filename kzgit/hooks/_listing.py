@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 
 from kzgit.errors import KzgitError, UsageError
+from kzgit.paths import discover
 from kzgit.sha import sha256
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
@@ -40,32 +40,10 @@ _SIGNATURE = b"DIRC"
 _TRAILER = 20   # the last bytes of a SHA-1 checksum, or of a SHA-256 one (sha256 repositories)
 
 
-# Environment variables that change where git finds the repository, its work tree or its
-# configuration (git's environment.c and setup.c).
-_STEERING = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES",
-             "GIT_DISCOVERY_ACROSS_FILESYSTEM", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS",
-             "GIT_CONFIG_COUNT", "GIT_OBJECT_DIRECTORY", "GIT_NAMESPACE")
-
-
-def _steering_config(config: bytes) -> bool:
-    """Whether a repository's configuration may move the work tree or pull in more
-    configuration: any mention of ``worktree`` or ``include``, or ``bare`` set to anything
-    but false (read as text, not parsed: a doubt sends the question to git)."""
-    text = config.lower()
-    if b"worktree" in text or b"include" in text:
-        return True
-    for line in text.splitlines():
-        key, sep, value = line.partition(b"=")
-        if key.strip() == b"bare" and (not sep or value.split(b"#")[0].split(b";")[0].strip()
-                                       not in (b"false", b"no", b"off", b"0")):
-            return True
-    return False
-
-
 def top_and_index(cwd: str = ".") -> "Tuple[str, Optional[str]]":
     """The work tree's top (as :func:`kzgit.gitio.repo_root`) and the absolute path of the
     index git uses there (None when the answer cannot be read unambiguously)."""
-    found = _discover(cwd)
+    found = discover(cwd)
     if found is not None:
         return found
     from kzgit import gitio   # start-up: git runs only where discovery needs it
@@ -78,67 +56,6 @@ def top_and_index(cwd: str = ".") -> "Tuple[str, Optional[str]]":
         # a newline inside a path: ask for the top alone, and do not guess the index
         return gitio.repo_root(cwd), None
     return lines[0], os.path.join(os.path.abspath(cwd), lines[1])
-
-
-def _discover(cwd: str) -> "Optional[Tuple[str, str]]":
-    """(top, index) as git would find them from ``cwd``, or None to let git answer."""
-    if any(v in os.environ for v in _STEERING):
-        return None
-    try:
-        here = d = os.path.realpath(cwd)
-        device = os.stat(d).st_dev
-        while True:
-            dotgit = os.path.join(d, ".git")
-            try:
-                st = os.lstat(dotgit)
-            except FileNotFoundError:
-                parent = os.path.dirname(d)
-                if parent == d or os.stat(parent).st_dev != device:
-                    return None   # no repository, or a file-system boundary: git says which
-                d = parent
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                gitdir = dotgit
-            elif stat.S_ISREG(st.st_mode):
-                with open(dotgit, "rb") as f:
-                    text = f.read(4096)
-                if not text.startswith(b"gitdir: ") or len(text) >= 4096:
-                    return None
-                target = text[len(b"gitdir: "):].rstrip(b"\r\n")
-                if not target or b"\n" in target:
-                    return None
-                gitdir = os.path.join(d, os.fsdecode(target))
-            else:
-                return None
-            if ".git" in os.path.relpath(here, d).split(os.sep):
-                return None   # inside the repository's own directory: no work tree there
-            index = os.environ.get("GIT_INDEX_FILE")
-            if index is not None and not os.path.isabs(index) and here != d:
-                return None   # relative to the top or to here? git knows
-            return _plain_repository(d, gitdir)
-    except (OSError, ValueError):
-        return None
-
-
-def _plain_repository(top: str, gitdir: str) -> "Optional[Tuple[str, str]]":
-    """(top, index) when ``gitdir`` is a plain repository of the work tree ``top``."""
-    if os.stat(gitdir).st_uid != os.geteuid() or not os.path.isfile(os.path.join(gitdir, "HEAD")):
-        return None
-    if os.path.exists(os.path.join(gitdir, "commondir")):
-        return None   # a linked work tree (git sets GIT_DIR in its hooks anyway)
-    if os.path.exists(os.path.join(gitdir, "config.worktree")) \
-            or not os.path.isdir(os.path.join(gitdir, "objects")):
-        return None
-    try:
-        with open(os.path.join(gitdir, "config"), "rb") as f:
-            config = f.read()
-    except FileNotFoundError:
-        config = b""
-    if _steering_config(config):
-        return None
-    # a relative GIT_INDEX_FILE is here only when the run is at the top (_discover)
-    index = os.environ.get("GIT_INDEX_FILE") or os.path.join(gitdir, "index")
-    return top, os.path.normpath(os.path.join(top, index))
 
 
 def _checksum(index: str) -> "Optional[str]":

@@ -161,5 +161,5 @@ def test_outside_a_repository_is_a_usage_error(tmp_path: Path) -> None:
     (b'[includeIf "gitdir:~/work/"]\n\tpath = work.gitconfig\n', True),
 ])
 def test_configuration_that_may_steer_git_is_left_to_git(config: bytes, steers: bool) -> None:
-    from kzgit.hooks._listing import _steering_config
+    from kzgit.paths import _steering_config
     assert _steering_config(config) is steers
