@@ -169,10 +169,6 @@ class Graph:
         paths = [n for n in (_norm(p) for p in changed) if n is not None]
         return [d for d in out if any(self.reach(d).touches(p) for p in paths)]
 
-    def kustomization_files(self) -> List[str]:
-        """Every kustomization file, sorted."""
-        return sorted(n.file for n in self.nodes.values())
-
 
 def _norm(path: str) -> Optional[str]:
     p = posixpath.normpath(path.replace("\\", "/"))

@@ -92,10 +92,6 @@ class Result(Record):
         self.hint = hint
 
 
-#: The name the plugin layer has always used.
-ProcessResult = Result
-
-
 def stderr_tail(stderr: bytes, lines: int = STDERR_TAIL_LINES) -> str:
     """The last ``lines`` non-empty lines of ``stderr``, decoded leniently."""
     text = stderr.decode("utf-8", errors="replace")

@@ -168,10 +168,6 @@ class Loader:
             raise BuildError(f"read {p}: is a directory")
         return self.fs.read_bytes(real)
 
-    def display(self, path: str) -> str:
-        """Path for messages: relative to the root when it is inside."""
-        return path
-
     # -- kustomization directories ------------------------------------------------------
     def roots_chain(self) -> List[str]:
         out: List[str] = []

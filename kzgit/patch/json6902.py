@@ -25,7 +25,6 @@ import json
 import math
 import re
 
-import yaml
 
 from kzgit.errors import BuildError
 from kzgit.yamlio.gostruct import go_json_kind
@@ -33,43 +32,15 @@ from kzgit.yamlio.tree import SharedStr, copy_tree
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Dict, Iterator, List, Tuple, Union
+    from typing import Any, Dict, Iterator, List, Tuple
 
-__all__ = ["apply", "parse_ops"]
+__all__ = ["apply"]
 
 _MISSING: Any = object()
 
 
 class _PatchError(Exception):
     """An evanphx error, message in its words."""
-
-
-def parse_ops(data: Union[str, bytes, List[Any]], source: str) -> List[Dict[str, Any]]:
-    """Parse JSON 6902 operations as kustomize does (``jsonPatchFromBytes``).
-
-    Text starting with ``[`` is JSON; anything else is YAML converted to JSON.
-    A parsed list is accepted as is.  The result must be a list of maps.
-    """
-    if isinstance(data, bytes):
-        data = data.decode("utf-8")
-    ops: Any
-    if isinstance(data, str):
-        if data == "":
-            raise BuildError(f"{source}: empty json patch operations")
-        try:
-            ops = json.loads(data) if data[0] == "[" else yaml.safe_load(data)
-        except (ValueError, yaml.YAMLError) as e:
-            raise BuildError(f"{source}: invalid JSON patch: {e}") from e
-    else:
-        ops = data
-    if not isinstance(ops, list):
-        raise BuildError(
-            f"{source}: json: cannot unmarshal {go_json_kind(ops)} into Go value of type jsonpatch.Patch")
-    for op in ops:
-        if not isinstance(op, dict):
-            raise BuildError(
-                f"{source}: json: cannot unmarshal {go_json_kind(op)} into Go value of type jsonpatch.Operation")
-    return ops
 
 
 # --- numbers ---------------------------------------------------------------

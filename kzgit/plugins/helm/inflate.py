@@ -16,7 +16,7 @@ from kzgit.plugins.helm.chart import HELM_DEFAULT_HOME, MERGE_OPTIONS, HelmChart
 from kzgit.plugins.helm.output import parse_output
 from kzgit.plugins.helm.values import values_bytes
 from kzgit import sandbox
-from kzgit.proc import ProcessResult, stderr_tail
+from kzgit.proc import Result, stderr_tail
 from kzgit.remote import fetch_file, is_http_url
 from kzgit.versions import V5_8
 from kzgit.resource import Resource
@@ -126,7 +126,7 @@ class Inflation:
         assert self.tmp is not None
         return self.c.config_home or go_join(self.tmp, "helm")
 
-    def _run(self, args: List[str]) -> ProcessResult:
+    def _run(self, args: List[str]) -> Result:
         c = self.c
         home = self._config_home()
         env = dict(os.environ)
