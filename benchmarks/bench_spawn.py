@@ -17,21 +17,12 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 from typing import Callable, List
 
+from bench_sandbox import median_ms   # one timing helper (run as a script: benchmarks/ is on sys.path)
 from kzgit import proc, sandbox
 from kzgit.builder import BuildOptions
 from kzgit.config import SandboxSettings
-
-
-def median_ms(fn: Callable[[], object], runs: int) -> float:
-    times: List[float] = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1000
 
 
 def rss_mb() -> float:
