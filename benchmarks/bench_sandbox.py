@@ -30,6 +30,19 @@ def median_ms(fn: Callable[[], object], runs: int) -> float:
     return statistics.median(times) * 1000
 
 
+def plugin_runner(d: str, timeout: float) -> Callable[[str], Callable[[], object]]:
+    """A trivial exec plugin written into ``d``; ``runner(mode)`` runs it under that sandbox mode."""
+    plugin = os.path.join(d, "plugin")
+    with open(plugin, "w") as f:
+        f.write("#!/bin/sh\necho 'kind: ConfigMap'\n")
+    os.chmod(plugin, 0o755)
+
+    def run(mode: str) -> Callable[[], object]:
+        opts = BuildOptions(sandbox=SandboxSettings(mode=mode))
+        return lambda: sandbox.run([plugin], options=opts, label="bench", root=d, timeout=timeout)
+    return run
+
+
 def main() -> int:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 200
     ok, why = sandbox.available()
@@ -37,14 +50,7 @@ def main() -> int:
         print(f"no sandbox here: {why}")
         return 1
     with tempfile.TemporaryDirectory() as d:
-        plugin = os.path.join(d, "plugin")
-        with open(plugin, "w") as f:
-            f.write("#!/bin/sh\necho 'kind: ConfigMap'\n")
-        os.chmod(plugin, 0o755)
-
-        def run(mode: str) -> Callable[[], object]:
-            opts = BuildOptions(sandbox=SandboxSettings(mode=mode))
-            return lambda: sandbox.run([plugin], options=opts, label="bench", root=d, timeout=10)
+        run = plugin_runner(d, timeout=10)
 
         # interleaved, so that a change of the machine's load hits both alike
         offs: List[float] = []

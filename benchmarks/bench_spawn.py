@@ -19,10 +19,8 @@ import sys
 import tempfile
 from typing import Callable, List
 
-from bench_sandbox import median_ms   # one timing helper (run as a script: benchmarks/ is on sys.path)
+from bench_sandbox import median_ms, plugin_runner   # one timing helper (run as a script: benchmarks/ is on sys.path)
 from kzgit import proc, sandbox
-from kzgit.builder import BuildOptions
-from kzgit.config import SandboxSettings
 
 
 def rss_mb() -> float:
@@ -35,17 +33,10 @@ def main() -> int:
     ballast_mb = int(sys.argv[2]) if len(sys.argv) > 2 else 200
     confined, why = sandbox.available()
     with tempfile.TemporaryDirectory() as d:
-        plugin = os.path.join(d, "plugin")
-        with open(plugin, "w") as f:
-            f.write("#!/bin/sh\necho 'kind: ConfigMap'\n")
-        os.chmod(plugin, 0o755)
-
         def git(die: bool) -> Callable[[], object]:
             return lambda: proc.run(["git", "--version"], timeout=30, die_with_parent=die)
 
-        def plug(mode: str) -> Callable[[], object]:
-            opts = BuildOptions(sandbox=SandboxSettings(mode=mode))
-            return lambda: sandbox.run([plugin], options=opts, label="bench", root=d, timeout=30)
+        plug = plugin_runner(d, timeout=30)
 
         # (name, before, after): plugins keep their child-side setup (PDEATHSIG, the sandbox)
         cases = [("git --version (local git, kzgit.gitio)", git(True), git(False)),
