@@ -150,10 +150,12 @@ class Validator:
             return [Issue("not-served", "/apiVersion", removed)]
         check = self.schema_for(api, kind)
         if check is None:
-            why = self.k8s.not_served(api, kind) or self.k8s.unknown_kind(api, kind)
+            why = self.k8s.not_served(api, kind)
             if why:
-                code = "not-served" if why.startswith(f"{kind} {api} is not served") else "unknown-kind"
-                return [Issue(code, "/apiVersion" if code == "not-served" else "/kind", why)]
+                return [Issue("not-served", "/apiVersion", why)]
+            unknown = self.k8s.unknown_kind(api, kind)
+            if unknown:
+                return [Issue(*unknown)]
             mode = self.policy.missing_schemas
             if mode == "skip":
                 return None

@@ -20,6 +20,7 @@ from typing import Any, Dict, Optional, Tuple
 
 from kzgit.errors import UsageError
 from kzgit.validate.schema import Check, Compiler, SchemaError
+from kzgit.validate.deprecations import release_key
 
 PACKAGE = "kubernetes-validate"
 _DIR_RE = re.compile(r"^v(\d+)\.(\d+)\.\d+-local$")
@@ -42,11 +43,6 @@ def schema_root() -> Optional[str]:
     return None
 
 
-def _key(v: str) -> Tuple[int, int]:
-    major, minor = v.split(".")
-    return int(major), int(minor)
-
-
 @functools.lru_cache(maxsize=None)
 def versions() -> Tuple[str, ...]:
     """The Kubernetes minor releases the bundled schemas cover, oldest first ("1.25", ...)."""
@@ -58,7 +54,7 @@ def versions() -> Tuple[str, ...]:
         m = _DIR_RE.match(name)
         if m:
             found.append(f"{m.group(1)}.{m.group(2)}")
-    return tuple(sorted(found, key=_key))
+    return tuple(sorted(found, key=release_key))
 
 
 def newest() -> Optional[str]:
@@ -157,21 +153,23 @@ class KubernetesSchemas:
         except SchemaError as e:  # the package's data is broken: not the user's fault
             raise UsageError(f"{PACKAGE} schema for Kubernetes {self.version}: {e}") from None
 
-    def unknown_kind(self, api_version: str, kind: str) -> Optional[str]:
-        """Why a kind of one of Kubernetes' own groups that no release serves is refused, with a
-        did-you-mean; None for a group Kubernetes does not serve (a custom resource's)."""
+    def unknown_kind(self, api_version: str, kind: str) -> Optional[Tuple[str, str, str]]:
+        """Why a kind of one of Kubernetes' own groups that no release serves is refused, as
+        (code, JSON pointer, message) with a did-you-mean; None for a group Kubernetes does not
+        serve (a custom resource's)."""
         group, _, version = api_version.rpartition("/")
         served = kinds(self.version)
         in_group = {k: av for (av, k) in served if av.rpartition("/")[0] == group}
         if not in_group:
             return None
         if kind in in_group:   # a version the group does not have (apps/v2)
-            return (f"{kind} {api_version} is not served by Kubernetes {self.version} "
+            return ("not-served", "/apiVersion",
+                    f"{kind} {api_version} is not served by Kubernetes {self.version} "
                     f"(no release serves version {version} of it; use {in_group[kind]})")
         import difflib   # start-up: only for a misspelt kind
         close = difflib.get_close_matches(kind, sorted(in_group), n=1, cutoff=0.75)
         hint = f"; did you mean {close[0]}?" if close else ""
-        return (f"Kubernetes {self.version} has no kind {kind} in "
+        return ("unknown-kind", "/kind", f"Kubernetes {self.version} has no kind {kind} in "
                 f"{group or 'the core group'} ({api_version}){hint}")
 
     def not_served(self, api_version: str, kind: str) -> Optional[str]:
@@ -179,10 +177,10 @@ class KubernetesSchemas:
         served = [v for v in versions() if (api_version, kind) in kinds(v)]
         if not served or self.version in served:
             return None
-        pinned = _key(self.version)
-        if _key(served[-1]) < pinned:
+        pinned = release_key(self.version)
+        if release_key(served[-1]) < pinned:
             when = f"served up to {served[-1]}"
-        elif _key(served[0]) > pinned:
+        elif release_key(served[0]) > pinned:
             when = f"served from {served[0]}"
         else:
             when = "served by " + ", ".join(served)
