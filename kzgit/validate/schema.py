@@ -45,6 +45,8 @@ import math
 import re
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from kzgit.validate import re2
+
 # A path is a linked list built as the walk goes down: (parent, key) or None at the root.
 # Pointers are only spelled out for problems, so a valid value costs no string work.
 Path = Optional[Tuple[Any, Any]]
@@ -276,7 +278,7 @@ class Compiler:
         props = props or {}
         compiled = {k: self.compile(v) for k, v in props.items()}
         pattern = schema.get("patternProperties") or {}
-        patterns = [(re.compile(k), self.compile(v)) for k, v in pattern.items()]
+        patterns = [(_regex(k), self.compile(v)) for k, v in pattern.items()]
         openapi = self.dialect == "openapi"
         extra_schema = schema.get("additionalProperties")
         preserve = openapi and bool(schema.get("x-kubernetes-preserve-unknown-fields"))
@@ -408,18 +410,18 @@ class Compiler:
         fmt = schema.get("format")
         if fmt in _FORMATS:
             checks.append(_FORMATS[fmt])
+        elif self.dialect == "openapi" and fmt in _CRD_FORMATS:
+            checks.append(_CRD_FORMATS[fmt])
         for key, op in (("minLength", "ge"), ("maxLength", "le")):
             if key in schema:
                 checks.append(_string_size(schema[key], op))
         if "pattern" in schema:
-            try:
-                rx = re.compile(schema["pattern"])
-            except (re.error, TypeError) as e:
-                raise SchemaError(f"bad pattern {schema['pattern']!r}: {e}") from None
+            rx = _regex(schema["pattern"])
+            shown = schema["pattern"]
 
             def check_pattern(inst: Any, path: Path, out: List[Problem]) -> None:
                 if isinstance(inst, str) and not rx.search(inst):
-                    out.append(Problem(path, "pattern", f"{show(inst)} does not match {rx.pattern!r}"))
+                    out.append(Problem(path, "pattern", f"{show(inst)} does not match {shown!r}"))
             checks.append(check_pattern)
         openapi = self.dialect == "openapi"
         for key, op in (("minimum", ">="), ("maximum", "<=")):
@@ -529,6 +531,20 @@ class Compiler:
         return checks
 
     def _combinators(self, schema: Dict[str, Any]) -> List[Check]:
+        # In a structural schema (a CRD's) allOf/anyOf/oneOf/not are value validations over the
+        # fields the structural part declares: a branch that lists properties does not close
+        # the object (k8s.io/apiextensions-apiserver pkg/apiserver/schema: "value validations"
+        # may not specify types or additionalProperties; pruning, hence unknown fields, follows
+        # the structural part only).  Gateway API's address oneOf relies on it.
+        strict = self.strict
+        if self.dialect == "openapi":
+            self.strict = False
+        try:
+            return self._combinator_checks(schema)
+        finally:
+            self.strict = strict
+
+    def _combinator_checks(self, schema: Dict[str, Any]) -> List[Check]:
         checks: List[Check] = []
         for key in ("allOf", "anyOf", "oneOf"):
             subs = schema.get(key)
@@ -615,6 +631,124 @@ _FORMATS: Dict[str, Check] = {
     "date-time": _pattern_format(_DATE_TIME, "date-time (RFC 3339)"),
     "date": _pattern_format(_DATE, "date (YYYY-MM-DD)"),
 }
+
+
+def _regex(pattern: Any) -> "re.Pattern[str]":
+    """A ``pattern`` (or ``patternProperties`` key) with Go's meaning: the API server and
+    kubeconform match them with Go's regexp (RE2 syntax), see :mod:`kzgit.validate.re2`."""
+    if not isinstance(pattern, str):
+        raise SchemaError(f"a pattern must be a string, not {show(pattern)}")
+    try:
+        return re2.compile(pattern)
+    except re2.RegexError as e:
+        raise SchemaError(f"pattern {pattern!r}: {e}") from None
+
+
+def _ip(v: str, dot: bool) -> bool:
+    # k8s.io/kube-openapi pkg/validation/strfmt default.go: IsIPv4/IsIPv6 are
+    # netutils.ParseIPSloppy (leading zeros allowed in IPv4) plus "contains '.'" / "':'"
+    if "%" in v:
+        return False   # Go's ParseIP refuses zones, Python's ipaddress accepts them
+    if dot and ":" not in v:
+        parts = v.split(".")
+        return len(parts) == 4 and all(p.isdigit() and p.isascii() and len(p) <= 3 and int(p) <= 255
+                                       for p in parts)
+    import ipaddress   # start-up: only a CRD with an IPv6 format needs it
+    try:
+        ipaddress.IPv6Address(v)
+    except ValueError:
+        return False
+    return ("." in v) if dot else True
+
+
+def _cidr(v: str) -> bool:
+    addr, slash, bits = v.partition("/")
+    if not slash or not bits.isdigit() or not bits.isascii():
+        return False
+    if ":" in addr:
+        return _ip(addr, False) and int(bits) <= 128
+    return _ip(addr, True) and int(bits) <= 32
+
+
+def _predicate_format(ok: Callable[[str], bool], name: str) -> Check:
+    def check_format(inst: Any, path: Path, out: List[Problem]) -> None:
+        if isinstance(inst, str) and not ok(inst):
+            out.append(Problem(path, "format", f"{show(inst)} is not a {name}"))
+    return check_format
+
+
+# go-openapi strfmt's uuid (dashes optional, any version)
+_UUID = re.compile(r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}")
+
+# The formats a CRD's schema enforces beyond _FORMATS (kube-openapi strfmt's registry, as the
+# apiextensions validator uses it): the network and uuid ones, which real CRDs use (Gateway API's
+# addresses); the others of that registry (hostname, email, uri, isbn...) stay annotations here.
+_CRD_FORMATS: Dict[str, Check] = {
+    "ipv4": _predicate_format(lambda v: _ip(v, True), "IPv4 address"),
+    "ipv6": _predicate_format(lambda v: _ip(v, False), "IPv6 address"),
+    "cidr": _predicate_format(_cidr, "CIDR"),
+    "uuid": _pattern_format(_UUID, "UUID"),
+}
+
+
+def defaulter(schema: Any) -> Optional[Callable[[Any], Any]]:
+    """A function applying a structural schema's ``default`` s to a value, as the API server
+    does before validating a custom resource (k8s.io/apiextensions-apiserver pkg/apiserver/
+    schema/defaulting/algorithm.go ``Default``: a missing field, or a null one that is not
+    nullable, takes its default; then every field, item and additional property is defaulted
+    in turn).  It returns the value itself when nothing changes and a copy of what changes
+    otherwise (the rendered resource is not touched); None when the schema has no default."""
+    if not isinstance(schema, dict):
+        return None
+    props = schema.get("properties")
+    fields: List[Tuple[str, bool, Any, Optional[Callable[[Any], Any]]]] = []
+    if isinstance(props, dict):
+        for k, sub in props.items():
+            if not isinstance(sub, dict):
+                continue
+            inner = defaulter(sub)
+            if "default" in sub or inner is not None:
+                fields.append((k, "default" in sub and not sub.get("nullable"), sub.get("default", _NO),
+                               inner))
+    extra = defaulter(schema.get("additionalProperties"))
+    items = defaulter(schema.get("items"))
+    if not fields and extra is None and items is None:
+        return None
+    import copy   # start-up: only CRDs with defaults need it
+
+    def apply(inst: Any) -> Any:
+        if isinstance(inst, dict):
+            new: Optional[Dict[str, Any]] = None
+            for k, null_defaults, default, inner in fields:
+                v = inst.get(k, _NO)
+                if default is not _NO and (v is _NO or (v is None and null_defaults)):
+                    v = copy.deepcopy(default)
+                    if new is None:
+                        new = dict(inst)
+                    new[k] = v
+                if inner is not None and v is not _NO:
+                    w = inner(v)
+                    if w is not v:
+                        if new is None:
+                            new = dict(inst)
+                        new[k] = w
+            if extra is not None:
+                for k, v in inst.items():
+                    if not (isinstance(props, dict) and k in props):
+                        w = extra(v)
+                        if w is not v:
+                            if new is None:
+                                new = dict(inst)
+                            new[k] = w
+            return inst if new is None else new
+        if isinstance(inst, list) and items is not None:
+            out = [items(v) for v in inst]
+            return inst if all(a is b for a, b in zip(out, inst)) else out
+        return inst
+    return apply
+
+
+_NO = object()   # no value (None is JSON null)
 
 
 # Keywords of the JSON Schema drafts that kzgit does not implement: a schema using one is

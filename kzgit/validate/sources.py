@@ -21,11 +21,11 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from kzgit.sha import sha256
 from kzgit.errors import UsageError
-from kzgit.validate.schema import Check, Compiler, SchemaError, pointer_get
+from kzgit.validate.schema import Check, Compiler, SchemaError, defaulter, pointer_get
 
 CRD_API = "apiextensions.k8s.io/v1"
 
@@ -133,13 +133,15 @@ class CrdSchemas:
             except SchemaError as e:
                 raise UsageError(f"{where}: CustomResourceDefinition for {kind} {api_version}: "
                                  f"bad openAPIV3Schema: {e}") from None
-            self._checks[key] = self._with_metadata(body)
+            self._checks[key] = self._with_metadata(body, defaulter(schema))
         return self._checks[key]
 
-    def _with_metadata(self, body: Check) -> Check:
+    def _with_metadata(self, body: Check, default: Optional[Callable[[Any], Any]]) -> Check:
         meta = self.object_meta
 
         def check(inst: Any, path: Any, out: List[Any]) -> None:
+            if default is not None:   # the API server defaults a custom resource, then validates it
+                inst = default(inst)
             body(inst, path, out)
             if meta is not None and isinstance(inst, dict) and "metadata" in inst:
                 meta(inst["metadata"], (path, "metadata"), out)
