@@ -80,13 +80,16 @@ class BuildOptions(Record):
 
 
 class BuildResult(Record):
-    """The resources a build emits, in output order, and its warnings."""
+    """The resources a build emits, in output order, its warnings, and its notes (what ran
+    how, which ``kzgit build -v`` prints)."""
 
-    __slots__ = ("resources", "warnings")
+    __slots__ = ("resources", "warnings", "notes")
 
-    def __init__(self, resources: List[Resource], warnings: Optional[List[str]] = None) -> None:
+    def __init__(self, resources: List[Resource], warnings: Optional[List[str]] = None,
+                 notes: Optional[List[str]] = None) -> None:
         self.resources = resources
         self.warnings: List[str] = [] if warnings is None else warnings
+        self.notes: List[str] = [] if notes is None else notes
 
     def to_yaml(self) -> str:
         from kzgit.yamlio import dump_documents   # start-up: only the builds that need it pay for it

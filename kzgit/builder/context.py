@@ -30,6 +30,7 @@ class BuildContext:
     def __init__(self, options: BuildOptions) -> None:
         self.options = options
         self.warnings: List[str] = []
+        self.notes: List[str] = []   # what ran how (which plugin protocol), for -v
         self._plugins: Optional[PluginRunner] = None
         self.shared = SharedState()
         self._recordings: List[Any] = []   # kzgit.builder.cache.Recording, innermost last
@@ -40,7 +41,7 @@ class BuildContext:
         if self._plugins is None:
             # start-up: the plugin registry loads every builtin; only builds with such entries
             from kzgit.plugins.builtin import PluginRunner
-            self._plugins = PluginRunner(self.options)
+            self._plugins = PluginRunner(self.options, self.notes)
         return self._plugins
 
     # reuse of bases (kzgit.builder.cache) -----------------------------------------------------

@@ -141,6 +141,8 @@ class Target:
         self.origin = origin
         # the namespace helmCharts without one render into (5.8): set by the parent level
         self.helm_root_namespace = ""
+        # the group plugins' generator configs, which also transform (kzgit.plugins.groupplugin)
+        self._group_generators: "Dict[str, Configs]" = {}
         try:
             self.k: Kustomization = parse_kustomization(loader.fs.read_bytes(path), path,
                                                         options.kustomize_version)
@@ -357,7 +359,13 @@ class Target:
         if k.get("helmCharts") or k.get("helmChartInflationGenerator"):
             self.ctx.helm(self, ra)
         if k.get("generators"):
-            self.ctx.plugins.generate_all(self.plugin_configs(k.get("generators")), self.helpers, ra)
+            shipped, grouped = self.ctx.plugins.split(self.plugin_configs(k.get("generators")),
+                                                      self.helpers)
+            self.ctx.plugins.generate_all(shipped, self.helpers, ra)
+            if grouped:
+                # the proposal's phases 3 and 5 (kzgit.plugins.groupplugin)
+                self._group_generators = self._patch_virtual(grouped)
+                self.ctx.plugins.group_generate(self._group_generators, self.helpers, ra)
 
     def builtin_transformers(self, cfg: TransformerConfig) -> List[Tuple[str, Callable[[ResMap], None]]]:
         """configureBuiltinTransformers, in kustomize's order: (plugin kind, step).
@@ -475,12 +483,48 @@ class Target:
                 raise e.prefixed(f"failed to get the patch file from path({path}): ") from None
 
     def run_transformers(self, ra: Accumulator) -> None:
+        shipped: Optional[Configs] = None
+        grouped = dict(self._group_generators)
+        if self.k.get("transformers") and self.options.enable_alpha_plugins:
+            from kzgit.plugins.groupplugin import plugins_dir   # start-up: plugin builds only
+            if os.path.isdir(plugins_dir()):
+                # group plugins transform before the builtins (the proposal's phase 6), so their
+                # configs are read first; without a group plugin directory the order is kustomize's
+                shipped, group_transformers = self.ctx.plugins.split(
+                    self.plugin_configs(self.k.get("transformers")), self.helpers)
+                for path, configs in self._patch_virtual(group_transformers).items():
+                    grouped[path] = grouped.get(path, []) + configs
+        if grouped:
+            self.ctx.plugins.group_transform(grouped, self.helpers, ra.resmap, self.after_transformer)
         for kind, step in self.builtin_transformers(ra.config):
             step(ra.resmap)
             self.after_transformer(ra.resmap, self.builtin_origin(kind))
         if self.k.get("transformers"):
-            self.ctx.plugins.transform_all(self.plugin_configs(self.k.get("transformers")),
-                                           self.helpers, ra.resmap, self.after_transformer)
+            if shipped is None:
+                shipped = self.plugin_configs(self.k.get("transformers"))
+            self.ctx.plugins.transform_all(shipped, self.helpers, ra.resmap, self.after_transformer)
+
+    def _patch_virtual(self, grouped: "Dict[str, Configs]") -> "Dict[str, Configs]":
+        """The proposal's phase 3: the ``patches`` entries with a ``target`` apply to the group
+        plugins' configs ("virtual resources") before they run; an entry without a target
+        patches resources only, as kustomize's PatchTransformer does."""
+        entries = [(i, p) for i, p in enumerate(self.k.get("patches") or [])
+                   if isinstance(p, dict) and p.get("target")]
+        if not entries:
+            return grouped
+        from kzgit.builtins import patches as patch_tf   # start-up: group plugins only
+        rows = [(path, Resource(cfg, source=self.kfile), origin)
+                for path, configs in grouped.items() for cfg, origin in configs]
+        m = ResMap(r for _, r, _ in rows)
+        for i, p in entries:
+            self._leading("patches", i, p, functools.partial(
+                patch_tf.patch, m, p, self.loader, self.kfile, self.options.kustomize_version))
+        out: "Dict[str, Configs]" = {}
+        kept = {id(r) for r in m}
+        for path, r, origin in rows:
+            if id(r) in kept:
+                out.setdefault(path, []).append((r.obj, origin))
+        return out
 
     def after_transformer(self, m: ResMap, origin: Optional[Dict[str, Any]]) -> None:
         """multitransformer.go: record the transformer on every resource, drop emptied ones."""
@@ -561,4 +605,4 @@ def run(path: str, options: BuildOptions) -> BuildResult:
     ctx.resolve_vars(ra)
     resources = finish(ra.resmap.resources(), top.k.get("sortOptions"),
                        top.k.get("buildMetadata", []), options)
-    return BuildResult(resources=resources, warnings=ctx.warnings)
+    return BuildResult(resources=resources, warnings=ctx.warnings, notes=ctx.notes)

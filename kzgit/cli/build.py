@@ -62,6 +62,9 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     p.add_argument("--network", action="store_true",
                    help="enable network access for functions that declare it")
     p.add_argument("--offline", action="store_true", help="use only cached remote references")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="say on stderr which Kustomize version renders and which protocol ran "
+                        "each external plugin (builds without the render cache)")
     p.add_argument("-e", "--env", action="append", default=[], metavar="KEY[=VALUE]",
                    help="environment variable for functions (repeatable)")
     p.add_argument("--mount", action="append", default=[], metavar="type=T,src=S,dst=D",
@@ -172,11 +175,17 @@ def run(args: argparse.Namespace) -> int:
     to_dir = bool(args.output) and os.path.isdir(args.output)
     result = None
     load = _load_engine if getattr(args, "own_process", False) else None
-    if args.no_cache or to_dir:   # -o DIR needs the resources themselves
+    if args.no_cache or to_dir or args.verbose:   # -o DIR needs the resources themselves
         if load is not None:
             load()
         result = build(args.dir, options)
         warnings = result.warnings
+        if args.verbose:
+            from kzgit.versions import name   # start-up: -v only
+            print(f"kzgit: Kustomize {name(options.kustomize_version)} "
+                  f"({options.kustomize_version_origin})", file=sys.stderr)
+            for note in result.notes:
+                print(f"kzgit: {note}", file=sys.stderr)
     else:
         # through the render cache (kzgit.rendercache); the engine is loaded on a miss only
         from kzgit.cli.cache import cached_yaml

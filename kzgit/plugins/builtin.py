@@ -160,10 +160,32 @@ Step = Callable[[ResMap], None]
 class PluginRunner:
     """Runs the plugin configs of ``generators:``, ``transformers:`` and ``validators:``
     (kustomize api/internal/plugins/loader/loader.go: builtins from the registry below, the
-    rest by :mod:`kzgit.plugins.external`)."""
+    rest by :mod:`kzgit.plugins.external`, or by :mod:`kzgit.plugins.groupplugin` for the
+    configs whose API group has an executable of the proposal's protocol)."""
 
-    def __init__(self, options: BuildOptions) -> None:
+    def __init__(self, options: BuildOptions, notes: Optional[List[str]] = None) -> None:
         self.options = options
+        # what ran how, for ``kzgit build -v`` (BuildContext.notes)
+        self.notes: List[str] = [] if notes is None else notes
+
+    def split(self, configs: Configs, h: PluginHelpers) -> Tuple[Configs, Dict[str, Configs]]:
+        """The configs the shipped protocols run, and the group protocol's by executable (in
+        the order their groups first appear)."""
+        shipped: Configs = []
+        grouped: Dict[str, Configs] = {}
+        for cfg, origin in configs:
+            if not is_builtin(cfg):
+                from kzgit.plugins import external   # start-up: only builds with exec plugins pay
+                path = external.group_plugin(cfg, h.kfile, self.options)
+                if path is not None:
+                    grouped.setdefault(path, []).append((cfg, origin))
+                    continue
+            shipped.append((cfg, origin))
+        return shipped, grouped
+
+    def _note_external(self, cfg: Dict[str, Any], where: str, what: str) -> None:
+        from kzgit.plugins import external   # start-up: only builds with exec plugins pay
+        self.notes.append(f"{what} {where}: {external.protocol(cfg, where)}")
 
     def generate_all(self, configs: Configs, h: PluginHelpers, ra: Accumulator) -> None:
         for cfg, origin in configs:
@@ -174,10 +196,38 @@ class PluginRunner:
             else:
                 from kzgit.plugins import external   # start-up: only builds with exec plugins pay
                 gens = external.generate(cfg, h.kfile, h.loader, self.options)
+                self._note_external(cfg, where, "generator")
             for res in gens:
                 if res.origin is None:
                     res.origin = origin
                 ra.absorb(res, where)
+
+    def group_generate(self, grouped: Dict[str, Configs], h: PluginHelpers, ra: Accumulator) -> None:
+        """The proposal's phase 5: ``<group> generate`` once per group; exit 127 generates
+        nothing (the plugin only transforms)."""
+        from kzgit.plugins import groupplugin   # start-up: only builds with group plugins pay
+        for path, configs in grouped.items():
+            gens, label = groupplugin.generate(path, [c for c, _ in configs], h.loader, self.options)
+            self.notes.append(f"generators in {h.kfile}: {label}"
+                              + (": exit 127, it does not generate" if gens is None else
+                                 f": {len(gens)} resource(s)"))
+            for res in gens or ():
+                if res.origin is None:
+                    res.origin = configs[0][1]
+                ra.absorb(res, label)
+
+    def group_transform(self, grouped: Dict[str, Configs], h: PluginHelpers, m: ResMap,
+                        after: Callable[[ResMap, Optional[Dict[str, Any]]], None]) -> None:
+        """The proposal's phase 6: ``<group> transform`` once per group, with the configs of
+        its generators and transformers; exit 127 passes the resources through."""
+        from kzgit.plugins import groupplugin   # start-up: only builds with group plugins pay
+        for path, configs in grouped.items():
+            ran, label = groupplugin.transform(path, [c for c, _ in configs], m, h.loader,
+                                               self.options, h.kfile)
+            self.notes.append(f"generators and transformers in {h.kfile}: {label}"
+                              + ("" if ran else ": exit 127, its input passes through"))
+            if ran:
+                after(m, configs[0][1])
 
     def transform_all(self, configs: Configs, h: PluginHelpers, m: ResMap,
                       after: Callable[[ResMap, Optional[Dict[str, Any]]], None]) -> None:
@@ -191,6 +241,7 @@ class PluginRunner:
             else:
                 from kzgit.plugins import external   # start-up: only builds with exec plugins pay
                 external.transform(cfg, h.kfile, h.loader, m, self.options)
+                self._note_external(cfg, where, "transformer")
             after(m, origin)
 
     def validate_all(self, configs: Configs, h: PluginHelpers, m: ResMap) -> None:

@@ -18,6 +18,7 @@ from kzgit.errors import PluginError
 from kzgit.konfig.general import PLUGIN_HOME_ENV
 from kzgit.loader import Loader
 from kzgit.plugins.common import describe, plugin_timeout
+from kzgit.plugins.groupplugin import group_plugin_path
 from kzgit.versions import V5_7
 from kzgit.resource import split_api_version
 from kzgit.yamlio import dump_documents
@@ -142,8 +143,16 @@ def _legacy_args(config: Dict[str, Any], source: str, loader: Loader,
 
 
 def _legacy_plugin(config: Dict[str, Any], source: str) -> str:
-    """Path of the legacy exec plugin for ``config`` (loader.go loadExecOrGoPlugin)."""
-    path = legacy_plugin_path(config)
+    """Path of the legacy exec plugin for ``config`` (loader.go loadExecOrGoPlugin).
+
+    Reached when no group plugin (:mod:`kzgit.plugins.groupplugin`) handles the config either,
+    so a missing plugin names where kzgit looked for both protocols."""
+    gpath = group_plugin_path(config)
+    also = f"; no group plugin at {gpath} either" if gpath else ""
+    try:
+        path = legacy_plugin_path(config)
+    except PluginError as e:
+        raise PluginError(f"{e.message}{also}", tip=e.tip) from None
     if os.path.exists(path):
         # execplugin.ErrIfNotExecutable: no x bit at all
         if os.path.isdir(path) or (os.stat(path).st_mode & 0o111) == 0:
@@ -154,9 +163,11 @@ def _legacy_plugin(config: Dict[str, Any], source: str) -> str:
         raise PluginError(f"Go plugin '{path}.so' (configured by {describe(config, source)}) "
                           f"is not supported by kzgit", tip=_SO_TIP)
     raise PluginError(f"external plugin '{config.get('kind', '')}' configured by "
-                      f"{describe(config, source)} not found: no executable at {path}",
-                      tip=f"install the plugin at {path}, or turn the config into a KRM "
-                          f"function with a config.kubernetes.io/function annotation")
+                      f"{describe(config, source)} not found: no executable at {path}{also}",
+                      tip=f"install the plugin at {path}"
+                          + (f" (or a group plugin at {gpath})" if gpath else "")
+                          + ", or turn the config into a KRM function with a "
+                            "config.kubernetes.io/function annotation")
 
 
 def run_legacy(config: Dict[str, Any], source: str, loader: Loader, options: BuildOptions,

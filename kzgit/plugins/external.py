@@ -27,7 +27,8 @@ The three concerns live in :mod:`kzgit.plugins.execplugin`, :mod:`kzgit.plugins.
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, List
+import os
+from typing import Any, Dict, List, Optional
 
 from kzgit.builder import BuildOptions
 from kzgit.errors import PluginError
@@ -36,14 +37,15 @@ from kzgit.loader import Loader
 from kzgit.plugins.common import config_meta, describe, is_builtin, set_labels
 from kzgit.plugins.execplugin import legacy_plugin_path, plugin_home, run_legacy
 from kzgit.plugins.fnplugin import function_spec, run_function
+from kzgit.plugins.groupplugin import find as find_group_plugin
 from kzgit.plugins.reconcile import (resources_from_output, update_resmap_values,
                                      update_resource_options, with_id_annotations)
 from kzgit.rendercache._record import mark_uncacheable
 from kzgit.resource import Resource, ResMap
 from kzgit.yamlio import dump_documents
 
-__all__ = ["generate", "transform", "validate", "plugin_home", "legacy_plugin_path",
-           "function_spec", "is_builtin"]
+__all__ = ["group_plugin", "protocol", "generate", "transform", "validate", "plugin_home",
+           "legacy_plugin_path", "function_spec", "is_builtin"]
 
 _ENABLE_TIP = ("pass --enable-alpha-plugins to run it (only for kustomizations you trust: "
                "plugins run arbitrary programs)")
@@ -61,6 +63,35 @@ def _check_enabled(config: Dict[str, Any], source: str, options: BuildOptions) -
 
 
 # --------------------------------------------------------------------------- public API
+
+def group_plugin(config: Dict[str, Any], source: str, options: BuildOptions) -> Optional[str]:
+    """The executable of the proposal's group protocol (:mod:`kzgit.plugins.groupplugin`) that
+    handles ``config``, or None when the shipped protocols do: a KRM function annotation, or a
+    shipped-style plugin for its kind, takes precedence over a group executable."""
+    _check_enabled(config, source, options)
+    if function_spec(config, source) is not None:
+        return None
+    try:
+        legacy = legacy_plugin_path(config)
+    except PluginError:
+        legacy = ""   # no plugin home at all: only the group protocol can handle it
+    if legacy and (os.path.exists(legacy) or os.path.exists(legacy + ".so")):
+        return None
+    return find_group_plugin(config, source)
+
+
+def protocol(config: Dict[str, Any], source: str) -> str:
+    """Which shipped protocol runs ``config``, for ``-v``."""
+    spec = function_spec(config, source)
+    if spec is not None:
+        path = (spec.get("exec") or {}).get("path")
+        image = (spec.get("container") or {}).get("image")
+        return f"KRM function (exec {path})" if path else f"KRM function (container {image})"
+    try:
+        return f"legacy exec plugin {legacy_plugin_path(config)}"
+    except PluginError:
+        return "legacy exec plugin (no plugin home)"
+
 
 def generate(config: Dict[str, Any], source: str, loader: Loader,
              options: BuildOptions) -> List[Resource]:
