@@ -6,6 +6,7 @@ builds run the whole pipeline (kzgit.builder.build) so the phases are checked in
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -13,12 +14,13 @@ from typing import Any, Dict, List
 
 import pytest
 
-from kzgit.builder import build
+from kzgit.builder import BuildOptions, build
+from kzgit.config import SandboxSettings
 from kzgit.errors import PluginError
 from kzgit.sandbox import available as sandbox_available
 from kzgit.yamlio import load_documents
 
-from plugins.test_plugins import PY, opts, write_exe   # the shared helpers of the plugin tests
+PY = sys.executable
 
 pytestmark = pytest.mark.usefixtures("isolated_home")   # conftest.py
 
@@ -63,6 +65,19 @@ def log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     d.mkdir()
     monkeypatch.setenv("LOG", str(d))
     return d
+
+
+def write_exe(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return path
+
+
+def opts(writes: Path, **kw: Any) -> BuildOptions:
+    """Plugins enabled and sandboxed, writing only into ``writes`` (the test's log)."""
+    kw.setdefault("enable_alpha_plugins", True)
+    return BuildOptions(sandbox=SandboxSettings(allow_write=(str(writes),)), plugin_timeout=20, **kw)
 
 
 def group_exe(xdg: Path, text: str, group: str = GROUP) -> Path:
