@@ -42,6 +42,13 @@ Keys (all optional)::
     crds = ["crds/"]                # CRD files or directories (besides the CRDs roots render)
     skip-kinds = ["SealedSecret"]   # kinds (or apiVersion/kind) not validated
 
+    warnings-as-errors = false      # the render hook fails on a root whose build warns
+                                    # (kustomize's warnings: deprecated fields, unused vars ...)
+
+    [tool.kzgit.lint]               # `[lint]` in .kzgit.toml (kzgit lint, kzgit-lint)
+    deprecated-field = "error"      # a rule id = "error", "warning" or "off" (README: Lint)
+    unreferenced-file = "warning"   # (off by default)
+
     [tool.kzgit.sandbox]            # `[sandbox]` in .kzgit.toml; read by `kzgit build` too;
                                     # only narrows the user's (SandboxSettings.granted)
     mode = "auto"                   # "require" (fail where plugins cannot be confined) / "off"
@@ -112,6 +119,42 @@ class ValidatePolicy(Record):
         self.skip_kinds = skip_kinds
         #: the file whose table set it ("" without one: then ``kzgit hook all`` does not validate)
         self.source = source
+
+#: ``kzgit lint``'s rules and their default severity (kzgit.lint and the README describe each).
+LINT_RULES: Dict[str, str] = {
+    "deprecated-field": "warning",
+    "warnings": "warning",
+    "patch-matches-nothing": "error",
+    "replacement-matches-nothing": "error",
+    "unreferenced-file": "off",
+    "unpinned-chart": "error",
+    "needs-newer-kustomize": "error",
+    "duplicate-entry": "error",
+    "render-error": "error",
+}
+LINT_SEVERITIES = ("error", "warning", "off")
+
+
+class LintPolicy(Record):
+    """The severity of each ``kzgit lint`` rule: the defaults, ``warnings-as-errors``, ``[lint]``."""
+
+    __slots__ = ("severities", "source")
+
+    def __init__(self, severities: Optional[Dict[str, str]] = None, source: str = "") -> None:
+        #: what the ``[lint]`` table sets, rule id -> severity (the rest keep their default)
+        self.severities: Dict[str, str] = {} if severities is None else severities
+        self.source = source   # the file whose table set it ("" without one)
+
+    def severity(self, rule: str, warnings_as_errors: bool = False) -> str:
+        """``rule``'s severity: as ``[lint]`` sets it, else its default, which
+        ``warnings-as-errors`` raises to an error for kustomize's own warnings."""
+        got = self.severities.get(rule)
+        if got is not None:
+            return got
+        if warnings_as_errors and rule in ("warnings", "deprecated-field"):
+            return "error"
+        return LINT_RULES[rule]
+
 
 SANDBOX_MODES = ("auto", "require", "off")
 #: How much each mode confines: a repository may choose a stricter mode than the user's, never
@@ -289,7 +332,7 @@ class Config(Record):
     __slots__ = ("roots", "exclude", "engine", "engine_path", "timeout", "jobs", "load_restrictor",
                  "enable_alpha_plugins", "enable_exec", "enable_helm", "helm_command", "localized",
                  "cache", "cache_size_mb", "refs", "validate", "sandbox", "source",
-                 "kustomize_version", "kustomize_version_origin")
+                 "kustomize_version", "kustomize_version_origin", "warnings_as_errors", "lint")
 
     def __init__(self, roots: Tuple[str, ...] = (), exclude: Tuple[str, ...] = (),
                  engine: str = "builtin", engine_path: Optional[str] = None, timeout: float = 120.0,
@@ -298,7 +341,8 @@ class Config(Record):
                  localized: Tuple[str, ...] = (), cache: bool = True, cache_size_mb: int = 512,
                  refs: Optional[RefPolicy] = None, validate: Optional[ValidatePolicy] = None,
                  sandbox: Optional[SandboxSettings] = None, source: Optional[str] = None,
-                 kustomize_version: Optional[str] = None, kustomize_version_origin: str = "") -> None:
+                 kustomize_version: Optional[str] = None, kustomize_version_origin: str = "",
+                 warnings_as_errors: bool = False, lint: Optional[LintPolicy] = None) -> None:
         self.roots = roots
         self.exclude = exclude
         self.engine = engine
@@ -321,6 +365,8 @@ class Config(Record):
         self.kustomize_version = kustomize_version   # as written; None: not set
         # where it was set, for messages: ".kzgit.toml kustomize-version", "--kustomize-version"
         self.kustomize_version_origin = kustomize_version_origin
+        self.warnings_as_errors = warnings_as_errors   # the render hook fails on warnings too
+        self.lint = LintPolicy() if lint is None else lint
 
 
 def _str_list(v: Any) -> Optional[Tuple[str, ...]]:
@@ -382,6 +428,7 @@ _KEYS: Dict[str, Tuple[str, Any, str]] = {
                       and v > 0 else None, "a positive integer (megabytes)"),
     "kustomize-version": ("kustomize_version", _kustomize_version,
                           'a Kustomize release such as "5.8.1", "5.7" or "kubectl-1.33"'),
+    "warnings-as-errors": ("warnings_as_errors", _bool, "true or false"),
 }
 
 
@@ -423,6 +470,11 @@ _VALIDATE_KEYS: Dict[str, Tuple[str, Any, str]] = {
 }
 
 
+_LINT_KEYS: Dict[str, Tuple[str, Any, str]] = {
+    rule: (rule, _one_of(LINT_SEVERITIES), "one of " + ", ".join(repr(s) for s in LINT_SEVERITIES))
+    for rule in LINT_RULES}
+
+
 _SANDBOX_KEYS: Dict[str, Tuple[str, Any, str]] = {
     "mode": ("mode", _one_of(SANDBOX_MODES), "one of " + ", ".join(repr(m) for m in SANDBOX_MODES)),
     "allow-read": ("allow_read", _str_list, "a list of paths"),
@@ -445,7 +497,10 @@ def _apply(target: Any, table: Dict[str, Any], keys: Dict[str, Tuple[str, Any, s
             raise UsageError(f"{source}: bad value for '{name}': {e}") from None
         if converted is None:
             raise UsageError(f"{source}: bad value for '{name}': {value!r} (expected {expected})")
-        setattr(target, attr, converted)
+        if isinstance(target, dict):   # a table whose keys are data (``[lint]``: rule ids)
+            target[attr] = converted
+        else:
+            setattr(target, attr, converted)
 
 
 def parse_config(table: Dict[str, Any], source: str, prefix: str = "",
@@ -462,7 +517,8 @@ def parse_config(table: Dict[str, Any], source: str, prefix: str = "",
     refs = table.pop("refs", None)
     validate = table.pop("validate", None)
     sandbox = table.pop("sandbox", None)
-    _apply(cfg, table, _KEYS, prefix, source, tables=("refs", "validate", "sandbox"))
+    lint = table.pop("lint", None)
+    _apply(cfg, table, _KEYS, prefix, source, tables=("refs", "validate", "sandbox", "lint"))
     if cfg.kustomize_version is not None:
         cfg.kustomize_version_origin = f"{os.path.basename(source)} {prefix}kustomize-version"
     if refs is not None:
@@ -474,6 +530,12 @@ def parse_config(table: Dict[str, Any], source: str, prefix: str = "",
             raise UsageError(f"{source}: bad value for '{prefix}validate': expected a table")
         cfg.validate.source = source
         _apply(cfg.validate, validate, _VALIDATE_KEYS, f"{prefix}validate.", source)
+    if lint is not None:
+        if not isinstance(lint, dict):
+            raise UsageError(f"{source}: bad value for '{prefix}lint': expected a table")
+        cfg.lint.source = source
+        # each key a rule id (one severity each): the registry is the one list of keys
+        _apply(cfg.lint.severities, lint, _LINT_KEYS, f"{prefix}lint.", source)
     if sandbox is not None:
         if not isinstance(sandbox, dict):
             raise UsageError(f"{source}: bad value for '{prefix}sandbox': expected a table")

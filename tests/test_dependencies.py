@@ -20,7 +20,8 @@ else:  # pragma: no cover
 # distribution name -> the top-level module it provides
 MODULE_OF = {"pyyaml": "yaml", "ruamel.yaml": "ruamel", "tomli": "tomli"}
 # The test extra's distributions that tests import (the linters and stubs are not imported).
-TEST_MODULE_OF = {"pytest": "pytest", "pre-commit": "pre_commit", "jsonpatch": "jsonpatch"}
+TEST_MODULE_OF = {"pytest": "pytest", "pre-commit": "pre_commit", "jsonpatch": "jsonpatch",
+                  "jsonschema": "jsonschema"}
 # Distributions kzgit uses for their data only: found with importlib.util.find_spec, never
 # imported (kubernetes-validate's schemas; importing it would load jsonschema for nothing).
 DATA_OF = {"kubernetes-validate": "kubernetes_validate"}

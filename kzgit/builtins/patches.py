@@ -169,7 +169,7 @@ def patch(m: ResMap, entry: Dict[str, Any], loader: Loader, kfile: str,
             if len(sm) > 1:
                 raise BuildError(f"Multiple Strategic-Merge Patches in one `patches` entry is not allowed to set `patches.target` field: {source}")
             sel = Selector(target, kfile)
-            _apply_sm_to(m, sel.select(m), sm[0], allow_name, allow_kind)
+            _apply_sm_to(m, _select(m, sel, "patches", kfile), sm[0], allow_name, allow_kind)
             return
         for i, p in enumerate(sm):
             if version < V5_7 and i and any(not r.obj for r in m.resources()):
@@ -196,18 +196,29 @@ def patch(m: ResMap, entry: Dict[str, Any], loader: Loader, kfile: str,
     # Transform: no strategic-merge documents (an empty one counts as none) → JSON 6902
     if target is None:
         raise BuildError(f"must specify a target for JSON patch {source}")
-    sel = Selector(target, kfile)
-    if not json_ok and data and sel.select(m):
+    selected = _select(m, Selector(target, kfile), "patches", kfile)
+    if not json_ok and data and selected:
         # patchjson6902.Filter decodes the patch text again for each selected resource
         # (without jsonPatchFromBytes's emptiness check: an empty text is no operation)
         raise BuildError(f"{source}: json: cannot unmarshal the patch into a list of JSON 6902 operations")
-    _json6902(m, sel, ops, source)
+    _json6902(m, selected, ops, source)
 
 
-def _json6902(m: ResMap, sel: Selector, ops: List[Any], source: str) -> None:
+def _select(m: ResMap, sel: Selector, field: str, kfile: str) -> List[Resource]:
+    """What ``sel`` selects; an empty selection is told to a listener (kzgit lint's
+    patch-matches-nothing, :func:`kzgit.builder.context.note_unmatched`), never an error."""
+    got = sel.select(m)
+    if not got:
+        # cycle: the builder imports the builtins; reached only when a target selects nothing
+        from kzgit.builder.context import note_unmatched
+        note_unmatched(field, kfile, sel.spec)
+    return got
+
+
+def _json6902(m: ResMap, selected: List[Resource], ops: List[Any], source: str) -> None:
     from kzgit.patch.json6902 import apply   # start-up: only the builds that need it pay for it
     touches = _touches_annotations(ops)
-    for res in sel.select(m):
+    for res in selected:
         why = undecodable(res.obj)
         if why is not None:
             # patchjson6902.Filter patches the resource's JSON (RNode.MarshalJSON decodes it
@@ -353,4 +364,4 @@ def patch_json6902(m: ResMap, entry: Dict[str, Any], loader: Loader, kfile: str)
     if not ops:
         # PatchJson6902Transformer.Config: "patch appears to be empty"
         raise BuildError(f"{source}: patch appears to be empty")
-    _json6902(m, Selector(target, kfile), ops, source)
+    _json6902(m, _select(m, Selector(target, kfile), "patchesJson6902", kfile), ops, source)

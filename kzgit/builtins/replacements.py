@@ -162,13 +162,20 @@ def apply_replacements(resmap: ResMap, replacements: List[Dict[str, Any]], sourc
     """
     for r in replacements:
         try:
-            _apply_one(resmap, r, version)
+            unmatched = _apply_one(resmap, r, version)
         except BuildError as e:
             raise BuildError(f"{source}: {FIELD}: {e}") from None
+        if unmatched:
+            # cycle: the builder imports the builtins; reached only when a target selects nothing
+            from kzgit.builder.context import note_unmatched
+            for select in unmatched:
+                note_unmatched(FIELD, source, select)
     resmap.invalidate()
 
 
-def _apply_one(resmap: ResMap, r: Mapping[str, Any], version: Tuple[int, int, int]) -> None:
+def _apply_one(resmap: ResMap, r: Mapping[str, Any], version: Tuple[int, int, int]) -> List[Any]:
+    """Apply one replacement; the ``select`` of each target that selected no resource
+    (kustomize passes silently there: kzgit lint's replacement-matches-nothing)."""
     if not isinstance(r, Mapping):
         raise BuildError("replacements must specify a source and at least one target")
     src = r.get("source")
@@ -190,8 +197,12 @@ def _apply_one(resmap: ResMap, r: Mapping[str, Any], version: Tuple[int, int, in
         value = _get_replacement(resmap, src)
     if not isinstance(targets, list):
         raise BuildError("replacement targets must be a list")
+    unmatched = []
     for t in targets:
-        _apply_target(resmap, value, t if isinstance(t, Mapping) else {}, version)
+        t = t if isinstance(t, Mapping) else {}
+        if not _apply_target(resmap, value, t, version):
+            unmatched.append(t.get("select"))
+    return unmatched
 
 
 # --------------------------------------------------------------------------- source
@@ -250,7 +261,8 @@ def _refine(options: Mapping[str, Any], v: _Value) -> _Value:
 
 # --------------------------------------------------------------------------- targets
 def _apply_target(resmap: ResMap, value: _Value, t: Mapping[str, Any],
-                  version: Tuple[int, int, int]) -> None:
+                  version: Tuple[int, int, int]) -> bool:
+    """Copy ``value`` into the resources the target selects; whether it selected any."""
     select = t.get("select")
     if select is None:
         raise BuildError("target must specify resources to select")
@@ -260,6 +272,7 @@ def _apply_target(resmap: ResMap, value: _Value, t: Mapping[str, Any],
     options = _opts(t.get("options"))
     sel_id = _resid_of(select)
     reject_ids = [_resid_of(x) for x in rejects]
+    selected = False
     if version >= V5_8:
         # select and reject are anchored regular expressions, the namespace compared as
         # written (kustomize 7c04cbb23, PR #5863: types.NewTargetSelectorRegex)
@@ -272,14 +285,17 @@ def _apply_target(resmap: ResMap, value: _Value, t: Mapping[str, Any],
             if any(r(i) for r in rejected for i in ids):
                 continue
             if any(selects(i) for i in ids):
+                selected = True
                 _copy_value_to_target(res, value, [str(p) for p in field_paths], options)
-        return
+        return selected
     for res in resmap.resources():
         if not _select_by_anno_and_label(res, select, rejects):
             continue
         ids = res.all_ids()
         if any(_is_selected_by(i, sel_id) for i in ids) and not _contains_reject_id(reject_ids, ids):
+            selected = True
             _copy_value_to_target(res, value, [str(p) for p in field_paths], options)
+    return selected
 
 
 def _regex_selector(sel: ResId) -> Callable[[ResId], bool]:

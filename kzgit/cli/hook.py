@@ -30,13 +30,17 @@ HOOKS = {
     "pinned-refs": "remote references in changed kustomizations carry a version",
     "exec-bits": "downloaded files of localized copies are not executable (fixer)",
     "validate": "what the affected roots render is valid against Kubernetes and CRD schemas",
+    "lint": "the kustomizations the change reaches pass kzgit lint's rules (errors fail)",
     "all": "run every hook above on one workspace (validate only when the configuration has a "
-           "[validate] table, and then in place of render); what the plain git hooks run",
+           "[validate] table, and then in place of render; lint only with a [lint] table); "
+           "what the plain git hooks run",
 }
 # The order "all" runs them in: the fixer first, the cheap checks before the builds.
 # validate runs only when the repository has a [validate] table, and then instead of
 # render: it renders the same roots and reports one that does not render.
-ALL_ORDER = ("exec-bits", "pinned-refs", "render", "validate", "localized-sync")
+# lint runs only when the repository has a [lint] table: its default rules would otherwise
+# start failing commits of repositories that never asked for them.
+ALL_ORDER = ("exec-bits", "pinned-refs", "render", "validate", "lint", "localized-sync")
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -82,6 +86,9 @@ def _hook_arguments(h: argparse.ArgumentParser, name: str) -> None:
         add_render_flags(h, "validate" if name == "validate" else "render")
     elif name == "localized-sync":
         h.add_argument("--offline", action="store_true", help="use only cached remote references")
+    elif name == "lint":
+        from kzgit.cli.lint import add_lint_flags   # start-up
+        add_lint_flags(h)
     if name in ("pinned-refs", "all"):
         h.add_argument("--require-sha", action="store_true", help="accept full commit SHAs only")
     if name in ("exec-bits", "all"):
@@ -222,6 +229,9 @@ def run(args: argparse.Namespace) -> int:
         if args.hook == "validate":
             from kzgit.cli.validate import run_hook   # start-up
             return run_hook(args, ws)
+        if args.hook == "lint":
+            from kzgit.cli.lint import run_hook as run_lint   # start-up
+            return run_lint(args, ws)
         if args.hook != "all":
             return report(_dispatch(args.hook, args, ws))
         status = 0
@@ -231,6 +241,10 @@ def run(args: argparse.Namespace) -> int:
                 continue
             if name == "validate":
                 status = max(status, _validate_in_all(args, ws))
+                continue
+            if name == "lint":
+                if ws.config.lint.source:
+                    status = max(status, _lint_in_all(args, ws))
                 continue
             findings = _dispatch(name, args, ws)
             if findings:
@@ -248,6 +262,20 @@ def _validate_in_all(args: argparse.Namespace, ws: Workspace) -> int:
     if not got.findings:
         return 0
     print("kzgit-validate:")
+    sys.stdout.flush()
+    return emit(args, got, hook=True)
+
+
+def _lint_in_all(args: argparse.Namespace, ws: Workspace) -> int:
+    """``kzgit hook lint`` as a step of ``all``: its findings (warnings too) under a header."""
+    from kzgit.cli.cache import open_for_workspace   # start-up
+    from kzgit.cli.lint import emit, lint   # start-up
+    from kzgit.hooks.render import roots_to_build   # start-up
+    got = lint(args, ws, roots_to_build(ws), ws.changed is None,
+               open_for_workspace(ws, getattr(args, "no_cache", False)))
+    if not got.findings:
+        return 0
+    print("kzgit-lint:")
     sys.stdout.flush()
     return emit(args, got, hook=True)
 
@@ -275,8 +303,8 @@ def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace) -> List[HookFi
             store.trim()   # workers may have written: keep the cache within its bound
         if verbose:
             print_unchecked(ws)
-        found = render.findings(results)
-        line = render.summary(results)
+        found = render.findings(results, c.warnings_as_errors)
+        line = render.summary(results, c.warnings_as_errors)
         # what failed, then one line counting the rest (quiet on success)
         return found + ([HookFinding("", line)] if line else [])
     if hook == "localized-sync":

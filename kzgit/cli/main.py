@@ -25,7 +25,7 @@ else:
 
 # Command modules under kzgit/cli/, in the order ``kzgit --help`` lists them.
 COMMANDS = ["build", "transform", "localize", "rebuild", "diff", "validate", "hook", "install_hooks", "cache",
-            "trust"]
+            "trust", "lint"]
 
 
 def _columns() -> int:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kzgit.hooks.validate import Report
     from kzgit.rendercache import Store
 
-FORMATS = ("text", "json", "github", "junit")
+FORMATS = ("text", "json", "github", "junit", "sarif")
 
 
 class _DefaultVersion:

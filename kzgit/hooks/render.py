@@ -28,13 +28,16 @@ _MIN_ROOTS_FOR_PROCESSES = 6
 class RootResult(Record):
     """How one root went: ``status`` is ``built``, ``cached`` or ``failed``."""
 
-    __slots__ = ("root", "status", "seconds", "error")
+    __slots__ = ("root", "status", "seconds", "error", "warnings")
 
-    def __init__(self, root: str, status: str, seconds: float, error: Optional[str] = None) -> None:
+    def __init__(self, root: str, status: str, seconds: float, error: Optional[str] = None,
+                 warnings: Optional[List[str]] = None) -> None:
         self.root = root
         self.status = status
         self.seconds = seconds
         self.error = error
+        # what the build warned (the builtin engine's; ``warnings-as-errors`` fails on them)
+        self.warnings: List[str] = [] if warnings is None else warnings
 
 
 def options_for(ws: Workspace, offline: bool = False) -> BuildOptions:
@@ -69,7 +72,7 @@ def _render_one(engine: Engine, path: str, options: BuildOptions, store: Optiona
     if engine.name == "builtin":
         from kzgit.rendercache import render_yaml   # start-up: loaded only by the runs that need it
         got = render_yaml(path, options, store, looked=True)
-        return got.status, got.seconds, full_message(got.error) if got.error is not None else None, None
+        return got.status, got.seconds, full_message(got.error) if got.error is not None else None, got.warnings
     start = time.monotonic()
     try:
         engine.render(path, options)
@@ -83,7 +86,7 @@ def _look_up_yaml(path: str, options: BuildOptions, store: Store, checker: Any) 
     hit = lookup_yaml(path, options, store, checker, payload=False)   # the hook needs the verdict only
     if hit is None:
         return None
-    return hit.status, hit.seconds, full_message(hit.error) if hit.error else None, None
+    return hit.status, hit.seconds, full_message(hit.error) if hit.error else None, hit.warnings
 
 
 def roots_to_build(ws: Workspace) -> List[str]:
@@ -167,30 +170,42 @@ def render_roots(ws: Workspace, engine: Engine, roots: List[str], jobs: int = 0,
     """Render ``roots`` of the workspace; one result per root, in the order given (``on_done``
     hears of each as it finishes).  Messages name files by their repository-relative path."""
     def result(r: str, outcome: Outcome) -> RootResult:
-        status, seconds, err, _ = outcome
-        return RootResult(r, status, seconds, ws.relative_message(err) if err is not None else None)
+        status, seconds, err, warnings = outcome
+        return RootResult(r, status, seconds, ws.relative_message(err) if err is not None else None,
+                          [ws.relative_message(w) for w in warnings or ()])
     hear = None if on_done is None else (lambda r, outcome: on_done(result(r, outcome)))
     outcomes = render_each(ws, engine, roots, options_for(ws, offline), jobs, store, on_done=hear)
     return [result(r, outcomes[r]) for r in roots]
 
 
-def findings(results: List[RootResult]) -> List[HookFinding]:
-    """One finding per root that does not render."""
-    return [HookFinding(r.root, "does not render: " + r.error) for r in results if r.error is not None]
+def findings(results: List[RootResult], warnings_as_errors: bool = False) -> List[HookFinding]:
+    """One finding per root that does not render; with ``warnings_as_errors`` (the
+    configuration's ``warnings-as-errors``, kustomize issue #6040) also one per root whose build
+    warns, with its warnings (those of the builtin engine: an external one's go to its stderr)."""
+    out = [HookFinding(r.root, "does not render: " + r.error) for r in results if r.error is not None]
+    if warnings_as_errors:
+        out += [HookFinding(r.root, "warns (warnings-as-errors): " + "\n".join(r.warnings))
+                for r in results if r.error is None and r.warnings]
+    return out
 
 
-def summary(results: List[RootResult]) -> Optional[str]:
-    """The one line that counts the rest when some roots do not render (None when all do)."""
+def summary(results: List[RootResult], warnings_as_errors: bool = False) -> Optional[str]:
+    """The one line that counts the rest when some roots do not render, or warn with
+    ``warnings_as_errors`` (None when all render cleanly)."""
     failed = sum(r.error is not None for r in results)
-    if not failed:
+    warned = sum(r.error is None and bool(r.warnings) for r in results) if warnings_as_errors else 0
+    if not failed and not warned:
         return None
     rest = [r for r in results if r.error is None]
     cached = sum(r.status == "cached" for r in rest)
+    warns = f" ({warned} of them warn{'s' if warned == 1 else ''})" if warned else ""
     return (f"{failed} of {len(results)} roots {'does' if failed == 1 else 'do'} not render; "
-            f"{len(rest)} rendered ({len(rest) - cached} built, {cached} cached; -v lists them)")
+            f"{len(rest)} rendered{warns} ({len(rest) - cached} built, {cached} cached; -v lists them)")
 
 
 def run(ws: Workspace, engine: Engine, jobs: int = 0, offline: bool = False,
         store: Optional[Store] = None) -> List[HookFinding]:
-    """Build every affected root; one finding per root that does not render."""
-    return findings(render_roots(ws, engine, roots_to_build(ws), jobs, offline, store))
+    """Build every affected root; one finding per root that does not render (or warns, with
+    ``warnings-as-errors``)."""
+    return findings(render_roots(ws, engine, roots_to_build(ws), jobs, offline, store),
+                    ws.config.warnings_as_errors)

@@ -1,4 +1,5 @@
-"""Output formats of a validation run: text, JSON (versioned), GitHub annotations, JUnit XML.
+"""Output formats of a validation run: text, JSON (versioned), GitHub annotations, JUnit XML,
+SARIF 2.1.0 (:mod:`kzgit.sarif`).
 
 Pure functions from a report to a string; the CLI prints them.
 """
@@ -12,7 +13,7 @@ from kzgit.validate import ERROR, Finding
 if TYPE_CHECKING:  # pragma: no cover
     from kzgit.hooks.validate import Report
 
-FORMATS = ("text", "json", "github", "junit")
+FORMATS = ("text", "json", "github", "junit", "sarif")
 JSON_REPORT_VERSION = 1
 
 
@@ -110,5 +111,21 @@ def junit(report: "Report") -> str:
             f"tests=\"{total}\" failures=\"{failures}\">\n{''.join(suites)}</testsuites>\n")
 
 
+def sarif(report: "Report") -> str:
+    """A SARIF 2.1.0 log: one result per finding, its rule the finding's code, located on the
+    source file and line it points at (else the root's directory)."""
+    from kzgit import sarif as s   # start-up: only a SARIF report needs it
+    results = []
+    for f in report.findings:
+        where = f"{f.resource}: " if f.kind else ""
+        path = f"{f.path}: " if f.path else ""
+        results.append(s.Result(f.code or "invalid", s.level(f.severity),
+                                f"{f.root}: {where}{path}{f.message}", f.file or f.root or None,
+                                f.line if f.file else None))
+    rules = [s.Rule(code, f"kzgit validate: {code}", "error")
+             for code in sorted({r.rule_id for r in results})]
+    return s.dumps(s.log("kzgit validate", s.tool_version(), rules, results))
+
+
 def render(report: "Report", fmt: str) -> str:
-    return {"text": text, "json": to_json, "github": github, "junit": junit}[fmt](report)
+    return {"text": text, "json": to_json, "github": github, "junit": junit, "sarif": sarif}[fmt](report)

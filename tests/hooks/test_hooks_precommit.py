@@ -424,3 +424,43 @@ def test_a_branch_cannot_widen_its_own_sandbox(session: Session, tmp_path: Path,
     rc, out = run(["git", "commit", "-q", "-m", "edit"], repo, env, timeout=300)
     assert rc == 0, out
     assert stolen.exists() == (key == "sandbox.mode")
+
+
+# kzgit-lint: a commit introducing a patch whose target selects nothing is refused naming file,
+# line and rule; silenced by its ignore comment it passes; [lint] sets the severity.
+LINT_HEAD = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+LINT_GOOD = {
+    "base/kustomization.yaml": LINT_HEAD + "resources:\n- deploy.yaml\n",
+    "base/deploy.yaml": WEB_DEPLOYMENT,
+    "app/kustomization.yaml": LINT_HEAD + "resources:\n- ../base\n",
+}
+LINT_PATCH = ("patches:\n- target:\n    kind: StatefulSet\n  patch: |-\n    - op: add\n"
+              "      path: /metadata/labels/x\n      value: y\n")
+
+
+def test_lint_hook_refuses_then_passes_when_silenced(session: Session, tmp_path: Path) -> None:
+    repo = session.repo(tmp_path / "r", LINT_GOOD, ["kzgit-lint"])
+    rc, out = session.commit(repo)
+    assert rc == 0, out
+    assert "kustomizations lint clean (kzgit)" in out and "Passed" in out
+    write(repo, {"app/kustomization.yaml": LINT_GOOD["app/kustomization.yaml"] + LINT_PATCH})
+    rc, out = session.commit(repo)
+    assert rc == 1, out
+    assert ("app/kustomization.yaml:6: error: patches[0].target: target {\"kind\": \"StatefulSet\"} "
+            "selects no resource when app is built") in out and "[patch-matches-nothing]" in out
+    write(repo, {"app/kustomization.yaml": LINT_GOOD["app/kustomization.yaml"]
+                 + LINT_PATCH.replace("- target:", "- target:   # kzgit: ignore[patch-matches-nothing]")})
+    rc, out = session.commit(repo)
+    assert rc == 0, out
+
+
+def test_lint_hook_follows_the_lint_table(session: Session, tmp_path: Path) -> None:
+    files = {**LINT_GOOD, "app/kustomization.yaml": LINT_GOOD["app/kustomization.yaml"] + LINT_PATCH}
+    repo = session.repo(tmp_path / "r", {**files, ".kzgit.toml": '[lint]\npatch-matches-nothing = "warning"\n'},
+                        ["kzgit-lint"])
+    rc, out = session.commit(repo)
+    assert rc == 0, out
+    write(repo, {".kzgit.toml": '[lint]\npatch-matches-nothing = "error"\n',
+                 "app/kustomization.yaml": files["app/kustomization.yaml"] + "# touched\n"})
+    rc, out = session.commit(repo)
+    assert rc == 1 and "[patch-matches-nothing]" in out, out

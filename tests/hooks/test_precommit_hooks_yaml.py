@@ -19,7 +19,8 @@ from kzgit.cli.main import make_parser
 from helpers import PROJECT
 
 MANIFEST = PROJECT / ".pre-commit-hooks.yaml"
-IDS = ["kzgit-render", "kzgit-localized-sync", "kzgit-pinned-refs", "kzgit-exec-bits", "kzgit-validate"]
+IDS = ["kzgit-render", "kzgit-localized-sync", "kzgit-pinned-refs", "kzgit-exec-bits", "kzgit-validate",
+       "kzgit-lint"]
 
 
 def _hooks() -> Dict[str, Dict[str, Any]]:
@@ -45,9 +46,10 @@ def test_entry_is_a_kzgit_subcommand(hook_id: str) -> None:
     args = make_parser().parse_args(argv[1:] + ["some/file.yaml"])
     assert args.files == ["some/file.yaml"]
     assert h["language"] == "python" and h["pass_filenames"] is True
-    assert h["require_serial"] is (hook_id in ("kzgit-render", "kzgit-localized-sync", "kzgit-validate"))
+    building = ("kzgit-render", "kzgit-localized-sync", "kzgit-validate", "kzgit-lint")
+    assert h["require_serial"] is (hook_id in building)
     # a commit that only deletes passes no file: the hooks that build must start anyway
-    assert h.get("always_run", False) is (hook_id in ("kzgit-render", "kzgit-localized-sync", "kzgit-validate"))
+    assert h.get("always_run", False) is (hook_id in building)
 
 
 @pytest.mark.parametrize("hook_id,path,matches", [

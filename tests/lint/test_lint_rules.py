@@ -1,0 +1,309 @@
+"""``kzgit lint``: each rule on a real kustomization that kustomize builds without complaint,
+then silenced by its ignore comment, then with its severity changed and turned off.
+
+Each case is a small repository where exactly one finding of the rule is expected, at a file,
+line and field; the kubectl oracle (Kustomize 5.8.1, or the release the case pins) must build
+every root of it with exit 0 and no stderr but the warnings the rule is about: the point of
+these rules is what kustomize lets pass.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+import pytest
+
+from helpers import WEB_DEPLOYMENT
+from kzgit.cli.main import main
+from kzgit.config import LINT_RULES
+
+KUBECTL_1_36 = "KZGIT_ORACLE_KUBECTL_1_36"
+KUBECTL_1_35 = "KZGIT_ORACLE_KUBECTL_1_35"
+HELM_3 = "KZGIT_ORACLE_HELM_3"
+
+BASE = {
+    "base/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+                               "resources:\n- deploy.yaml\n",
+    "base/deploy.yaml": WEB_DEPLOYMENT,
+}
+HEAD = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+COMPONENT = ("apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n"
+             "labels:\n- pairs:\n    team: shop\n")
+CHART = {
+    "app/charts/c/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+    "app/charts/c/values.yaml": "",
+    "app/charts/c/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-chart\n",
+}
+
+
+class Case:
+    """A repository, the roots the oracle builds, and the one finding expected."""
+
+    def __init__(self, files: Dict[str, str], roots: List[str], file: str, line: Optional[int],
+                 field: str, words: str, warns: str = "", kubectl: str = KUBECTL_1_36,
+                 helm: bool = False, config: str = "") -> None:
+        self.files, self.roots = files, roots
+        self.file, self.line, self.field, self.words = file, line, field, words
+        self.warns, self.kubectl, self.helm, self.config = warns, kubectl, helm, config
+
+
+CASES: Dict[str, Case] = {
+    "deprecated-field": Case(
+        {**BASE, "app/kustomization.yaml": HEAD + "resources:\n- ../base\ncommonLabels:\n  team: shop\n"},
+        ["app"], "app/kustomization.yaml", 5, "commonLabels",
+        "Warning: 'commonLabels' is deprecated. Please use 'labels' instead. Run 'kustomize edit fix'",
+        warns="'commonLabels' is deprecated"),
+    "warnings": Case(
+        {**BASE, "app/kustomization.yaml": HEAD + "resources:\n- ../base\nvars:\n- name: WEB\n  objref:\n"
+                                                  "    apiVersion: apps/v1\n    kind: Deployment\n    name: web\n"},
+        ["app"], "app/kustomization.yaml", None, "", "well-defined vars that were never replaced: WEB",
+        warns="well-defined vars that were never replaced: WEB"),
+    "patch-matches-nothing": Case(
+        {**BASE, "comp/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n"
+                                            "patches:\n- target:\n    kind: StatefulSet\n  patch: |-\n"
+                                            "    - op: add\n      path: /metadata/labels/x\n      value: y\n",
+         "app/kustomization.yaml": HEAD + "resources:\n- ../base\ncomponents:\n- ../comp\n"},
+        ["app"], "comp/kustomization.yaml", 4, "patches[0].target", 'target {"kind": "StatefulSet"} selects no resource'),
+    "replacement-matches-nothing": Case(
+        {**BASE, "app/kustomization.yaml": HEAD + "resources:\n- ../base\nreplacements:\n- source:\n"
+                                                  "    kind: Deployment\n    name: web\n  targets:\n"
+                                                  "  - select:\n      kind: ConfigMap\n    fieldPaths:\n"
+                                                  "    - data.web\n"},
+        ["app"], "app/kustomization.yaml", 10, "replacements[0].targets[0].select",
+        'select {"kind": "ConfigMap"} selects no resource'),
+    "unreferenced-file": Case(
+        {**BASE, "base/old-deploy.yaml": WEB_DEPLOYMENT},
+        ["base"], "base/old-deploy.yaml", None, "", "no kustomization references this file",
+        config='[lint]\nunreferenced-file = "warning"\n'),
+    "unpinned-chart": Case(
+        {**CHART, "app/kustomization.yaml": HEAD + "helmCharts:\n- name: c\n  repo: https://charts.example.invalid\n"
+                                                   "  releaseName: r\n"},
+        ["app"], "app/kustomization.yaml", 4, "helmCharts[0]", "chart 'c' from https://charts.example.invalid has no version",
+        helm=True),
+    "needs-newer-kustomize": Case(
+        {**BASE, "app/kustomization.yaml": HEAD + "resources:\n- ../base\nreplacements:\n- sourceValue: shop\n"
+                                                  "  targets:\n  - select:\n      kind: Deployment\n    fieldPaths:\n"
+                                                  "    - spec.template.metadata.labels.app\n"},
+        ["app"], "app/kustomization.yaml", 6, "sourceValue",
+        "'sourceValue' needs Kustomize 5.7 or later; this repository pins 5.6.0",
+        kubectl=KUBECTL_1_35, config='kustomize-version = "5.6"\n'),
+    "duplicate-entry": Case(
+        {**BASE, "comp/kustomization.yaml": COMPONENT,
+         "app/kustomization.yaml": HEAD + "resources:\n- ../base\ncomponents:\n- ../comp\n- ./../comp\n"},
+        ["app"], "app/kustomization.yaml", 7, "components[1]", "component './../comp' is listed twice"),
+    "render-error": Case(
+        {**BASE, "app/kustomization.yaml": HEAD + "resources:\n- ../base\n- missing.yaml\n"},
+        [], "app/kustomization.yaml", None, "", "does not render"),
+}
+
+
+def test_every_rule_has_a_case() -> None:
+    assert sorted(CASES) == sorted(LINT_RULES)
+
+
+def _oracle(name: str) -> str:
+    for k, v in os.environ.items():   # the oracles script spells them KZGIT_ORACLE_kubectl_1_36
+        if k.upper() == name and os.access(v, os.X_OK):
+            return v
+    pytest.skip(f"{name} is not set: eval \"$(../shared/tools/oracles --env)\" to run this test")
+
+
+def tree(root: Path, files: Dict[str, str]) -> Path:
+    if not (root / ".git").exists():
+        subprocess.run(["git", "init", "-q", str(root)], check=True, timeout=60)
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    return root
+
+
+def lint(root: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+         *argv: str) -> Tuple[int, Dict[str, Any]]:
+    monkeypatch.chdir(root)
+    rc = main(["lint", "--all", "--format", "json", *argv])
+    out, _ = capsys.readouterr()
+    return rc, json.loads(out)
+
+
+def _of(doc: Dict[str, Any], rule: str) -> List[Dict[str, Any]]:
+    return [f for f in doc["findings"] if f["rule"] == rule]
+
+
+def _setup(tmp_path: Path, case: Case, extra: str = "") -> Path:
+    return tree(tmp_path, {**case.files, **({".kzgit.toml": case.config + extra} if case.config or extra else {})})
+
+
+@pytest.mark.parametrize("rule", sorted(CASES))
+def test_kustomize_builds_the_case_without_complaint(tmp_path: Path, rule: str) -> None:
+    case = CASES[rule]
+    kubectl = _oracle(case.kubectl)
+    root = tree(tmp_path, case.files)
+    for r in case.roots:
+        argv = [kubectl, "kustomize", str(root / r)]
+        if case.helm:
+            argv += ["--enable-helm", "--helm-command", _oracle(HELM_3)]
+        got = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+        assert got.returncode == 0, got.stderr
+        assert got.stdout.strip()
+        if case.warns:
+            assert case.warns in got.stderr
+        else:
+            assert got.stderr == ""
+
+
+@pytest.mark.parametrize("rule", sorted(CASES))
+def test_the_rule_finds_it_at_file_line_and_field(tmp_path: Path, rule: str, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    case = CASES[rule]
+    rc, doc = lint(_setup(tmp_path, case), monkeypatch, capsys)
+    got = _of(doc, rule)
+    assert len(got) == 1, doc["findings"]
+    f = got[0]
+    assert (f["file"], f["line"], f["field"]) == (case.file, case.line, case.field)
+    assert case.words in f["message"]
+    severity = "warning" if rule == "unreferenced-file" else LINT_RULES[rule]
+    assert f["severity"] == severity
+    assert rc == (1 if any(x["severity"] == "error" for x in doc["findings"]) else 0)
+
+
+@pytest.mark.parametrize("rule", sorted(CASES))
+def test_an_ignore_comment_on_the_line_silences_it(tmp_path: Path, rule: str, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    case = CASES[rule]
+    root = _setup(tmp_path, case)
+    path = root / case.file
+    lines = path.read_text().split("\n")
+    n = (case.line or 1) - 1
+    lines[n] += f"  # kzgit: ignore[other-rule, {rule}]"
+    path.write_text("\n".join(lines))
+    _, doc = lint(root, monkeypatch, capsys)
+    assert _of(doc, rule) == [] and doc["summary"]["silenced"] >= 1
+
+
+@pytest.mark.parametrize("rule", sorted(CASES))
+def test_a_comment_for_another_rule_does_not_silence_it(tmp_path: Path, rule: str,
+                                                        monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    case = CASES[rule]
+    root = _setup(tmp_path, case)
+    path = root / case.file
+    lines = path.read_text().split("\n")
+    lines[(case.line or 1) - 1] += "  # kzgit: ignore[other-rule]"
+    path.write_text("\n".join(lines))
+    _, doc = lint(root, monkeypatch, capsys)
+    assert len(_of(doc, rule)) == 1
+
+
+@pytest.mark.parametrize("rule", sorted(CASES))
+@pytest.mark.parametrize("severity", ["error", "warning", "off"])
+def test_lint_table_sets_the_severity(tmp_path: Path, rule: str, severity: str, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    case = CASES[rule]
+    config = case.config.replace('[lint]\nunreferenced-file = "warning"\n', "")
+    others = "".join(f'{r} = "off"\n' for r in LINT_RULES if r != rule)
+    root = tree(tmp_path, {**case.files, ".kzgit.toml": config + f'[lint]\n{rule} = "{severity}"\n' + others})
+    rc, doc = lint(root, monkeypatch, capsys)
+    got = _of(doc, rule)
+    if severity == "off":
+        assert (rc, doc["findings"]) == (0, [])
+    else:
+        assert [f["severity"] for f in got] == [severity]
+        assert rc == (1 if severity == "error" else 0)
+
+
+def test_warnings_as_errors_raises_kustomizes_warnings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    case = CASES["deprecated-field"]
+    rc, doc = lint(tree(tmp_path, {**case.files, ".kzgit.toml": "warnings-as-errors = true\n"}), monkeypatch, capsys)
+    assert rc == 1 and [f["severity"] for f in _of(doc, "deprecated-field")] == ["error"]
+
+
+def test_a_clean_repository_has_no_finding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    files = {**BASE, "comp/kustomization.yaml": COMPONENT,
+             "app/kustomization.yaml": HEAD + "resources:\n- ../base\ncomponents:\n- ../comp\n"
+                                       "patches:\n- target:\n    kind: Deployment\n  patch: |-\n"
+                                       "    - op: add\n      path: /metadata/labels/x\n      value: y\n"}
+    rc, doc = lint(tree(tmp_path, files), monkeypatch, capsys)
+    assert (rc, doc["findings"], doc["summary"]["kustomizations"]) == (0, [], 3)
+
+
+def test_unknown_rule_in_the_lint_table_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    tree(tmp_path, {**BASE, ".kzgit.toml": '[lint]\npatch-matches-nothin = "off"\n'})
+    monkeypatch.chdir(tmp_path)
+    assert main(["lint", "--all"]) == 2
+    err = capsys.readouterr().err
+    assert ".kzgit.toml: unknown key 'lint.patch-matches-nothin'" in err and "patch-matches-nothing" in err
+
+
+def test_bad_severity_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    tree(tmp_path, {**BASE, ".kzgit.toml": '[lint]\nduplicate-entry = "fatal"\n'})
+    monkeypatch.chdir(tmp_path)
+    assert main(["lint", "--all"]) == 2
+    assert "bad value for 'lint.duplicate-entry': 'fatal'" in capsys.readouterr().err
+
+
+def test_the_build_does_not_change_when_a_target_matches_nothing(tmp_path: Path) -> None:
+    """The recording hook only listens: the same output with and without a listener."""
+    from kzgit.builder import build
+    from kzgit.builder.context import UNMATCHED
+    case = CASES["patch-matches-nothing"]
+    root = tree(tmp_path, case.files)
+    plain = build(str(root / "app")).to_yaml()
+    seen: List[Any] = []
+    token = UNMATCHED.set(seen)
+    try:
+        listened = build(str(root / "app")).to_yaml()
+    finally:
+        UNMATCHED.reset(token)
+    assert plain == listened and [s[0] for s in seen] == ["patches"]
+
+
+def test_a_patch_matching_in_one_overlay_only_is_reported_for_the_other(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Through components: one component, two overlays; the target exists in one of them."""
+    files = {**BASE,
+             "cm/kustomization.yaml": HEAD + "configMapGenerator:\n- name: web\n  literals: [a=b]\n",
+             "comp/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n"
+                                        "patches:\n- target:\n    kind: ConfigMap\n  patch: |-\n"
+                                        "    - op: add\n      path: /data/x\n      value: y\n",
+             "with/kustomization.yaml": HEAD + "resources:\n- ../base\n- ../cm\ncomponents:\n- ../comp\n",
+             "without/kustomization.yaml": HEAD + "resources:\n- ../base\ncomponents:\n- ../comp\n"}
+    rc, doc = lint(tree(tmp_path, files), monkeypatch, capsys)
+    got = _of(doc, "patch-matches-nothing")
+    assert rc == 1 and [(f["file"], f["line"], f["root"]) for f in got] == [("comp/kustomization.yaml", 4, "without")]
+
+
+def test_text_and_github_formats(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    case = CASES["duplicate-entry"]
+    tree(tmp_path, case.files)
+    monkeypatch.chdir(tmp_path)
+    assert main(["lint", "--all"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("app/kustomization.yaml:7: error: components[1]: component './../comp' is listed "
+                          "twice (first as components[0], line 6) [duplicate-entry]\n")
+    assert out.endswith("1 error, 0 warnings in 3 kustomizations (1 roots built)\n")
+    assert main(["lint", "--all", "--format", "github"]) == 1
+    assert capsys.readouterr().out == (
+        "::error file=app/kustomization.yaml,line=7,title=kzgit lint%3A duplicate-entry::components[1]: "
+        "component './../comp' is listed twice (first as components[0], line 6)\n")
+
+
+def test_named_roots_and_warm_run_from_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    case = CASES["patch-matches-nothing"]
+    root = tree(tmp_path, case.files)
+    monkeypatch.chdir(root)
+    assert main(["lint", "app", "-v"]) == 1
+    first = capsys.readouterr()
+    assert "built   app" in first.err
+    assert main(["lint", "app", "-v"]) == 1
+    second = capsys.readouterr()
+    assert "cached  app" in second.err and second.out == first.out
