@@ -24,8 +24,8 @@ else:
     import _signal as signal
 
 # Command modules under kzgit/cli/, in the order ``kzgit --help`` lists them.
-COMMANDS = ["build", "transform", "localize", "rebuild", "diff", "validate", "hook", "install_hooks", "cache",
-            "trust", "lint"]
+COMMANDS = ["build", "transform", "localize", "rebuild", "diff", "validate", "fix", "hook", "install_hooks",
+            "cache", "trust", "lint"]
 
 
 def _columns() -> int:

@@ -28,7 +28,7 @@ def _hooks() -> Dict[str, Dict[str, Any]]:
 
 
 def test_manifest_is_valid_and_complete() -> None:
-    assert list(_hooks()) == IDS + ["kzgit-rebuild"]
+    assert list(_hooks()) == IDS + ["kzgit-fix", "kzgit-rebuild"]   # kzgit-fix: tests/fix
 
 
 def test_rebuild_is_a_manual_stage_hook_running_kzgit_rebuild() -> None:

@@ -1,0 +1,116 @@
+"""``kzgit fix``: the migrations of ``kustomize edit fix`` over a tree, proven before written.
+
+* :mod:`kzgit.fix.migrate`: what ``edit fix`` changes in one kustomization file, made as
+  edits of its text (:mod:`kzgit.fix._text`) that keep every other byte;
+* :mod:`kzgit.fix.proof`: every root reaching a changed file renders the same bytes before
+  and after (the changed files shown through an overlay, nothing written);
+* this module: which kustomizations (every one below the paths given, components and
+  kustomizations no root references included), and the atomic writes of the proven files.
+
+The library never prints; :mod:`kzgit.cli.fix` reports.
+"""
+from __future__ import annotations
+
+import os
+import posixpath
+
+from kzgit.fix.migrate import FileFix, file_test, migrate, needs_fix
+from kzgit.loader import KUSTOMIZATION_FILE_NAMES
+from kzgit.record import Record
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Dict, List, Optional
+    from kzgit.builder import BuildOptions
+    from kzgit.hooks import Workspace
+    from kzgit.rendercache import Store
+
+__all__ = ["FixReport", "FileFix", "candidates", "plan", "write"]
+
+
+class FixReport(Record):
+    """What ``kzgit fix`` found and did.
+
+    ``fixes``: each kustomization with a migration made or refused; ``held``: changed files
+    the proof holds back (path -> the root and its first differing line); ``proven``: the
+    files that may be written; ``written``: those written; ``checked``: the roots rendered."""
+
+    __slots__ = ("fixes", "held", "proven", "written", "checked")
+
+    def __init__(self, fixes: List[FileFix], held: Dict[str, str], proven: List[str],
+                 checked: List[str]) -> None:
+        self.fixes = fixes
+        self.held = held
+        self.proven = proven
+        self.written: List[str] = []
+        self.checked = checked
+
+    @property
+    def left(self) -> bool:
+        """Whether something is left to migrate (a refusal, or a change held back)."""
+        return bool(self.held) or any(f.refused for f in self.fixes)
+
+
+def candidates(ws: Workspace, targets: Optional[List[str]]) -> List[str]:
+    """Repo-relative kustomization files of the workspace, those at or below one of
+    ``targets`` (repo-relative directories or files; None: all)."""
+    out = []
+    for f in ws.files:
+        if posixpath.basename(f) not in KUSTOMIZATION_FILE_NAMES:
+            continue
+        if targets is not None and not any(
+                t in (".", "") or f == t or f.startswith(t.rstrip("/") + "/") for t in targets):
+            continue
+        out.append(f)
+    # a directory with several kustomization files does not build: kustomize fails there
+    dirs: Dict[str, int] = {}
+    for f in out:
+        d = posixpath.dirname(f)
+        dirs[d] = dirs.get(d, 0) + 1
+    return sorted(f for f in out if dirs[posixpath.dirname(f)] == 1)
+
+
+def _readable(ws: Workspace) -> "object":
+    def read_ok(rel: str) -> bool:
+        p = os.path.join(ws.root, *rel.split("/")) if not posixpath.isabs(rel) else rel
+        return os.path.isfile(p) and os.access(p, os.R_OK)
+    return read_ok
+
+
+def plan(ws: Workspace, targets: Optional[List[str]], options: BuildOptions, jobs: int = 0,
+         store: Optional[Store] = None) -> FixReport:
+    """Migrate every candidate kustomization in memory and prove the result; nothing written."""
+    read_ok = _readable(ws)
+    fixes: List[FileFix] = []
+    for rel in candidates(ws, targets):
+        try:
+            with open(ws.path(rel), "rb") as fh:
+                raw = fh.read()
+        except OSError:
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            fixes.append(FileFix(rel, "", "", [], ["not UTF-8 text: not migrated"]))
+            continue
+        if not needs_fix(text):
+            continue
+        fix = migrate(rel, text, file_test(read_ok, posixpath.dirname(rel) or "."))  # type: ignore[arg-type]
+        if fix.changed or fix.refused:
+            fixes.append(fix)
+    changed = {f.path: f.new for f in fixes if f.changed}
+    if not changed:
+        return FixReport(fixes, {}, [], [])
+    from kzgit.fix.proof import prove   # start-up: a clean tree renders nothing
+    verdict = prove(ws, changed, options, jobs, store)
+    return FixReport(fixes, verdict.held, verdict.proven, verdict.checked)
+
+
+def write(ws: Workspace, report: FixReport) -> None:
+    """Write the proven files, each atomically, keeping its mode (Ctrl-C leaves each file
+    either old or new)."""
+    from kzgit.atomic import write_atomic   # start-up: only a run that writes
+    by_path = {f.path: f for f in report.fixes}
+    for rel in report.proven:
+        write_atomic(ws.path(rel), by_path[rel].new)
+        report.written.append(rel)

@@ -1,0 +1,451 @@
+"""The migrations of ``kustomize edit fix`` on one kustomization file, edited in place.
+
+What ``edit fix`` does, at kustomize v5.5.0 through v5.8.1 (the code is the same in both
+releases but for ``--vars``' patch options; ``kustomize/commands/edit/fix/fix.go`` RunFix):
+
+* ``kustfile.Read`` runs ``Kustomization.FixKustomization`` (``api/types/kustomization.go``):
+  ``kind: Kustomization`` when missing, ``apiVersion`` (``kustomize.config.k8s.io/v1beta1``,
+  ``v1alpha1`` for a Component) when missing; ``bases`` appended to ``resources``;
+  ``imageTags`` appended to ``images``; a generator's ``env`` appended to its ``envs``.
+* ``FixKustomizationPreMarshalling``: ``patchesJson6902`` appended to ``patches``, then each
+  ``patchesStrategicMerge`` entry as ``{path: X}`` when X names a file kustomize can read
+  from the kustomization's directory, else as an inline ``{patch: X}``; ``commonLabels`` as
+  one more ``labels`` entry ``{pairs: ..., includeSelectors: true}``
+  (``api/types/labels.go`` labelFromCommonLabels), an error when a label name is in both.
+* ``--vars`` (:mod:`kzgit.fix.vars`): ``vars`` to ``replacements``.
+
+Each migration is an edit of the text (:mod:`kzgit.fix._text`), checked before it is kept:
+the edited file, parsed, must equal what the migration makes of the parsed original.  A
+migration that cannot be made in place (a flow list spread over lines, a key in both
+``commonLabels`` and ``labels``) is not made, and the reason is reported.
+"""
+from __future__ import annotations
+
+import posixpath
+
+import yaml
+
+from kzgit.fix._text import Document, Field, Unsupported, flow_items, indent_of, is_comment_or_blank
+from kzgit.fix._text import set_flow_items, shift
+from kzgit.record import Record
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable, Dict, List
+
+# api/types/kustomization.go
+KUSTOMIZATION_VERSION = "kustomize.config.k8s.io/v1beta1"
+COMPONENT_VERSION = "kustomize.config.k8s.io/v1alpha1"
+KUSTOMIZATION_KIND = "Kustomization"
+COMPONENT_KIND = "Component"
+
+# The fields kustomize warns about ("# Warning: 'bases' is deprecated. ... Run 'kustomize edit
+# fix'", api/types/kustomization.go CheckDeprecatedFields), with what replaces each.
+DEPRECATED = {
+    "bases": "resources",
+    "commonLabels": "labels",
+    "imageTags": "images",
+    "patchesJson6902": "patches",
+    "patchesStrategicMerge": "patches",
+    "vars": "replacements",
+}
+
+
+class FileFix(Record):
+    """What the migrations make of one kustomization file.
+
+    ``done``: the migrations made ("bases -> resources"); ``refused``: those left undone, each
+    with its reason; ``new``: the edited text (``old`` when nothing was made)."""
+
+    __slots__ = ("path", "old", "new", "done", "refused")
+
+    def __init__(self, path: str, old: str, new: str, done: List[str], refused: List[str]) -> None:
+        self.path = path
+        self.old = old
+        self.new = new
+        self.done = done
+        self.refused = refused
+
+    @property
+    def changed(self) -> bool:
+        return self.new != self.old
+
+
+def load_data(text: str) -> Any:
+    """The file's data, for comparing an edit with its intent (both sides read alike)."""
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+def needs_fix(text: str) -> bool:
+    """A cheap test on the text: may any migration apply?  (False is certain; True is checked
+    by :func:`migrate`.)  Keeps ``kzgit fix --check`` on a clean repository to a read per file."""
+    for key in ("bases:", "commonLabels:", "imageTags:", "patchesJson6902:",
+                "patchesStrategicMerge:", "vars:"):
+        if key in text:
+            return True
+    return "apiVersion:" not in text or "kind:" not in text
+
+
+# -- the edits ---------------------------------------------------------------------------------
+
+def _items_block(f: Field) -> List[str]:
+    """The body lines of a block list, trailing blank lines left out."""
+    return f.body[:f.content_end()]
+
+
+def _moved_lines(src: Field, indent: int) -> List[str]:
+    """``src``'s items (and the comments above its key and among its items) at ``indent``."""
+    ind = src.item_indent()
+    comments = [ln for ln in src.prefix if ln.strip()]
+    body = _items_block(src)
+    if ind is None:
+        return []
+    moved = shift(body, indent - ind)
+    return [" " * indent + ln.lstrip(" ") for ln in comments] + moved
+
+
+def _flow_to_block(items: List[str], indent: int, nl: str) -> List[str]:
+    return [" " * indent + "- " + it + nl for it in items]
+
+
+def _block_to_flow(src: Field) -> List[str]:
+    """Items of a block list of one-line scalars, as flow items; Unsupported otherwise."""
+    out = []
+    ind = src.item_indent()
+    for ln in src.body:
+        if not ln.strip():
+            continue
+        if is_comment_or_blank(ln):
+            raise Unsupported(f"'{src.key}': its comments cannot move into a flow list")
+        if indent_of(ln) != ind or not ln.lstrip(" ").startswith("- "):
+            raise Unsupported(f"'{src.key}': its items cannot move into a flow list")
+        item = ln.strip()[2:].strip()
+        if "#" in item or item[:1] in "|>[{&*!" or not item:
+            raise Unsupported(f"'{src.key}': its items cannot move into a flow list")
+        out.append(item)
+    return out
+
+
+def merge_list(doc: Document, target: str, source: str, at_start: bool = False) -> None:
+    """Move the items of the list ``source`` into the list ``target`` (at its end, or its
+    start), and remove ``source``; when ``target`` is absent, ``source`` is renamed."""
+    src = doc.field(source)
+    if src is None:
+        return
+    src_flow = flow_items(doc, source)
+    if src_flow == [] or (src_flow is None and src.item_indent() is None
+                          and src.inline_value() in ("", "~", "null")):
+        doc.drop_key(source)   # nothing to move: Go's append of nothing, the field omitted
+        return
+    tgt = doc.field(target)
+    if tgt is None:
+        src.rename(target)
+        return
+    nl = doc.newline
+    tgt_flow = flow_items(doc, target)
+    if src_flow is None and src.inline_value() not in ("", "~", "null", "[]"):
+        raise Unsupported(f"'{source}' is not a list")
+    if tgt_flow is None and tgt.inline_value() not in ("", "~", "null"):
+        raise Unsupported(f"'{target}' is not a list")
+    if tgt_flow is not None:
+        items = src_flow if src_flow is not None else _block_to_flow(src)
+        set_flow_items(tgt, items + tgt_flow if at_start else tgt_flow + items)
+    else:
+        if tgt.inline_value() in ("~", "null"):
+            key_token = tgt.key_line[:len(tgt.key_line) - len(tgt.rest)]
+            tgt.key_line = key_token + (" " + tgt.eol_comment() if tgt.eol_comment() else "") + nl
+        tgt_indent, src_indent = tgt.item_indent(), src.item_indent()
+        indent = tgt_indent if tgt_indent is not None else (
+            src_indent if src_flow is None and src_indent is not None else doc.seq_indent())
+        moved = _flow_to_block(src_flow, indent, nl) if src_flow is not None else _moved_lines(src, indent)
+        if at_start:
+            tgt.body[0:0] = moved
+        else:
+            end = tgt.content_end()
+            tgt.body[end:end] = moved
+    if src.eol_comment():
+        raise Unsupported(f"'{source}': the comment on its key line has no place to go")
+    doc.remove(source)
+
+
+def _smp_entries(doc: Document, data: List[Any], is_file: Callable[[str], bool]) -> None:
+    """Turn each ``patchesStrategicMerge`` entry into a ``patches`` entry, in place."""
+    f = doc.field("patchesStrategicMerge")
+    assert f is not None
+    keys = ["path" if isinstance(v, str) and is_file(v) else "patch" for v in data]
+    flow = flow_items(doc, f.key)
+    if flow is not None:
+        set_flow_items(f, ["{%s: %s}" % (k, t) for k, t in zip(keys, flow)])
+        return
+    ind = f.item_indent()
+    if ind is None:
+        return
+    starts = [n for n, ln in enumerate(f.body)
+              if not is_comment_or_blank(ln) and indent_of(ln) == ind and ln.lstrip(" ").startswith("-")]
+    if len(starts) != len(keys):
+        raise Unsupported("'patchesStrategicMerge': cannot tell its entries apart")
+    for i, n in enumerate(starts):
+        ln = f.body[n]
+        after_dash = ln[ind + 1:]
+        value_col = ind + 1 + (len(after_dash) - len(after_dash.lstrip(" ")))
+        value = ln[value_col:]
+        if not value.strip() or value.startswith("#"):
+            raise Unsupported("'patchesStrategicMerge': an entry whose value starts below its dash")
+        if value[:1] in "|>" and value[1:2].isdigit() or value[:2] in ("|-", "|+", ">-", ">+") \
+                and value[2:3].isdigit():
+            raise Unsupported("'patchesStrategicMerge': a block scalar with an indentation indicator")
+        f.body[n] = ln[:value_col] + keys[i] + ": " + value
+        end = starts[i + 1] if i + 1 < len(starts) else f.content_end()
+        cont = list(range(n + 1, end))
+        # comment lines at the dash's column or left of it sit between entries: not moved
+        inner = [c for c in cont if f.body[c].strip()
+                 and not (is_comment_or_blank(f.body[c]) and indent_of(f.body[c]) <= ind)]
+        if not inner:
+            continue
+        low = min(indent_of(f.body[c]) for c in inner)
+        if low <= value_col:
+            delta = value_col + 2 - low
+            last = max(inner)
+            for c in range(n + 1, last + 1):
+                if f.body[c].strip():
+                    f.body[c] = " " * delta + f.body[c]
+
+
+def _labels_entry(doc: Document, src: Field, indent: int) -> List[str]:
+    """``commonLabels``' pairs as one ``labels`` entry at ``indent`` (the comment on the
+    ``commonLabels:`` line is the caller's)."""
+    nl = doc.newline
+    pad = " " * indent
+    inline = src.inline_value()
+    if inline:
+        if src.has_content():
+            raise Unsupported("'commonLabels': a flow mapping over several lines")
+        return [pad + "- pairs: " + inline + nl, pad + "  includeSelectors: true" + nl]
+    m = src.map_indent()
+    assert m is not None
+    body = shift(src.body[:src.content_end()], indent + 4 - m)
+    return [pad + "- pairs:" + nl] + body + [pad + "  includeSelectors: true" + nl]
+
+
+def _common_labels(doc: Document, data: Dict[str, Any]) -> None:
+    src = doc.field("commonLabels")
+    assert src is not None
+    labels = doc.field("labels")
+    if not data.get("commonLabels"):
+        # labelFromCommonLabels gives nothing for no pairs; the empty field is dropped
+        if src.has_content() or src.inline_value() not in ("", "{}", "~", "null"):
+            raise Unsupported("'commonLabels' is not a mapping")
+        doc.drop_key("commonLabels")
+        return
+    comment = src.eol_comment()
+    if labels is None:
+        # in place: the field keeps its comment lines and the comment of its key line
+        entry = _labels_entry(doc, src, doc.seq_indent())
+        src.body = entry + src.body[src.content_end():]
+        src.key_line = "labels:" + (" " + comment if comment else "") + doc.newline
+        src.key = "labels"
+        return
+    if flow_items(doc, "labels") is not None or labels.inline_value() not in ("", "~", "null"):
+        raise Unsupported("'labels' is not a block list")
+    labels_indent = labels.item_indent()
+    indent = labels_indent if labels_indent is not None else doc.seq_indent()
+    pad = " " * indent
+    entry = [pad + ln.lstrip(" ") for ln in src.prefix if ln.strip()]
+    if comment:
+        entry.append(pad + comment + doc.newline)
+    entry += _labels_entry(doc, src, indent)
+    end = labels.content_end()
+    labels.body[end:end] = entry
+    doc.remove("commonLabels")
+
+
+def _insert_field(doc: Document, index: int, line: str) -> None:
+    """A one-line field before ``doc.fields[index]``'s key (after its comment lines)."""
+    doc.fields.insert(index, Field(line.split(":", 1)[0], [], line, []))
+
+
+def _type_meta(doc: Document, data: Dict[str, Any]) -> List[str]:
+    done: List[str] = []
+    nl = doc.newline
+    kind = data.get("kind")
+    has_kind = "kind" in data
+    has_api = "apiVersion" in data
+    if has_api and has_kind:
+        return done
+    if not has_api and not has_kind:
+        first = doc.fields[0]
+        blanks = [n for n, ln in enumerate(first.prefix) if not ln.strip()]
+        lines = ["apiVersion: " + KUSTOMIZATION_VERSION + nl, "kind: " + KUSTOMIZATION_KIND + nl]
+        if blanks:
+            cut = blanks[-1] + 1
+            new = Field("apiVersion", first.prefix[:cut], lines[0], [])
+            first.prefix = first.prefix[cut:]
+        else:
+            new = Field("apiVersion", [], lines[0], [])
+        doc.fields[0:0] = [new, Field("kind", [], lines[1], [])]
+        return ["apiVersion, kind added"]
+    if not has_api:
+        version = COMPONENT_VERSION if kind == COMPONENT_KIND else KUSTOMIZATION_VERSION
+        _insert_field(doc, doc.index("kind"), "apiVersion: " + version + nl)
+        return ["apiVersion added"]
+    api = doc.field("apiVersion")
+    assert api is not None
+    end = api.content_end()
+    after, api.body = api.body[end:], api.body[:end]
+    doc.fields.insert(doc.index("apiVersion") + 1, Field("kind", [], "kind: " + KUSTOMIZATION_KIND + nl, after))
+    return ["kind added"]
+
+
+# -- the intent, on the parsed data --------------------------------------------------------------
+
+def _as_list(v: Any) -> List[Any]:
+    return list(v) if isinstance(v, list) else []
+
+
+def _append(d: Dict[str, Any], target: str, moved: List[Any]) -> None:
+    """Go's ``append(target, moved...)``; an empty result is omitted, an untouched one stays."""
+    if moved:
+        d[target] = _as_list(d.get(target)) + moved
+
+
+def expected(data: Dict[str, Any], step: str, is_file: Callable[[str], bool]) -> Dict[str, Any]:
+    """What ``step`` makes of the parsed kustomization ``data`` (kustomize's Go code, on dicts)."""
+    d = dict(data)
+    if step == "typemeta":
+        if not d.get("kind") and "kind" not in d:
+            d["kind"] = KUSTOMIZATION_KIND
+        if "apiVersion" not in d:
+            d["apiVersion"] = COMPONENT_VERSION if d.get("kind") == COMPONENT_KIND else KUSTOMIZATION_VERSION
+    elif step in ("bases", "imageTags"):
+        target = DEPRECATED[step]
+        _append(d, target, _as_list(d.pop(step)))
+    elif step == "patches":
+        moved = _as_list(d.pop("patchesJson6902", None))
+        moved += [{"path": v} if isinstance(v, str) and is_file(v) else {"patch": v}
+                  for v in _as_list(d.pop("patchesStrategicMerge", None))]
+        _append(d, "patches", moved)
+    elif step == "commonLabels":
+        pairs = d.pop("commonLabels")
+        if pairs:
+            d["labels"] = _as_list(d.get("labels")) + [{"pairs": pairs, "includeSelectors": True}]
+    return d
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """Data equality that tells ``1`` from ``True`` (Python's ``==`` does not)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
+    return bool(a == b)
+
+
+# -- one file --------------------------------------------------------------------------------------
+
+def _steps(data: Dict[str, Any]) -> List[str]:
+    out = []
+    if "apiVersion" not in data or "kind" not in data:
+        out.append("typemeta")
+    for key in ("bases", "imageTags"):
+        if key in data:
+            out.append(key)
+    if "patchesJson6902" in data or "patchesStrategicMerge" in data:
+        out.append("patches")
+    if "commonLabels" in data:
+        out.append("commonLabels")
+    return out
+
+
+_NAMES = {
+    "typemeta": "apiVersion/kind",
+    "bases": "bases -> resources",
+    "imageTags": "imageTags -> images",
+    "patches": "patchesJson6902/patchesStrategicMerge -> patches",
+    "commonLabels": "commonLabels -> labels (includeSelectors: true)",
+}
+
+
+def _apply(doc: Document, step: str, data: Dict[str, Any], is_file: Callable[[str], bool]) -> List[str]:
+    if step == "typemeta":
+        return _type_meta(doc, data)
+    if step in ("bases", "imageTags"):
+        merge_list(doc, DEPRECATED[step], step)
+        return [f"{step} -> {DEPRECATED[step]}"]
+    if step == "patches":
+        done = []
+        if "patchesStrategicMerge" in data:
+            _smp_entries(doc, _as_list(data["patchesStrategicMerge"]), is_file)
+        smp_first = doc.index("patchesStrategicMerge") >= 0 and (
+            doc.index("patchesJson6902") < 0
+            or doc.index("patchesStrategicMerge") < doc.index("patchesJson6902"))
+        if "patchesJson6902" in data:
+            done.append("patchesJson6902 -> patches")
+        if "patchesStrategicMerge" in data:
+            done.append("patchesStrategicMerge -> patches")
+        if doc.field("patches") is None and smp_first and doc.field("patchesJson6902") is not None:
+            # edit fix's order: patches, then patchesJson6902's, then patchesStrategicMerge's
+            merge_list(doc, "patches", "patchesStrategicMerge")
+            merge_list(doc, "patches", "patchesJson6902", at_start=True)
+        else:
+            merge_list(doc, "patches", "patchesJson6902")
+            merge_list(doc, "patches", "patchesStrategicMerge")
+        return done
+    if step == "commonLabels":
+        pairs = data.get("commonLabels")
+        if isinstance(pairs, dict):
+            for entry in _as_list(data.get("labels")):
+                for name in (entry.get("pairs") or {}) if isinstance(entry, dict) else {}:
+                    if name in pairs:
+                        # api/types/kustomization.go FixKustomizationPreMarshalling
+                        raise Unsupported(f"label name '{name}' exists in both commonLabels and labels")
+        _common_labels(doc, data)
+        return ["commonLabels -> labels"]
+    raise AssertionError(step)
+
+
+def migrate(path: str, text: str, is_file: Callable[[str], bool]) -> FileFix:
+    """The migrations of ``edit fix`` on the kustomization ``text`` (its repo-relative ``path``);
+    ``is_file(rel)`` says whether a path relative to the kustomization's directory names a
+    readable file (a ``patchesStrategicMerge`` entry's test)."""
+    try:
+        data = load_data(text)
+    except yaml.YAMLError as e:
+        return FileFix(path, text, text, [], [f"not valid YAML: {' '.join(str(e).split())}"])
+    if not isinstance(data, dict) or not data:
+        return FileFix(path, text, text, [], [])
+    done: List[str] = []
+    refused: List[str] = []
+    current = text
+    for step in _steps(data):
+        try:
+            doc = Document(current, path)
+            made = _apply(doc, step, data, is_file)
+            new = doc.text()
+            want = expected(data, step, is_file)
+            got = load_data(new)
+            if not _equal(got, want):
+                raise Unsupported("the edit in place would not give the migrated fields")
+        except Unsupported as e:
+            refused.append(f"{_NAMES[step]}: not migrated: {e}")
+            continue
+        except yaml.YAMLError:
+            refused.append(f"{_NAMES[step]}: not migrated: the edit in place would not be valid YAML")
+            continue
+        current, data = new, want
+        done += made
+    return FileFix(path, text, current, done, refused)
+
+
+def file_test(read_ok: Callable[[str], bool], kdir: str) -> Callable[[str], bool]:
+    """``is_file`` for the kustomization in repo-relative directory ``kdir``, from a test of
+    repo-relative paths (a patchesStrategicMerge entry is a path when ``ReadFile`` of it
+    succeeds, relative to the kustomization's directory)."""
+    def is_file(rel: str) -> bool:
+        if "\n" in rel or not rel.strip():
+            return False
+        if posixpath.isabs(rel):
+            return read_ok(rel)
+        return read_ok(posixpath.normpath(posixpath.join("" if kdir == "." else kdir, rel)))
+    return is_file

@@ -1,0 +1,288 @@
+"""The proof that a migration changes no rendering, made before anything is written.
+
+Every root that reaches a changed file is rendered twice with kzgit's own engine, at the
+repository's ``kustomize-version``: from the disk as it is, and through an
+:class:`OverlayFS` that shows the migrated files in place of the old ones (nothing is
+written into the source tree for it, as ``kzgit diff`` renders a git tree without a
+checkout).  A kustomization no root reaches is rendered as its own root; a component no
+root includes is rendered through a throw-away kustomization that lists it, a file
+that exists only in the overlay, beside the component's directory.
+
+``kustomize edit fix`` builds before and after too (``kustomize/commands/edit/fix/fix.go``
+RunFix), but only the directory it runs in, after writing, and then only warns.
+"""
+from __future__ import annotations
+
+import posixpath
+
+from kzgit.errors import full_message
+from kzgit.record import Record
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
+    from kzgit.builder import BuildOptions
+    from kzgit.engine import Engine
+    from kzgit.hooks import Workspace
+    from kzgit.loader import FileSystem
+    from kzgit.rendercache import Store
+
+# The directory name of the throw-away kustomization that renders a component (made beside
+# it, never inside: a kustomization directory inside the component would be a load cycle).
+PROBE_PREFIX = ".kzgit-fix-probe-"
+_PROBE_TEXT = ("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+               "components:\n- ../{name}\n")
+
+
+class OverlayFS:
+    """A :class:`kzgit.loader.FileSystem` showing ``files`` (absolute path -> bytes) over
+    ``base``; the directories holding them exist too."""
+
+    def __init__(self, base: FileSystem, files: Dict[str, bytes]) -> None:
+        self.base = base
+        self.files = dict(files)
+        self.dirs: Set[str] = set()
+        for p in self.files:
+            d = posixpath.dirname(p)
+            while d not in self.dirs and d != "/":
+                self.dirs.add(d)
+                d = posixpath.dirname(d)
+
+    def read_bytes(self, path: str) -> bytes:
+        got = self.files.get(path)
+        return self.base.read_bytes(path) if got is None else got
+
+    def is_dir(self, path: str) -> bool:
+        return (path in self.dirs and not self.base.is_file(path)) or self.base.is_dir(path)
+
+    def is_file(self, path: str) -> bool:
+        return path in self.files or self.base.is_file(path)
+
+    def exists(self, path: str) -> bool:
+        return path in self.files or path in self.dirs or self.base.exists(path)
+
+    def realpath(self, path: str) -> str:
+        if path in self.files or (path in self.dirs and not self.base.exists(path)):
+            return path
+        return self.base.realpath(path)
+
+    def listdir(self, path: str) -> List[str]:
+        names = set(self.base.listdir(path)) if self.base.is_dir(path) else set()
+        prefix = path.rstrip("/") + "/"
+        for p in list(self.files) + list(self.dirs):
+            if p.startswith(prefix):
+                names.add(p[len(prefix):].split("/", 1)[0])
+        return sorted(names)
+
+
+def probe_dir(component: str) -> str:
+    """The repo-relative directory of the throw-away kustomization for ``component``."""
+    parent, name = posixpath.split(component)
+    return posixpath.join(parent, PROBE_PREFIX + name)
+
+
+def probe_file(ws: Workspace, component: str) -> Tuple[str, bytes]:
+    """(absolute path, bytes) of the throw-away kustomization listing ``component``."""
+    name = posixpath.basename(component)
+    path = ws.build_path(posixpath.join(probe_dir(component), "kustomization.yaml"))
+    return path, _PROBE_TEXT.format(name=name).encode("utf-8")
+
+
+class Rendered(Record):
+    """One root's rendering: its YAML, or the error's message."""
+
+    __slots__ = ("yaml", "error")
+
+    def __init__(self, yaml: Optional[str], error: Optional[str]) -> None:
+        self.yaml = yaml
+        self.error = error
+
+
+def _render_text(engine: Engine, path: str, options: BuildOptions, store: Optional[Store]) -> Any:
+    """A worker's render of one root, its YAML as the outcome's payload."""
+    from kzgit.rendercache import render_yaml   # start-up: loaded only by the runs that render
+    got = render_yaml(path, options, store, looked=True)
+    if got.error is not None:
+        return got.status, got.seconds, full_message(got.error), None
+    return got.status, got.seconds, None, got.yaml
+
+
+def _look_up_text(path: str, options: BuildOptions, store: Store, checker: Any) -> Any:
+    from kzgit.rendercache import lookup_yaml   # start-up: loaded only by the runs that render
+    hit = lookup_yaml(path, options, store, checker)
+    if hit is None:
+        return None
+    if hit.error is not None:
+        return hit.status, hit.seconds, full_message(hit.error), None
+    return hit.status, hit.seconds, None, hit.yaml
+
+
+def render(ws: Workspace, roots: Iterable[str], options: BuildOptions, jobs: int,
+           store: Optional[Store]) -> Dict[str, Rendered]:
+    """Render repo-relative ``roots`` (in parallel when there are many)."""
+    from kzgit.engine import BuiltinEngine   # start-up: loaded only by the runs that render
+    from kzgit.hooks.render import render_each   # start-up: as above
+    todo = sorted(set(roots))
+    if not todo:
+        return {}
+    outcomes = render_each(ws, BuiltinEngine(), todo, options, jobs, store,
+                           render_one=_render_text, look_up=_look_up_text)
+    return {r: Rendered(o[3], o[2]) for r, o in outcomes.items()}
+
+
+def _short(error: str, limit: int = 240) -> str:
+    """An error's first line, its innermost cause kept when it is long (kustomize's errors
+    chain every level: "accumulating resources: ... : <the cause>")."""
+    line = error.splitlines()[0] if error else ""
+    return line if len(line) <= limit else "..." + line[-limit:]
+
+
+def first_difference(before: Rendered, after: Rendered) -> str:
+    """The first line where two renderings part, as ``line N: -old / +new``."""
+    if before.error is not None:
+        if after.error is None or after.error == before.error:
+            return "does not render: " + _short(before.error)
+        return "fails differently: " + _short(after.error)
+    if after.error is not None:
+        return "would no longer render: " + _short(after.error)
+    a = (before.yaml or "").splitlines()
+    b = (after.yaml or "").splitlines()
+    for n in range(max(len(a), len(b))):
+        old = a[n] if n < len(a) else "<end>"
+        new = b[n] if n < len(b) else "<end>"
+        if old != new:
+            return f"line {n + 1} of its output: -{old.strip() or old} +{new.strip() or new}"
+    return "the output differs"
+
+
+class Verdict(Record):
+    """The proof's outcome: the changed files it lets through, and why each other one is held
+    back (repo-relative path -> the root and its first differing line)."""
+
+    __slots__ = ("proven", "held", "checked")
+
+    def __init__(self, proven: List[str], held: Dict[str, str], checked: List[str]) -> None:
+        self.proven = proven
+        self.held = held
+        self.checked = checked   # the roots (and component probes) rendered
+
+
+def prove(ws: Workspace, new_texts: Dict[str, str], options: BuildOptions, jobs: int = 0,
+          store: Optional[Store] = None) -> Verdict:
+    """Which of the changed files (repo-relative path -> new text) can be written without
+    changing any rendering.
+
+    The targets rendered for a file are the roots that reach it.  When none of those renders
+    now (a remote base out of reach, say), the kustomizations between them and the file are
+    rendered as roots of their own, down to the file's own kustomization; a component's
+    through a probe.  A file is proven when at least one of its targets renders and every
+    target renders the same bytes after the migrations (or, not rendering, fails with the
+    same message); otherwise it is held back with the first differing line."""
+    g = ws.graph
+    accepted = sorted(new_texts)
+    held: Dict[str, str] = {}
+    probes: Dict[str, str] = {}   # component dir -> the probe's directory
+    probe_files: Dict[str, bytes] = {}
+    base_fs = options.fs
+    if base_fs is None:
+        from kzgit.loader import DiskFS   # start-up: loaded only by the runs that render
+        base_fs = DiskFS()
+
+    def is_component(kdir: str) -> bool:
+        node = g.nodes.get(kdir)
+        if node is not None:
+            return node.component
+        own = [p for p in new_texts if (posixpath.dirname(p) or ".") == kdir]
+        return bool(own) and _is_component(new_texts[own[0]])
+
+    def add_probe(kdir: str) -> None:
+        if kdir not in probes:
+            probes[kdir] = probe_dir(kdir)
+            path, data = probe_file(ws, kdir)
+            probe_files[path] = data
+
+    def reaches(t: str, path: str) -> bool:
+        if t in g.nodes:
+            return g.reach(t).touches(path)
+        return (posixpath.dirname(path) or ".") == t
+
+    def run(changes: List[str], which: List[str]) -> Dict[str, Rendered]:
+        files = dict(probe_files)
+        for c in changes:
+            files[ws.build_path(c)] = new_texts[c].encode("utf-8")
+        fs = OverlayFS(base_fs, files)
+        paths = {t: probes.get(t, t) for t in which}
+        # not through the render cache: an error replayed from it need not read as the same
+        # error rendered fresh, and "fails the same way" compares the messages
+        got = render(ws, paths.values(), options.replace(fs=fs), jobs, None)
+        return {t: got[paths[t]] for t in which}
+
+    # first the roots reaching each file; a file no root reaches is its own target
+    targets: Set[str] = set()
+    for path in accepted:
+        reached = [r for r in g.roots if g.reach(r).touches(path)]
+        if reached:
+            targets.update(reached)
+            continue
+        kdir = posixpath.dirname(path) or "."
+        if is_component(kdir):
+            add_probe(kdir)
+        targets.add(kdir)
+    before = run([], sorted(targets))
+    # then, for the files no rendering target reaches, every kustomization that reaches them
+    more: Set[str] = set()
+    for path in accepted:
+        if any(before[t].error is None for t in targets if reaches(t, path)):
+            continue
+        for kdir in g.nodes:
+            if kdir not in targets and g.reach(kdir).touches(path):
+                if is_component(kdir):
+                    add_probe(kdir)
+                more.add(kdir)
+    if more:
+        before.update(run([], sorted(more)))
+        targets |= more
+    for path in list(accepted):
+        mine = sorted(t for t in targets if reaches(t, path))
+        if mine and all(before[t].error is not None for t in mine):
+            held[path] = (f"not proven: nothing that reaches it renders now; {mine[0]} "
+                          f"{first_difference(before[mine[0]], before[mine[0]])}")
+            accepted.remove(path)
+    checked = sorted(targets)
+    while accepted:
+        live = [t for t in checked if any(reaches(t, p) for p in accepted)]
+        after = run(accepted, live)
+        bad = [t for t in live if not equal(after[t], before[t])]
+        if not bad:
+            break
+        suspects = [p for p in accepted if any(reaches(t, p) for t in bad)]
+        guilty: Dict[str, str] = {}
+        for s in suspects:
+            mine = [t for t in bad if reaches(t, s)]
+            alone = run([s], mine)
+            for t in mine:
+                if not equal(alone[t], before[t]):
+                    guilty[s] = f"would change the output of {t}: {first_difference(before[t], alone[t])}"
+                    break
+        if not guilty:   # only together do they differ: hold back all of them
+            t = bad[0]
+            guilty = {s: f"would change the output of {t} (together with other migrations): "
+                         f"{first_difference(before[t], after[t])}" for s in suspects}
+        for s, why in guilty.items():
+            held[s] = why
+            accepted.remove(s)
+    return Verdict(accepted, held, checked)
+
+
+def _is_component(text: str) -> bool:
+    from kzgit.fix.migrate import load_data   # start-up: the migrations' module loaded it already
+    try:
+        data = load_data(text)
+    except Exception:   # noqa: BLE001 - any parse failure: not a component
+        return False
+    return isinstance(data, dict) and data.get("kind") == "Component"
+
+
+def equal(a: Rendered, b: Rendered) -> bool:
+    return a.yaml == b.yaml and a.error == b.error
+
