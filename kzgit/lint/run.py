@@ -160,8 +160,10 @@ def _builds(ws: Workspace, roots: List[str], severity: Dict[str, str], found: Li
             for w in warnings:
                 if w in deprecations:
                     continue   # deprecated-field reports them at their field
-                _add(seen, found, LintFinding("warnings", severity["warnings"], root_file, None, "",
-                                              ws.relative_message(w), r))
+                for file, line, field, message in _place_warning(ws, r, root_file, kfile,
+                                                                 ws.relative_message(w)):
+                    _add(seen, found, LintFinding("warnings", severity["warnings"], file, line, field,
+                                                  message, r))
         for field, kpath, selector in unmatched:
             rule = "replacement-matches-nothing" if field == "replacements" else "patch-matches-nothing"
             if severity[rule] == OFF:
@@ -175,6 +177,36 @@ def _builds(ws: Workspace, roots: List[str], severity: Dict[str, str], found: Li
                 f"{what} {shown} selects no resource when {r} is built; kustomize applies it to "
                 "nothing, silently", r))
     return [result(r, outcomes[r]) for r in roots]
+
+
+_UNUSED_VARS = "well-defined vars that were never replaced: "
+
+
+def _place_warning(ws: Workspace, root: str, root_file: str, kfile: Callable[[str], Optional[KFile]],
+                   warning: str) -> List[Tuple[str, Optional[int], str, str]]:
+    """Where a build's warning belongs: each var never replaced at the ``vars`` entry that
+    declares it (in the kustomizations the root reaches; refvartransformer.go names the vars
+    only), anything else on the root's kustomization."""
+    if not warning.startswith(_UNUSED_VARS):
+        return [(root_file, None, "", warning)]
+    names = [n for n in warning[len(_UNUSED_VARS):].split(",") if n]
+    out: List[Tuple[str, Optional[int], str, str]] = []
+    g = ws.graph
+    for name in names:
+        placed = False
+        for d in sorted(g.reach(root).kustomization_dirs):
+            node = g.nodes.get(d)
+            k = kfile(node.file) if node is not None else None
+            entries = k.value("vars") if k is not None else None
+            for i, v in enumerate(entries if isinstance(entries, list) else []):
+                if k is not None and node is not None and isinstance(v, dict) and v.get("name") == name:
+                    out.append((node.file, k.line("vars", i), f"vars[{i}]",
+                                f"var '{name}' is never replaced: no $({name}) in a field vars apply "
+                                f"to when {root} is built (kustomize: \"{_UNUSED_VARS}...\")"))
+                    placed = True
+        if not placed:
+            out.append((root_file, None, "", f"{_UNUSED_VARS}{name}"))
+    return out
 
 
 def _add(seen: Dict[Any, LintFinding], found: List[LintFinding], f: LintFinding) -> None:

@@ -59,7 +59,7 @@ CASES: Dict[str, Case] = {
     "warnings": Case(
         {**BASE, "app/kustomization.yaml": HEAD + "resources:\n- ../base\nvars:\n- name: WEB\n  objref:\n"
                                                   "    apiVersion: apps/v1\n    kind: Deployment\n    name: web\n"},
-        ["app"], "app/kustomization.yaml", None, "", "well-defined vars that were never replaced: WEB",
+        ["app"], "app/kustomization.yaml", 6, "vars[0]", "var 'WEB' is never replaced",
         warns="well-defined vars that were never replaced: WEB"),
     "patch-matches-nothing": Case(
         {**BASE, "comp/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n"
@@ -307,3 +307,44 @@ def test_named_roots_and_warm_run_from_the_cache(tmp_path: Path, monkeypatch: py
     assert main(["lint", "app", "-v"]) == 1
     second = capsys.readouterr()
     assert "cached  app" in second.err and second.out == first.out
+
+
+def _committed(root: Path, files: Dict[str, str]) -> Path:
+    tree(root, files)
+    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True, timeout=60)
+    subprocess.run(["git", "-C", str(root), "commit", "-q", "-m", "x"], check=True, timeout=60)
+    return root
+
+
+def test_hook_lints_only_what_the_changed_files_reach(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Two independent roots, each with a problem: a change in one reports that one only."""
+    bad = "patches:\n- target:\n    kind: StatefulSet\n  patch: '[{\"op\": \"add\", \"path\": \"/x\", \"value\": 1}]'\n"
+    files = {**BASE,
+             "one/kustomization.yaml": HEAD + "resources:\n- ../base\n" + bad,
+             "two/kustomization.yaml": HEAD + "resources:\n- ../base\ncomponents:\n- ../c\n- ../c\n",
+             "c/kustomization.yaml": COMPONENT}
+    root = _committed(tmp_path, files)
+    monkeypatch.chdir(root)
+    (root / "one/kustomization.yaml").write_text(files["one/kustomization.yaml"] + "# edited\n")
+    subprocess.run(["git", "add", "-A"], check=True, timeout=60)
+    assert main(["hook", "lint", "one/kustomization.yaml", "-v"]) == 1
+    out, err = capsys.readouterr()
+    assert "one/kustomization.yaml:6: error: patches[0].target" in out and "two/" not in out
+    assert "built   one" in err and "two" not in err
+    assert main(["hook", "lint", "--all"]) == 1
+    out = capsys.readouterr().out
+    assert "one/kustomization.yaml:6" in out and "two/kustomization.yaml:7: error: components[1]" in out
+
+
+def test_hook_all_runs_lint_only_with_a_lint_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    case = CASES["duplicate-entry"]
+    root = _committed(tmp_path, case.files)
+    monkeypatch.chdir(root)
+    assert main(["hook", "all", "--all"]) == 0
+    assert "kzgit-lint" not in capsys.readouterr().out
+    (root / ".kzgit.toml").write_text('[lint]\nunpinned-chart = "warning"\n')
+    assert main(["hook", "all", "--all"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("kzgit-lint:\n") and "[duplicate-entry]" in out
