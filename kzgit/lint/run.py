@@ -133,6 +133,9 @@ def _builds(ws: Workspace, roots: List[str], severity: Dict[str, str], found: Li
     from kzgit.hooks.render import RootResult, options_for, render_each   # start-up: as above
     from kzgit.kustomization import DEPRECATIONS   # start-up: as above
     from kzgit.lint.builds import look_up, lint_one   # start-up: as above
+    from kzgit.versions import V5_8, from_config, needs   # start-up: as above
+    sel = from_config(ws.config)
+    version, origin = sel.version, sel.origin
     deprecations = {msg for _, msg in DEPRECATIONS}
     engine = get_engine("builtin")
     options = options_for(ws, offline)
@@ -166,10 +169,20 @@ def _builds(ws: Workspace, roots: List[str], severity: Dict[str, str], found: Li
                                                   message, r))
         for field, kpath, selector in unmatched:
             rule = "replacement-matches-nothing" if field == "replacements" else "patch-matches-nothing"
-            if severity[rule] == OFF:
-                continue
             rel = ws.relative(kpath) or kpath
             line, where = _locate(kfile(rel), field, selector)
+            regex = _regex_fields(selector) if field == "replacements" and version < V5_8 else []
+            if regex and severity["needs-newer-kustomize"] != OFF:
+                # kustomize 7c04cbb23 (PR #5863, 5.8): select and reject fields are anchored
+                # regular expressions; before, compared as written, so this selects nothing
+                _add(seen, found, LintFinding(
+                    "needs-newer-kustomize", severity["needs-newer-kustomize"], rel, line, where,
+                    needs(f"a regular expression in a replacement's select ({', '.join(regex)})",
+                          V5_8, version, origin) + "; this release compares select fields as "
+                    f"written, so it selects no resource when {r} is built", r))
+                continue
+            if severity[rule] == OFF:
+                continue
             what = "select" if field == "replacements" else "target"
             shown = json.dumps(selector, sort_keys=True, default=str, separators=(", ", ": "))
             _add(seen, found, LintFinding(
@@ -177,6 +190,19 @@ def _builds(ws: Workspace, roots: List[str], severity: Dict[str, str], found: Li
                 f"{what} {shown} selects no resource when {r} is built; kustomize applies it to "
                 "nothing, silently", r))
     return [result(r, outcomes[r]) for r in roots]
+
+
+# what no Kubernetes name, kind, group or version holds (a '.' does: not counted)
+_REGEX = re.compile(r"[*+?()|\[\]{}^$\\]")
+
+
+def _regex_fields(selector: Any) -> List[str]:
+    """``field: value`` of a select's id fields that can only be regular expressions."""
+    if not isinstance(selector, dict):
+        return []
+    return [f"{k}: {v}" for k, v in selector.items()
+            if k in ("group", "version", "kind", "name", "namespace") and isinstance(v, str)
+            and _REGEX.search(v)]
 
 
 _UNUSED_VARS = "well-defined vars that were never replaced: "

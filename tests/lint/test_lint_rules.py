@@ -348,3 +348,26 @@ def test_hook_all_runs_lint_only_with_a_lint_table(tmp_path: Path, monkeypatch: 
     assert main(["hook", "all", "--all"]) == 1
     out = capsys.readouterr().out
     assert out.startswith("kzgit-lint:\n") and "[duplicate-entry]" in out
+
+
+def test_a_regex_select_under_a_release_before_5_8_needs_a_newer_kustomize(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """kustomize 5.8 reads replacement select fields as regular expressions (PR #5863); 5.7.1
+    compares them as written and silently selects nothing (the oracle shows the label unset)."""
+    files = {**BASE, ".kzgit.toml": 'kustomize-version = "5.7"\n',
+             "app/kustomization.yaml": HEAD + "resources:\n- ../base\nreplacements:\n- sourceValue: shop\n"
+                                       "  targets:\n  - select:\n      name: we.*\n    fieldPaths:\n"
+                                       "    - spec.template.metadata.labels.app\n"}
+    root = tree(tmp_path, files)
+    rc, doc = lint(root, monkeypatch, capsys)
+    got = [(f["rule"], f["line"], f["field"]) for f in doc["findings"]]
+    assert rc == 1 and got == [("needs-newer-kustomize", 8, "replacements[0].targets[0].select")]
+    assert "needs Kustomize 5.8 or later; this repository pins 5.7.1" in doc["findings"][0]["message"]
+    kubectl = os.environ.get("KZGIT_ORACLE_kubectl_1_35") or os.environ.get(KUBECTL_1_35)
+    if kubectl:
+        out = subprocess.run([kubectl, "kustomize", str(root / "app")], capture_output=True, text=True,
+                             timeout=120)
+        assert out.returncode == 0 and out.stderr == "" and "shop" not in out.stdout
+    monkeypatch.setenv("KZGIT_KUSTOMIZE_VERSION", "5.8")
+    rc, doc = lint(root, monkeypatch, capsys)
+    assert (rc, doc["findings"]) == (0, [])
