@@ -23,7 +23,7 @@ import math
 import re
 from typing import Any, Callable, List, NamedTuple, Optional, Tuple, Union
 
-from kzgit.errors import BuildError
+from kzgit.errors import BuildError, YamlError
 from kzgit.yamlio.tree import MAPPING, SEQUENCE, SpelledDict, node_kind
 
 __all__ = [
@@ -339,7 +339,7 @@ def _element_text(v: Any) -> str:
 
 
 def path_match(node: Any, path: List[str], create: Optional[str] = None,
-               parent: Optional[Slot] = None) -> List[Slot]:
+               parent: Optional[Slot] = None, into_scalars: bool = False) -> List[Slot]:
     """kyaml ``PathMatcher``: every slot matching ``path`` below ``node``.
 
     ``create`` is the node kind (``scalar``/``mapping``/``sequence``) to create
@@ -347,16 +347,19 @@ def path_match(node: Any, path: List[str], create: Optional[str] = None,
     *unanchored* regular expression against the element's field (match.go
     ``visitElem``), so ``[name=app]`` also selects ``myapp``; verified with
     kubectl kustomize v5.5.0.  ``parent`` is where ``node`` lives, so that an
-    empty path can name its slot.
+    empty path can name its slot.  ``into_scalars`` (Kustomize 5.8): a field part that
+    finds a scalar while path remains continues inside the scalar's text parsed as YAML,
+    on a copy (match.go handleStructuredDataInScalar, kustomize 2dc0d0da8): what matches
+    there can be set, and the change goes nowhere.
     """
     if not path:
         return [parent] if parent is not None else []
     part = path[0]
     rest = path[1:]
     if _is_idx_number(part):
-        return _match_index(node, int(part), rest, create)
+        return _match_index(node, int(part), rest, create, into_scalars)
     if _is_list_index(part):
-        return _match_seq(node, part, rest, create)
+        return _match_seq(node, part, rest, create, into_scalars)
     if part == "*":
         if node is None:
             return []
@@ -364,12 +367,13 @@ def path_match(node: Any, path: List[str], create: Optional[str] = None,
             raise _wrong_kind("SequenceNode", node)
         out: List[Slot] = []
         for i in range(len(node)):
-            out.extend(path_match(node[i], rest, create, (node, i)))
+            out.extend(path_match(node[i], rest, create, (node, i), into_scalars))
         return out
-    return _match_field(node, part, rest, create)
+    return _match_field(node, part, rest, create, into_scalars)
 
 
-def _match_field(node: Any, part: str, rest: List[str], create: Optional[str]) -> List[Slot]:
+def _match_field(node: Any, part: str, rest: List[str], create: Optional[str],
+                 into_scalars: bool) -> List[Slot]:
     if node is None or node is CREATED:
         return []
     if not isinstance(node, dict):
@@ -382,11 +386,32 @@ def _match_field(node: Any, part: str, rest: List[str], create: Optional[str]) -
         # match.go doField: Get finds the null node, and the next level's SetField appends
         # to that scalar's content (ErrorIfInvalid lets a null pass), which never prints:
         # the value goes to a node outside the resource, and the field stays null
-        return path_match(_new_node(_part_kind(rest[0], create)), rest, create, None)
-    return path_match(node[part], rest, create, (node, part))
+        return path_match(_new_node(_part_kind(rest[0], create)), rest, create, None, into_scalars)
+    field = node[part]
+    if into_scalars and rest and field is not None and field is not CREATED and is_scalar(field):
+        return [CopySlot(s) for s in path_match(parse_scalar_data(field), rest, create, None,
+                                                into_scalars)]
+    return path_match(field, rest, create, (node, part), into_scalars)
 
 
-def _match_index(node: Any, idx: int, rest: List[str], create: Optional[str]) -> List[Slot]:
+class CopySlot(tuple):
+    """A slot inside a copy of a scalar's parsed text (``into_scalars``): a value set there
+    goes nowhere."""
+
+
+def parse_scalar_data(v: Any) -> Any:
+    """A scalar's text read as YAML (``yaml.Unmarshal`` into a node: its first document);
+    a text that is not YAML is a FieldPathError with the reader's words."""
+    from kzgit.yamlio import load_documents   # start-up: only 5.8 paths into scalars
+    try:
+        docs = load_documents(scalar_of(v).text.encode("utf-8"), "structured data in a scalar")
+    except YamlError as e:
+        raise FieldPathError(str(e)) from None
+    return docs[0] if docs else None
+
+
+def _match_index(node: Any, idx: int, rest: List[str], create: Optional[str],
+                 into_scalars: bool) -> List[Slot]:
     if node is None:
         elements: list = []
     elif not isinstance(node, list):
@@ -397,10 +422,11 @@ def _match_index(node: Any, idx: int, rest: List[str], create: Optional[str]) ->
         node.append(_new_node(_part_kind(rest[0] if rest else "", create)))
     if len(elements) < idx + 1:
         raise FieldPathError(f"index {idx} specified but only {len(elements)} elements found")
-    return path_match(node[idx], rest, create, (node, idx))
+    return path_match(node[idx], rest, create, (node, idx), into_scalars)
 
 
-def _match_seq(node: Any, part: str, rest: List[str], create: Optional[str]) -> List[Slot]:
+def _match_seq(node: Any, part: str, rest: List[str], create: Optional[str],
+               into_scalars: bool) -> List[Slot]:
     field, pattern = split_index_name_value(part)
     try:
         rx = re.compile(pattern)
@@ -420,14 +446,14 @@ def _match_seq(node: Any, part: str, rest: List[str], create: Optional[str]) -> 
             continue
         if not rx.search(_element_text(el[field]).strip()):
             continue
-        out.extend(path_match(el, rest, create, (node, i)))
+        out.extend(path_match(el, rest, create, (node, i), into_scalars))
     if out or not create:
         return out
     # match.go doSeq: append an element made from the matcher (its value is an
     # untagged scalar, resolved on output) and search again.
     value = resolve(pattern)[1]
     node.append(value if not field else {field: value})
-    return _match_seq(node, part, rest, create)
+    return _match_seq(node, part, rest, create, into_scalars)
 
 
 # --------------------------------------------------------------------------- field specs

@@ -36,7 +36,7 @@ from kzgit.resource.selector import anchored, metadata_texts
 from kzgit.yamlio.gostruct import go_json_kind
 from kzgit.yamlio.tree import SharedStr, SpelledDict, canonical_text, node_kind, share_update, spelled
 from kzgit.builtins.fieldpath import (
-    CREATED, MISSING, FieldPathError, Scalar, Slot, decode, is_scalar,
+    CREATED, MISSING, CopySlot, FieldPathError, Scalar, Slot, decode, is_scalar,
     lookup, path_match, scalar_of, smarter_path_splitter,
 )
 
@@ -286,7 +286,7 @@ def _apply_target(resmap: ResMap, value: _Value, t: Mapping[str, Any],
                 continue
             if any(selects(i) for i in ids):
                 selected = True
-                _copy_value_to_target(res, value, [str(p) for p in field_paths], options)
+                _copy_value_to_target(res, value, [str(p) for p in field_paths], options, version)
         return selected
     for res in resmap.resources():
         if not _select_by_anno_and_label(res, select, rejects):
@@ -294,7 +294,7 @@ def _apply_target(resmap: ResMap, value: _Value, t: Mapping[str, Any],
         ids = res.all_ids()
         if any(_is_selected_by(i, sel_id) for i in ids) and not _contains_reject_id(reject_ids, ids):
             selected = True
-            _copy_value_to_target(res, value, [str(p) for p in field_paths], options)
+            _copy_value_to_target(res, value, [str(p) for p in field_paths], options, version)
     return selected
 
 
@@ -354,16 +354,29 @@ def _retrieval_error(fp: str, create: bool) -> str:
 
 
 def _copy_value_to_target(res: Resource, value: _Value, field_paths: List[str],
-                          options: Mapping[str, Any]) -> None:
+                          options: Mapping[str, Any], version: Tuple[int, int, int]) -> None:
     create = bool(options.get("create"))
+    into_scalars = version >= V5_8
     for fp in field_paths:
+        if into_scalars:
+            # 5.8: a path may continue inside a scalar holding JSON or YAML (kzgit.builtins.structured)
+            from kzgit.builtins.structured import set_in_structured_data   # start-up: 5.8 only
+            if set_in_structured_data(res.obj, value, fp, value.kind if create else None):
+                continue
         try:
-            slots = path_match(res.obj, smarter_path_splitter(fp, "."), value.kind if create else None)
+            slots = path_match(res.obj, smarter_path_splitter(fp, "."), value.kind if create else None,
+                               None, into_scalars)
         except FieldPathError as e:
             raise BuildError(f"{_retrieval_error(fp, create)}: {e}") from None
         if not slots:
             raise BuildError(_retrieval_error(fp, create))
         for slot in slots:
+            if isinstance(slot, CopySlot):
+                # kyaml sets the node of a parsed copy, never written back: only the checks
+                # setFieldValue makes before setting can fail
+                if options.get("delimiter") and not is_scalar(slot[0][slot[1]]):
+                    raise BuildError("delimiter option can only be used with scalar nodes")
+                continue
             _set_field_value(options, slot, value, res.obj)
 
 

@@ -72,3 +72,39 @@ def go_json_dumps(obj: Any) -> str:
     out: List[str] = []
     _write(obj, out)
     return "".join(out)
+
+
+def go_json_indent(obj: Any, indent: str = "  ") -> str:
+    """``json.MarshalIndent(obj, "", indent)``: Go indents the compact text (json.Indent), an
+    empty object or array staying ``{}`` / ``[]``."""
+    text = go_json_dumps(obj)
+    out: List[str] = []
+    depth = 0
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            j = i + 1
+            while text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i:j + 1])
+            i = j + 1
+            continue
+        if c in "{[":
+            if text[i + 1] in "}]":
+                out.append(text[i:i + 2])
+                i += 2
+                continue
+            depth += 1
+            out.append(c + "\n" + indent * depth)
+        elif c in "}]":
+            depth -= 1
+            out.append("\n" + indent * depth + c)
+        elif c == ",":
+            out.append(",\n" + indent * depth)
+        elif c == ":":
+            out.append(": ")
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out)
