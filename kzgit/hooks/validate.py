@@ -29,7 +29,7 @@ from kzgit.hooks.render import (Outcome, RootResult, options_for, render_each, r
                                 shard_of)
 from kzgit.record import Record
 from kzgit.rendercache import BUILT, FAILED, Store, lookup, render_cached
-from kzgit.validate import ERROR, WARNING, Finding, Validator
+from kzgit.validate import ERROR, Finding, Validator, once_per_kind
 
 if TYPE_CHECKING:  # pragma: no cover
     from kzgit.rendercache import Produce
@@ -228,7 +228,7 @@ def run(ws: Workspace, engine: Engine, policy: ValidatePolicy, *, roots: Optiona
                 found.save(store, key, *hit)
         counts[r] = hit[1]
         for f in hit[0]:
-            if f.code == "missing-schema" and f.severity == WARNING:
+            if once_per_kind(f.code, f.path, f.severity):
                 if (f.api_version, f.kind) in warned:
                     continue  # listed once per kind
                 warned.add((f.api_version, f.kind))
@@ -309,7 +309,7 @@ def run_manifests(sources: Sequence[Tuple[str, bytes]], policy: ValidatePolicy, 
             md = o["metadata"] if isinstance(o.get("metadata"), dict) else {}
             for issue in issues:
                 key = (_s(o.get("apiVersion")), _s(o.get("kind")))
-                if issue.code == "missing-schema" and issue.severity == WARNING:
+                if once_per_kind(issue.code, issue.path, issue.severity):
                     if key in warned:
                         continue
                     warned.add(key)

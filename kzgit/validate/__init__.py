@@ -29,6 +29,8 @@ from kzgit.validate.schema import Check, Problem
 
 SKIP_ANNOTATION = "kzgit.io/validate"
 ERROR, WARNING = "error", "warning"
+#: problems that are warnings: CEL rules not evaluated (transition rules, unsupported functions)
+WARNING_CODES = frozenset(("cel-skipped",))
 
 
 # Records, not dataclasses: a warm validate run reads its findings from the render cache,
@@ -78,6 +80,12 @@ class Finding(Record):
         warn = "warning: " if self.severity == WARNING else ""
         where = f" ({self.where})" if self.where else ""
         return f"{head}{path}{warn}{self.message}{where}"
+
+
+def once_per_kind(code: str, path: str, severity: str) -> bool:
+    """Whether a finding is listed once per kind rather than per resource: a missing schema, and
+    the CEL rules of a CRD that are not evaluated (the same for every resource of the kind)."""
+    return severity == WARNING and (code == "missing-schema" or (code == "cel-skipped" and not path))
 
 
 def _parse_skip(entries: Tuple[str, ...]) -> Tuple[frozenset, frozenset]:
@@ -164,12 +172,28 @@ class Validator:
         problems: List[Problem] = []
         check(obj, None, problems)
         secret = kind == "Secret" and api == "v1"
-        issues = [Issue(p.code, p.pointer(), _redacted(obj, p) if secret else p.message)
+        issues = [Issue(p.code, p.pointer(), _redacted(obj, p) if secret else p.message,
+                        WARNING if p.code in WARNING_CODES else ERROR)
                   for p in problems]
+        if kind == "CustomResourceDefinition" and api == "apiextensions.k8s.io/v1":
+            issues += _crd_rules(obj)
         deprecated = deprecations.deprecation(api, kind, self.version)
         if deprecated:
             issues.append(Issue("deprecated", "/apiVersion", deprecated, WARNING))
         return issues
+
+
+def _crd_rules(crd: Dict[str, Any]) -> List[Issue]:
+    """The CEL rules of a CRD that do not compile: an error (the API server refuses the CRD),
+    or a warning when the rule uses what kzgit's CEL environment lacks."""
+    from kzgit.validate.cel import crd_rule_errors   # start-up: only a CRD needs it
+    out = []
+    for pointer, message, unsupported in crd_rule_errors(crd):
+        if unsupported:
+            out.append(Issue("cel-skipped", pointer, f"kzgit cannot evaluate this CEL rule: {message}", WARNING))
+        else:
+            out.append(Issue("cel", pointer, f"the CEL rule does not compile: {message}"))
+    return out
 
 
 _SECRET_FIELDS = ("/data", "/stringData")

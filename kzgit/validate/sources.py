@@ -25,7 +25,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from kzgit.sha import sha256
 from kzgit.errors import UsageError
-from kzgit.validate.schema import Check, Compiler, SchemaError, defaulter, pointer_get
+from kzgit.validate.cel import Rules, rules_check
+from kzgit.validate.schema import Check, Compiler, Problem, SchemaError, defaulter, pointer_get
 
 CRD_API = "apiextensions.k8s.io/v1"
 
@@ -133,18 +134,28 @@ class CrdSchemas:
             except SchemaError as e:
                 raise UsageError(f"{where}: CustomResourceDefinition for {kind} {api_version}: "
                                  f"bad openAPIV3Schema: {e}") from None
-            self._checks[key] = self._with_metadata(body, defaulter(schema))
+            self._checks[key] = self._with_metadata(body, defaulter(schema), rules_check(schema))
         return self._checks[key]
 
-    def _with_metadata(self, body: Check, default: Optional[Callable[[Any], Any]]) -> Check:
+    def _with_metadata(self, body: Check, default: Optional[Callable[[Any], Any]],
+                       rules: Optional[Rules]) -> Check:
         meta = self.object_meta
+        cel = rules.check if rules is not None else None
+        skipped = rules.skipped() if rules is not None else None
 
         def check(inst: Any, path: Any, out: List[Any]) -> None:
             if default is not None:   # the API server defaults a custom resource, then validates it
                 inst = default(inst)
+            n = len(out)
             body(inst, path, out)
             if meta is not None and isinstance(inst, dict) and "metadata" in inst:
                 meta(inst["metadata"], (path, "metadata"), out)
+            # CEL rules run on a well-typed object only: the API server skips them after a type
+            # error (apiextensions-apiserver pkg/registry/customresource/strategy.go, hasBlockingErr)
+            if cel is not None and not any(p.code == "type" for p in out[n:]):
+                cel(inst, path, out)
+            if skipped is not None:
+                out.append(Problem(path, "cel-skipped", skipped))
         return check
 
 

@@ -1,0 +1,306 @@
+"""CEL validation rules of CRD schemas (``x-kubernetes-validations``), evaluated as the API server does.
+
+:func:`rules_check` turns a CRD version's ``openAPIV3Schema`` into a check that walks a
+custom resource (already defaulted, see :func:`kzgit.validate.schema.defaulter`) and, at each
+value whose schema carries rules, evaluates them with ``self`` bound to that value, as
+k8s.io/apiextensions-apiserver pkg/apiserver/schema/cel/validation.go does:
+
+* a rule that evaluates to false is a ``cel`` problem with the rule's ``message``, or its
+  ``messageExpression`` (falling back to ``message``, then to "failed rule: RULE"), at the
+  value or at its ``fieldPath``; a ``reason`` other than FieldValueInvalid prefixes the
+  message as Kubernetes words it ("Forbidden: ", "Required value: ", "Duplicate value: ");
+* a rule that cannot be evaluated on this value (no such key, no matching overload) is a
+  ``cel`` problem "ERROR evaluating rule: MESSAGE (or RULE)", as the API server reports it;
+* transition rules (referring to ``oldSelf``) are not evaluated: git holds no old object.
+  They are counted (:attr:`Rules.transition`), and each resource validated against them gets
+  one ``cel-transition`` warning;
+* rules are not evaluated when the resource has type errors (the API server skips CEL
+  validation then: "some validation rules were not checked because the object was invalid");
+* property names are escaped as Kubernetes escapes them (k8s.io/apiserver pkg/cel/escaping.go:
+  ``namespace`` is ``__namespace__``, ``x-y`` is ``x__dash__y``).
+
+The CEL runtime is ``cel-expr-python`` (Google's C++ runtime, the CEL spec's own; choice and
+measurements in docs/cel.md), with its ``optional`` and ``strings`` extensions and, on top,
+the Kubernetes libraries in :mod:`kzgit.validate.cel_k8s`.  Rules are compiled once per
+schema and kept with the compiled schema (:class:`kzgit.validate.sources.CrdSchemas`).
+
+A rule that does not compile is a finding on the CRD (:func:`crd_rule_errors`, reported where
+the CRD is validated as a resource, pointing at the rule); one that uses a function kzgit does
+not implement is a warning there instead (a false error would be worse than a rule not run).
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from kzgit.validate.schema import Check, Path, Problem
+
+# k8s.io/apiserver pkg/cel/escaping.go celReservedSymbols
+_RESERVED = frozenset(("true", "false", "null", "in", "as", "break", "const", "continue", "else",
+                       "for", "function", "if", "import", "let", "loop", "package", "namespace",
+                       "return", "var", "void", "while"))
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_OLD_SELF = re.compile(r"\boldSelf\b")
+# field.ErrorType strings (k8s.io/apimachinery pkg/util/validation/field/errors.go)
+_REASONS = {"FieldValueInvalid": "", "FieldValueForbidden": "Forbidden: ",
+            "FieldValueRequired": "Required value: ", "FieldValueDuplicate": "Duplicate value: "}
+
+
+def escape(name: str) -> Optional[str]:
+    """A property name as CEL sees it (None: not accessible), as Kubernetes' ``Escape``."""
+    if not name or name[0].isdigit():
+        return None
+    if name in _RESERVED:
+        return f"__{name}__"
+    if _PLAIN.fullmatch(name) and "__" not in name:
+        return name
+    out = []
+    i = 0
+    while i < len(name):
+        if name.startswith("__", i):
+            out.append("__underscores__")
+            i += 2
+            continue
+        c = name[i]
+        if c == ".":
+            out.append("__dot__")
+        elif c == "-":
+            out.append("__dash__")
+        elif c == "/":
+            out.append("__slash__")
+        elif c.isascii() and (c.isalnum() or c == "_"):
+            out.append(c)
+        else:
+            return None
+        i += 1
+    return "".join(out)
+
+
+RUNTIME = "cel-expr-python"
+
+
+class RuleError(Exception):
+    """A rule that does not compile: ``unsupported`` when it uses what kzgit lacks."""
+
+    def __init__(self, message: str, unsupported: bool) -> None:
+        super().__init__(message)
+        self.unsupported = unsupported
+
+
+class Rule:
+    """One compiled ``x-kubernetes-validations`` entry."""
+
+    __slots__ = ("rule", "message", "message_expression", "field_path", "reason", "program",
+                 "message_program", "error", "transition")
+
+    def __init__(self, spec: Dict[str, Any]) -> None:
+        self.rule = _text(spec, "rule")
+        self.message = _text(spec, "message")
+        self.message_expression = _text(spec, "messageExpression")
+        self.field_path = _text(spec, "fieldPath")
+        self.reason = _text(spec, "reason")
+        self.transition = bool(_OLD_SELF.search(self.rule)) or bool(spec.get("optionalOldSelf"))
+        self.program: Any = None
+        self.message_program: Any = None
+        self.error: Optional[RuleError] = None
+        if self.transition:
+            return
+        try:
+            from kzgit.validate import cel_k8s   # start-up: the CEL runtime loads with the first rule
+        except ImportError:
+            self.error = RuleError(f"the CEL runtime is not installed ({RUNTIME})", True)
+            return
+        try:
+            self.program = cel_k8s.compile_expression(self.rule)
+            if self.message_expression:
+                self.message_program = cel_k8s.compile_expression(self.message_expression)
+        except cel_k8s.CompileError as e:
+            self.error = RuleError(str(e), e.unsupported)
+
+    def failure(self, value: Any) -> Optional[Tuple[str, Tuple[Any, ...]]]:
+        """None when the rule holds for ``value``, else (message, field path keys)."""
+        from kzgit.validate import cel_k8s   # start-up: loaded with the rule
+        ok, err = cel_k8s.evaluate(self.program, value)
+        if err is not None:   # worded as the API server words it (validation.go, ruleErrorString)
+            return f"{err} evaluating rule: {(self.message or self.rule).strip()}", ()
+        if ok is True:
+            return None
+        if ok is not False:
+            return f"rule {self.rule!r}: evaluates to {ok!r}, not a boolean", ()
+        msg = ""
+        if self.message_program is not None:
+            text, err = cel_k8s.evaluate(self.message_program, value)
+            if err is None and isinstance(text, str) and text.strip() and "\n" not in text:
+                msg = text
+        msg = msg or self.message or f"failed rule: {self.rule}"
+        return _REASONS.get(self.reason, "") + msg, _field_path(self.field_path)
+
+
+def _text(spec: Dict[str, Any], key: str) -> str:
+    v = spec.get(key)
+    return v if isinstance(v, str) else ""
+
+
+def _field_path(fp: str) -> Tuple[Any, ...]:
+    """``.spec.a['b.c'][0]`` as keys (Kubernetes' fieldPath: a relative JSON path)."""
+    keys: List[Any] = []
+    for m in re.finditer(r"\.([^.\[]+)|\[\s*'((?:[^'\\]|\\.)*)'\s*\]|\[\s*\"((?:[^\"\\]|\\.)*)\"\s*\]|\[(\d+)\]", fp):
+        dot, sq, dq, idx = m.groups()
+        keys.append(int(idx) if idx is not None else dot if dot is not None else sq if sq is not None else dq)
+    return tuple(keys)
+
+
+class Rules:
+    """The rules of one CRD schema: a check over custom resources, and counts."""
+
+    def __init__(self, schema: Any) -> None:
+        self.total = 0
+        self.transition = 0
+        self.unsupported = 0   # rules not evaluated: they do not compile, or use what kzgit lacks
+        self.errors: List[Tuple[str, Rule]] = []   # (JSON pointer of the rule in the schema, rule)
+        self.check: Optional[Check] = self._walker(schema, "")
+
+    def _walker(self, schema: Any, where: str) -> Optional[Check]:
+        if not isinstance(schema, dict):
+            return None
+        rules: List[Rule] = []
+        specs = schema.get("x-kubernetes-validations")
+        if isinstance(specs, list):
+            for i, spec in enumerate(specs):
+                if not isinstance(spec, dict):
+                    continue
+                r = Rule(spec)
+                self.total += 1
+                if r.transition:
+                    self.transition += 1
+                elif r.error is not None:
+                    self.errors.append((f"{where}/x-kubernetes-validations/{i}/rule", r))
+                    self.unsupported += 1
+                else:
+                    rules.append(r)
+        props: Dict[str, Check] = {}
+        raw_props = schema.get("properties")
+        if isinstance(raw_props, dict):
+            for k, sub in raw_props.items():
+                w = self._walker(sub, f"{where}/properties/{_ptr(k)}")
+                if w is not None:
+                    props[k] = w
+        extra = self._walker(schema.get("additionalProperties"), f"{where}/additionalProperties")
+        items = self._walker(schema.get("items"), f"{where}/items")
+        if not rules and not props and extra is None and items is None:
+            return None
+        convert = _converter(schema) if rules else None
+        here = tuple(rules)
+
+        def walk(inst: Any, path: Path, out: List[Problem]) -> None:
+            if inst is None:
+                return   # rules do not run on null (or absent) values
+            if isinstance(inst, dict):
+                for k, v in inst.items():
+                    c = props.get(k)
+                    if c is not None:
+                        c(v, (path, k), out)
+                    elif extra is not None and not (isinstance(raw_props, dict) and k in raw_props):
+                        extra(v, (path, k), out)
+            elif isinstance(inst, list) and items is not None:
+                for i, v in enumerate(inst):
+                    items(v, (path, i), out)
+            if here:
+                value = convert(inst) if convert is not None else inst
+                for r in here:
+                    bad = r.failure(value)
+                    if bad is not None:
+                        at = path
+                        for key in bad[1]:
+                            at = (at, key)
+                        out.append(Problem(at, "cel", bad[0]))
+        return walk
+
+
+    def skipped(self) -> Optional[str]:
+        """Why some rules of this schema are not evaluated (a warning), or None."""
+        why = []
+        if self.transition:
+            why.append(f"{self.transition} transition rule{'s' * (self.transition > 1)} "
+                       "(oldSelf: git holds no old object)")
+        if self.unsupported:
+            why.append(f"{self.unsupported} rule{'s' * (self.unsupported > 1)} that kzgit cannot compile "
+                       "(see the CustomResourceDefinition's findings)")
+        if not why:
+            return None
+        n = self.transition + self.unsupported
+        return f"{n} of {self.total} CEL rule{'s' * (self.total > 1)} not evaluated: " + "; ".join(why)
+
+
+def _ptr(k: str) -> str:
+    return k.replace("~", "~0").replace("/", "~1")
+
+
+def _converter(schema: Dict[str, Any]) -> Optional[Callable[[Any], Any]]:
+    """A function giving a value the property names CEL sees (None: every name is plain)."""
+    props = schema.get("properties")
+    fields: Dict[str, Tuple[Optional[str], Optional[Callable[[Any], Any]]]] = {}
+    renamed = False
+    if isinstance(props, dict):
+        for k, sub in props.items():
+            e = escape(k)
+            inner = _converter(sub) if isinstance(sub, dict) else None
+            if e != k or inner is not None:
+                renamed = True
+            fields[k] = (e, inner)
+    extra = _converter(schema["additionalProperties"]) if isinstance(schema.get("additionalProperties"), dict) else None
+    items = _converter(schema["items"]) if isinstance(schema.get("items"), dict) else None
+    if not renamed and extra is None and items is None:
+        return None
+
+    def convert(inst: Any) -> Any:
+        if isinstance(inst, dict):
+            out: Dict[str, Any] = {}
+            for k, v in inst.items():
+                if k in fields:
+                    e, inner = fields[k]
+                    if e is None:
+                        continue   # not accessible from CEL
+                    out[e] = inner(v) if inner is not None else v
+                else:
+                    out[k] = extra(v) if extra is not None else v
+            return out
+        if isinstance(inst, list) and items is not None:
+            return [items(v) for v in inst]
+        return inst
+    return convert
+
+
+def crd_rule_errors(crd: Dict[str, Any]) -> List[Tuple[str, str, bool]]:
+    """(JSON pointer in the CRD, message, unsupported) for every rule of a CRD that does not
+    compile; the CRD object as written (``spec.versions[].schema.openAPIV3Schema``)."""
+    out: List[Tuple[str, str, bool]] = []
+    spec = crd.get("spec")
+    versions = spec.get("versions") if isinstance(spec, dict) else None
+    if not isinstance(versions, list):
+        return out
+    for i, v in enumerate(versions):
+        schema = v.get("schema") if isinstance(v, dict) else None
+        root = schema.get("openAPIV3Schema") if isinstance(schema, dict) else None
+        if not _has_rules(root):
+            continue
+        rules = Rules(root)
+        for where, r in rules.errors:
+            assert r.error is not None
+            out.append((f"/spec/versions/{i}/schema/openAPIV3Schema{where}", str(r.error), r.error.unsupported))
+    return out
+
+
+def _has_rules(schema: Any) -> bool:
+    if isinstance(schema, dict):
+        return "x-kubernetes-validations" in schema or any(_has_rules(v) for v in schema.values())
+    if isinstance(schema, list):
+        return any(_has_rules(v) for v in schema)
+    return False
+
+
+def rules_check(schema: Any) -> Optional[Rules]:
+    """The rules of a CRD version's schema (None when it has none: no CEL is loaded)."""
+    if not _has_rules(schema):
+        return None
+    return Rules(schema)

@@ -1,0 +1,540 @@
+"""The Kubernetes CEL environment over ``cel-expr-python``: compile and evaluate rules.
+
+The base is Google's CEL runtime (``cel_expr_python``) with its ``optional`` and ``strings``
+(version 2) extensions, as the API server's base environment has them (k8s.io/apiserver
+pkg/cel/environment/base.go).  On top, written here after k8s.io/apiserver pkg/cel/library
+(tested with cases taken from that package's own ``*_test.go``, tests/validate/test_cel_library.py):
+
+* ``lists``: ``isSorted``, ``sum``, ``min``, ``max``; ``regex``: ``find``, ``findAll``;
+* ``urls``: ``url``, ``isURL``, ``getScheme``, ``getHost``, ``getHostname``, ``getPort``,
+  ``getEscapedPath``, ``getQuery``;
+* ``ip``/``cidr``: ``ip``, ``isIP``, ``ip.isCanonical``, ``family``, ``isUnspecified``,
+  ``isLoopback``, ``isLinkLocalMulticast``, ``isLinkLocalUnicast``, ``isGlobalUnicast``,
+  ``cidr``, ``isCIDR``, ``containsIP``, ``containsCIDR``, ``ip()``, ``masked``, ``prefixLength``;
+* ``quantity``: ``quantity``, ``isQuantity``, ``sign``, ``isInteger``, ``asInteger``,
+  ``asApproximateFloat``, ``add``, ``sub``, ``isGreaterThan``, ``isLessThan``, ``compareTo``;
+* ``semver``: ``semver``, ``isSemver``, ``major``, ``minor``, ``patch`` and the comparisons;
+* ``sets``: ``sets.contains``, ``sets.equivalent``, ``sets.intersects``; ``lists``
+  extension: ``lists.range``, ``slice``, ``flatten``, ``distinct``, ``reverse``, ``sort``.
+
+Not implemented (a rule using them is reported as not evaluated, never as wrong): the
+``format`` library, the lists library's ``indexOf``/``lastIndexOf`` on lists and ``string()``
+of an IP or CIDR (the runtime does not let a library add overloads to a function another
+declares), ``type(x) == net.IP``, two-variable comprehensions, ``sortBy``, and checking rules against the schema's types (rules are compiled over dynamic
+values, so a type error shows when a rule is evaluated rather than when the CRD is read).
+
+Values of the Kubernetes types (Quantity, IP, CIDR, URL, Semver) are maps tagged with
+``@kzgit`` (the runtime has no opaque Python types), normalised so that equal values are
+equal maps.
+"""
+from __future__ import annotations
+
+import ipaddress
+import re
+from fractions import Fraction
+from typing import Any, Callable, Dict, List, Optional, Tuple
+from urllib.parse import urlsplit
+
+from cel_expr_python import cel
+from cel_expr_python.ext import ext_optional, ext_strings
+
+from kzgit.validate import re2
+
+T = cel.Type
+DYN = T.DYN
+MAP = T.Map(T.STRING, DYN)
+LIST = T.List(DYN)
+TAG = "@kzgit"
+
+
+class CompileError(Exception):
+    """A rule the environment cannot compile; ``unsupported``: it uses something kzgit lacks."""
+
+    def __init__(self, message: str, unsupported: bool) -> None:
+        super().__init__(message)
+        self.unsupported = unsupported
+
+
+class CelError(Exception):
+    """An evaluation error raised by a library function (the rule then fails to evaluate)."""
+
+
+# -- quantity (k8s.io/apimachinery pkg/api/resource) -------------------------------------------
+_QUANTITY = re.compile(r"([+-]?)(\d+\.?\d*|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?")
+_BINARY = {"Ki": 2 ** 10, "Mi": 2 ** 20, "Gi": 2 ** 30, "Ti": 2 ** 40, "Pi": 2 ** 50, "Ei": 2 ** 60}
+_DECIMAL = {"n": Fraction(1, 10 ** 9), "u": Fraction(1, 10 ** 6), "m": Fraction(1, 1000), "": Fraction(1),
+            "k": Fraction(10 ** 3), "M": Fraction(10 ** 6), "G": Fraction(10 ** 9), "T": Fraction(10 ** 12),
+            "P": Fraction(10 ** 15), "E": Fraction(10 ** 18)}
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def _parse_quantity(s: str) -> Fraction:
+    m = _QUANTITY.fullmatch(s)
+    if not m:
+        raise CelError(f"invalid quantity {s!r}")
+    sign, num, suffix = m.groups()
+    value = Fraction(num)
+    suffix = suffix or ""
+    if suffix in _BINARY:
+        value *= _BINARY[suffix]
+    elif suffix in _DECIMAL:
+        value *= _DECIMAL[suffix]
+    else:
+        value *= Fraction(10) ** int(suffix[1:])
+    return -value if sign == "-" else value
+
+
+def _q(value: Fraction) -> Dict[str, Any]:
+    return {TAG: "quantity", "n": value.numerator, "d": value.denominator} if abs(value.numerator) < 1 << 62 \
+        and value.denominator < 1 << 62 else {TAG: "quantity", "n": str(value.numerator), "d": str(value.denominator)}
+
+
+def _qv(m: Any) -> Fraction:
+    if not (isinstance(m, dict) and m.get(TAG) == "quantity"):
+        raise CelError("not a quantity")
+    return Fraction(int(m["n"]), int(m["d"]))
+
+
+def _quantity(s: str) -> Dict[str, Any]:
+    return _q(_parse_quantity(s))
+
+
+def _is_quantity(s: str) -> bool:
+    try:
+        _parse_quantity(s)
+    except CelError:
+        return False
+    return True
+
+
+def _as_integer(m: Any) -> int:
+    v = _qv(m)
+    if v.denominator != 1 or not _INT64[0] <= v.numerator <= _INT64[1]:
+        raise CelError("cannot convert value to integer")
+    return v.numerator
+
+
+def _is_integer(m: Any) -> bool:
+    v = _qv(m)
+    return v.denominator == 1 and _INT64[0] <= v.numerator <= _INT64[1]
+
+
+def _arith(m: Any, other: Any, sign: int) -> Dict[str, Any]:
+    o = Fraction(other) if isinstance(other, int) and not isinstance(other, bool) else _qv(other)
+    return _q(_qv(m) + sign * o)
+
+
+# -- semver (k8s.io/apiserver pkg/cel/library/semverlib.go, blang/semver) ------------------------
+_SEMVER = re.compile(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-([0-9A-Za-z.-]+))?(?:\+([0-9A-Za-z.-]+))?")
+
+
+def _semver(s: str, normalize: bool = False) -> Dict[str, Any]:
+    if normalize:
+        s = s[1:] if s.startswith("v") else s
+        m = re.match(r"([0-9.]*)(.*)", s, re.S)
+        core, rest = (m.group(1), m.group(2)) if m else ("", s)
+        parts = [p.lstrip("0") or "0" for p in core.split(".")] if core else []
+        while 0 < len(parts) < 3:
+            parts.append("0")
+        s = ".".join(parts) + rest
+    m = _SEMVER.fullmatch(s)
+    if not m:
+        raise CelError(f"invalid semver {s!r}")
+    return {TAG: "semver", "major": int(m.group(1)), "minor": int(m.group(2)), "patch": int(m.group(3)),
+            "pre": m.group(4) or ""}
+
+
+def _is_semver(s: str, normalize: bool = False) -> bool:
+    try:
+        _semver(s, normalize)
+    except CelError:
+        return False
+    return True
+
+
+def _pre_key(pre: str) -> Tuple[Any, ...]:
+    if not pre:
+        return (1,)
+    return (0,) + tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in pre.split("."))
+
+
+def _compare(a: Any, b: Any) -> int:
+    if isinstance(a, dict) and a.get(TAG) == "semver":
+        if not (isinstance(b, dict) and b.get(TAG) == "semver"):
+            raise CelError("no such overload")
+        ka = (a["major"], a["minor"], a["patch"], _pre_key(a["pre"]))
+        kb = (b["major"], b["minor"], b["patch"], _pre_key(b["pre"]))
+    else:
+        ka, kb = _qv(a), _qv(b)   # type: ignore[assignment]
+    return (ka > kb) - (ka < kb)
+
+
+# -- IP and CIDR (k8s.io/apiserver pkg/cel/library/ip.go, cidr.go: netip, strict) ----------------
+def _parse_ip(s: str) -> Any:
+    # netip.ParseAddr: no leading zeros, no zones; Kubernetes refuses IPv4-mapped IPv6 too
+    if "%" in s:
+        raise CelError(f"IP address with zone value is not allowed: {s}")
+    try:
+        addr = ipaddress.ip_address(s)
+    except ValueError:
+        raise CelError(f"IP Address {s!r} parse error") from None
+    if addr.version == 6 and addr.ipv4_mapped is not None:
+        raise CelError(f"IPv4-mapped IPv6 address is not allowed: {s}")
+    return addr
+
+
+def _ip_map(addr: Any) -> Dict[str, Any]:
+    return {TAG: "ip", "v": str(addr)}
+
+
+def _ipv(m: Any) -> Any:
+    if isinstance(m, str):
+        return _parse_ip(m)
+    if not (isinstance(m, dict) and m.get(TAG) == "ip"):
+        raise CelError("not an IP")
+    return ipaddress.ip_address(m["v"])
+
+
+def _is_ip(s: str) -> bool:
+    try:
+        _parse_ip(s)
+    except CelError:
+        return False
+    return True
+
+
+def _ip_is_canonical(s: str) -> bool:
+    return str(_parse_ip(s)) == s
+
+
+def _parse_cidr(s: str) -> Any:
+    addr, slash, bits = s.partition("/")
+    if not slash or not bits.isdigit() or (len(bits) > 1 and bits[0] == "0"):
+        raise CelError(f"network address parse error during conversion from string: {s}")
+    ip = _parse_ip(addr)
+    if int(bits) > ip.max_prefixlen:
+        raise CelError(f"network address parse error during conversion from string: {s}")
+    return ip, int(bits)
+
+
+def _cidr_map(s: str) -> Dict[str, Any]:
+    ip, bits = _parse_cidr(s)
+    return {TAG: "cidr", "v": f"{ip}/{bits}"}
+
+
+def _cidrv(m: Any) -> Tuple[Any, int]:
+    if isinstance(m, str):
+        return _parse_cidr(m)
+    if not (isinstance(m, dict) and m.get(TAG) == "cidr"):
+        raise CelError("not a CIDR")
+    ip, _, bits = m["v"].partition("/")
+    return ipaddress.ip_address(ip), int(bits)
+
+
+def _is_cidr(s: str) -> bool:
+    try:
+        _parse_cidr(s)
+    except CelError:
+        return False
+    return True
+
+
+def _network(m: Any) -> Any:
+    ip, bits = _cidrv(m)
+    return ipaddress.ip_network(f"{ip}/{bits}", strict=False)
+
+
+def _contains_ip(m: Any, other: Any) -> bool:
+    ip = _ipv(other)
+    net = _network(m)
+    return ip.version == net.version and ip in net
+
+
+def _contains_cidr(m: Any, other: Any) -> bool:
+    net, sub = _network(m), _network(other)
+    return net.version == sub.version and sub.prefixlen >= net.prefixlen and sub.subnet_of(net)
+
+
+def _ip_of(m: Any) -> Dict[str, Any]:
+    return _ip_map(_cidrv(m)[0])
+
+
+def _masked(m: Any) -> Dict[str, Any]:
+    net = _network(m)
+    return {TAG: "cidr", "v": f"{net.network_address}/{net.prefixlen}"}
+
+
+# -- URLs (k8s.io/apiserver pkg/cel/library/urls.go: url.ParseRequestURI) ------------------------
+def _parse_url(s: str) -> Dict[str, Any]:
+    # ParseRequestURI: an absolute URI or an absolute path, no fragment
+    if not s or "#" in s or any(c in s for c in " \t\n\x7f") or (not s.startswith("/") and ":" not in s):
+        raise CelError(f"URL parse error during conversion from string: {s}")
+    parts = urlsplit(s)
+    if not s.startswith("/") and not parts.scheme:
+        raise CelError(f"URL parse error during conversion from string: {s}")
+    host = parts.netloc.rpartition("@")[2]
+    hostname, port = host, ""
+    if host.startswith("["):
+        end = host.find("]")
+        hostname, port = host[1:end], host[end + 2:] if host[end + 1:end + 2] == ":" else ""
+    elif ":" in host:
+        hostname, _, port = host.partition(":")
+    if port and not port.isdigit():
+        raise CelError(f"URL parse error during conversion from string: {s}")
+    return {TAG: "url", "scheme": parts.scheme, "host": host, "hostname": hostname, "port": port,
+            "path": parts.path, "query": parts.query}
+
+
+def _is_url(s: str) -> bool:
+    try:
+        _parse_url(s)
+    except CelError:
+        return False
+    return True
+
+
+def _url_part(part: str) -> Callable[[Any], str]:
+    def get(m: Any) -> str:
+        if not (isinstance(m, dict) and m.get(TAG) == "url"):
+            raise CelError("not a URL")
+        return str(m[part])
+    return get
+
+
+def _query(m: Any) -> Dict[str, List[str]]:
+    from urllib.parse import parse_qs   # start-up: only a rule reading a query needs it
+    return {k: v for k, v in parse_qs(_url_part("query")(m), keep_blank_values=True).items()}
+
+
+# -- regex, lists, sets ------------------------------------------------------------------------
+def _find(s: str, pattern: str) -> str:
+    m = re2.compile(pattern).search(s)
+    return m.group(0) if m else ""
+
+
+def _find_all(s: str, pattern: str, limit: int = -1) -> List[str]:
+    found = [m.group(0) for m in re2.compile(pattern).finditer(s)]
+    return found if limit < 0 else found[:limit]
+
+
+def _sorted_key(v: Any) -> Any:
+    if isinstance(v, dict) and v.get(TAG) in ("quantity", "semver"):
+        return _SortKey(v)
+    return v
+
+
+class _SortKey:
+    def __init__(self, v: Any) -> None:
+        self.v = v
+
+    def __lt__(self, other: "_SortKey") -> bool:
+        return _compare(self.v, other.v) < 0
+
+
+def _is_sorted(lst: List[Any]) -> bool:
+    keys = [_sorted_key(v) for v in lst]
+    return all(not (keys[i + 1] < keys[i]) for i in range(len(keys) - 1))
+
+
+def _sum(lst: List[Any]) -> Any:
+    if lst and isinstance(lst[0], dict):
+        total = _qv(lst[0])
+        for v in lst[1:]:
+            total += _qv(v)
+        return _q(total)
+    return sum(lst) if lst else 0
+
+
+def _min(lst: List[Any]) -> Any:
+    if not lst:
+        raise CelError("min called on empty list")
+    return min(lst, key=_sorted_key)
+
+
+def _max(lst: List[Any]) -> Any:
+    if not lst:
+        raise CelError("max called on empty list")
+    return max(lst, key=_sorted_key)
+
+
+def _distinct(lst: List[Any]) -> List[Any]:
+    out: List[Any] = []
+    for v in lst:
+        if not any(v == o and type(v) is type(o) for o in out):
+            out.append(v)
+    return out
+
+
+def _flatten(lst: List[Any], depth: int = 1) -> List[Any]:
+    if depth < 0:
+        raise CelError("level must be non-negative")
+    out: List[Any] = []
+    for v in lst:
+        if isinstance(v, list) and depth > 0:
+            out.extend(_flatten(v, depth - 1))
+        else:
+            out.append(v)
+    return out
+
+
+def _slice(lst: List[Any], start: int, end: int) -> List[Any]:
+    if start < 0 or end < 0 or start > end or end > len(lst):
+        raise CelError(f"cannot slice({start}, {end}) a list of {len(lst)}")
+    return list(lst[start:end])
+
+
+def _fn(name: str, *overloads: Tuple[str, Any, List[Any], bool, Callable[..., Any]]) -> Any:
+    return cel.FunctionDecl(name, [cel.Overload(oid, ret, params, is_member=member, impl=impl)
+                                   for oid, ret, params, member, impl in overloads])
+
+
+def _functions() -> List[Any]:
+    S, B, N, D = T.STRING, T.BOOL, T.INT, T.DOUBLE   # noqa: N806 - the types, as CEL names them
+    return [
+        # lists
+        _fn("isSorted", ("list_is_sorted", B, [LIST], True, _is_sorted)),
+        _fn("sum", ("list_sum", DYN, [LIST], True, _sum)),
+        _fn("min", ("list_min", DYN, [LIST], True, _min)),
+        _fn("max", ("list_max", DYN, [LIST], True, _max)),
+        # regex
+        _fn("find", ("string_find", S, [S, S], True, _find)),
+        _fn("findAll", ("string_find_all", T.List(S), [S, S], True, _find_all),
+            ("string_find_all_n", T.List(S), [S, S, N], True, _find_all)),
+        # urls
+        _fn("url", ("string_to_url", MAP, [S], False, _parse_url)),
+        _fn("isURL", ("is_url_string", B, [S], False, _is_url)),
+        _fn("getScheme", ("url_get_scheme", S, [MAP], True, _url_part("scheme"))),
+        _fn("getHost", ("url_get_host", S, [MAP], True, _url_part("host"))),
+        _fn("getHostname", ("url_get_hostname", S, [MAP], True, _url_part("hostname"))),
+        _fn("getPort", ("url_get_port", S, [MAP], True, _url_part("port"))),
+        _fn("getEscapedPath", ("url_get_escaped_path", S, [MAP], True, _url_part("path"))),
+        _fn("getQuery", ("url_get_query", T.Map(S, T.List(S)), [MAP], True, _query)),
+        # ip and cidr
+        _fn("ip", ("string_to_ip", MAP, [S], False, lambda s: _ip_map(_parse_ip(s))),
+            ("cidr_ip", MAP, [MAP], True, _ip_of)),
+        _fn("isIP", ("is_ip", B, [S], False, _is_ip)),
+        _fn("ip.isCanonical", ("ip_is_canonical", B, [S], False, _ip_is_canonical)),
+        _fn("family", ("ip_family", N, [MAP], True, lambda m: _ipv(m).version)),
+        _fn("isUnspecified", ("ip_is_unspecified", B, [MAP], True, lambda m: _ipv(m).is_unspecified)),
+        _fn("isLoopback", ("ip_is_loopback", B, [MAP], True, lambda m: _ipv(m).is_loopback)),
+        _fn("isLinkLocalMulticast", ("ip_is_link_local_multicast", B, [MAP], True, _link_local_multicast)),
+        _fn("isLinkLocalUnicast", ("ip_is_link_local_unicast", B, [MAP], True, lambda m: _ipv(m).is_link_local)),
+        _fn("isGlobalUnicast", ("ip_is_global_unicast", B, [MAP], True, _global_unicast)),
+        _fn("cidr", ("string_to_cidr", MAP, [S], False, _cidr_map)),
+        _fn("isCIDR", ("is_cidr", B, [S], False, _is_cidr)),
+        _fn("containsIP", ("cidr_contains_ip_string", B, [MAP, S], True, _contains_ip),
+            ("cidr_contains_ip_ip", B, [MAP, MAP], True, _contains_ip)),
+        _fn("containsCIDR", ("cidr_contains_cidr_string", B, [MAP, S], True, _contains_cidr),
+            ("cidr_contains_cidr", B, [MAP, MAP], True, _contains_cidr)),
+        _fn("masked", ("cidr_masked", MAP, [MAP], True, _masked)),
+        _fn("prefixLength", ("cidr_prefix_length", N, [MAP], True, lambda m: _cidrv(m)[1])),
+        # quantity
+        _fn("quantity", ("string_to_quantity", MAP, [S], False, _quantity)),
+        _fn("isQuantity", ("is_quantity_string", B, [S], False, _is_quantity)),
+        _fn("sign", ("quantity_sign", N, [MAP], True, lambda m: (_qv(m) > 0) - (_qv(m) < 0))),
+        _fn("isInteger", ("quantity_is_integer", B, [MAP], True, _is_integer)),
+        _fn("asInteger", ("quantity_as_integer", N, [MAP], True, _as_integer)),
+        _fn("asApproximateFloat", ("quantity_as_float", D, [MAP], True, lambda m: float(_qv(m)))),
+        _fn("add", ("quantity_add", MAP, [MAP, MAP], True, lambda m, o: _arith(m, o, 1)),
+            ("quantity_add_int", MAP, [MAP, N], True, lambda m, o: _arith(m, o, 1))),
+        _fn("sub", ("quantity_sub", MAP, [MAP, MAP], True, lambda m, o: _arith(m, o, -1)),
+            ("quantity_sub_int", MAP, [MAP, N], True, lambda m, o: _arith(m, o, -1))),
+        # quantity and semver comparisons
+        _fn("isGreaterThan", ("k8s_is_greater_than", B, [MAP, MAP], True, lambda a, b: _compare(a, b) > 0)),
+        _fn("isLessThan", ("k8s_is_less_than", B, [MAP, MAP], True, lambda a, b: _compare(a, b) < 0)),
+        _fn("compareTo", ("k8s_compare_to", N, [MAP, MAP], True, _compare)),
+        # semver
+        _fn("semver", ("string_to_semver", MAP, [S], False, _semver),
+            ("string_bool_to_semver", MAP, [S, B], False, _semver)),
+        _fn("isSemver", ("is_semver_string", B, [S], False, _is_semver),
+            ("is_semver_string_bool", B, [S, B], False, _is_semver)),
+        _fn("major", ("semver_major", N, [MAP], True, lambda m: _semver_part(m, "major"))),
+        _fn("minor", ("semver_minor", N, [MAP], True, lambda m: _semver_part(m, "minor"))),
+        _fn("patch", ("semver_patch", N, [MAP], True, lambda m: _semver_part(m, "patch"))),
+        # sets and the lists extension (cel-go ext.Sets, ext.Lists)
+        _fn("sets.contains", ("list_sets_contains_list", B, [LIST, LIST], False,
+                              lambda a, b: all(any(x == y for y in a) for x in b))),
+        _fn("sets.equivalent", ("list_sets_equivalent_list", B, [LIST, LIST], False,
+                                lambda a, b: all(any(x == y for y in a) for x in b)
+                                and all(any(x == y for y in b) for x in a))),
+        _fn("sets.intersects", ("list_sets_intersects_list", B, [LIST, LIST], False,
+                                lambda a, b: any(any(x == y for y in a) for x in b))),
+        _fn("lists.range", ("lists_range", T.List(N), [N], False, lambda n: list(range(n)))),
+        _fn("slice", ("list_slice", LIST, [LIST, N, N], True, _slice)),
+        _fn("flatten", ("list_flatten", LIST, [LIST], True, _flatten),
+            ("list_flatten_int", LIST, [LIST, N], True, _flatten)),
+        _fn("distinct", ("list_distinct", LIST, [LIST], True, _distinct)),
+        _fn("reverse", ("list_reverse", LIST, [LIST], True, lambda lst: list(reversed(lst)))),
+        _fn("sort", ("list_sort", LIST, [LIST], True, lambda lst: sorted(lst, key=_sorted_key))),
+    ]
+
+
+def _link_local_multicast(m: Any) -> bool:
+    ip = _ipv(m)
+    if ip.version == 4:
+        return ip in ipaddress.ip_network("224.0.0.0/24")
+    return ip in ipaddress.ip_network("ff02::/16")
+
+
+def _global_unicast(m: Any) -> bool:
+    # Go's netip.Addr.IsGlobalUnicast: not unspecified, loopback, multicast, link-local or broadcast
+    ip = _ipv(m)
+    if ip.is_unspecified or ip.is_loopback or ip.is_multicast or ip.is_link_local:
+        return False
+    return not (ip.version == 4 and str(ip) == "255.255.255.255")
+
+
+def _semver_part(m: Any, part: str) -> int:
+    if not (isinstance(m, dict) and m.get(TAG) == "semver"):
+        raise CelError("not a semver")
+    return int(m[part])
+
+
+_env: Optional[Any] = None
+
+
+def environment() -> Any:
+    """The one CEL environment of the process (built on first use)."""
+    global _env
+    if _env is None:
+        _env = cel.NewEnv(variables={"self": DYN},
+                          extensions=[ext_optional.ExtOptional(), ext_strings.ExtStrings(version=2)],
+                          functions=_functions())
+    return _env
+
+
+_UNSUPPORTED = ("undeclared reference", "no matching overload", "unsupported")
+
+
+def compile_expression(source: str) -> Any:
+    """A compiled expression; CompileError with the runtime's words otherwise."""
+    try:
+        return environment().compile(source)
+    except RuntimeError as e:
+        text = str(e)
+        first = text.partition("\n")[0]
+        first = re.sub(r"^[A-Z_]+: (ERROR: )?", "", first).replace("<input>:", "")
+        return _raise(first, any(w in text for w in _UNSUPPORTED))
+
+
+def _raise(message: str, unsupported: bool) -> Any:
+    raise CompileError(message, unsupported)
+
+
+def evaluate(program: Any, value: Any) -> Tuple[Any, Optional[str]]:
+    """(result, None), or (None, the evaluation error) for ``self`` = ``value``."""
+    try:
+        v = program.eval(data={"self": value})
+    except (RuntimeError, ValueError, TypeError) as e:   # a value the runtime cannot take
+        return None, str(e).partition("\n")[0]
+    if v.type() == T.ERROR:
+        return None, _error_text(v.value())
+    return v.plain_value() if v.type() != T.BOOL else v.value(), None
+
+
+def _error_text(err: Any) -> str:
+    text = str(err).partition("\n")[0]
+    text = re.sub(r"^[A-Z_]+: ", "", text)
+    # the runtime's words for a missing field, as cel-go says it
+    m = re.match(r'Key not found in map : "(.*)"', text)
+    return f"no such key: {m.group(1)}" if m else text

@@ -1,0 +1,186 @@
+"""CEL rules (``x-kubernetes-validations``) evaluated on custom resources, as the API server does:
+real CRDs refuse crafted invalid resources with the rule's message, at the rule's place."""
+from __future__ import annotations
+
+import copy
+from typing import Any, Dict, List, Tuple
+
+import pytest
+
+pytest.importorskip("cel_expr_python", reason="the CEL runtime (cel-expr-python) is not installed")
+
+from kzgit.config import ValidatePolicy  # noqa: E402
+from kzgit.validate import Validator, cel_k8s  # noqa: E402
+from tests.validate.realcrds import errors, examples, validator  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def v() -> Validator:
+    return validator()
+
+
+def _example(project: str, suffix: str, kind: str) -> Dict[str, Any]:
+    return copy.deepcopy(next(obj for where, obj in examples(project)
+                              if where.endswith(suffix) and obj.get("kind") == kind))
+
+
+def _cel(v: Validator, obj: Dict[str, Any]) -> List[Tuple[str, str]]:
+    return [(i.path, i.message) for i in errors(v, obj) if i.code == "cel"]
+
+
+def test_gateway_listener_names_unique(v: Validator) -> None:
+    gw = _example("gateway-api", "gateway-addresses.yaml", "Gateway")
+    assert _cel(v, gw) == []
+    gw["spec"]["listeners"].append(dict(gw["spec"]["listeners"][0], port=8080))
+    assert _cel(v, gw) == [("/spec/listeners", "Listener name must be unique within the Gateway")]
+
+
+def test_gateway_http_listener_without_tls(v: Validator) -> None:
+    gw = _example("gateway-api", "gateway-addresses.yaml", "Gateway")
+    gw["spec"]["listeners"][0]["tls"] = {"mode": "Terminate", "certificateRefs": [{"name": "c"}]}
+    assert ("/spec/listeners", "tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']") in _cel(v, gw)
+
+
+def test_gateway_hostname_address(v: Validator) -> None:
+    gw = _example("gateway-api", "gateway-addresses.yaml", "Gateway")
+    gw["spec"]["addresses"] = [{"type": "Hostname", "value": "Not_A_Host"}]
+    got = _cel(v, gw)
+    assert len(got) == 1 and got[0][0] == "/spec/addresses/0"
+    assert got[0][1].startswith("Hostname value must be empty or contain only valid characters")
+
+
+def test_cert_manager_venafi_exactly_one(v: Validator) -> None:
+    issuer = {"apiVersion": "cert-manager.io/v1", "kind": "Issuer", "metadata": {"name": "i", "namespace": "n"},
+              "spec": {"venafi": {"zone": "z", "tpp": {"url": "https://tpp", "credentialsRef": {"name": "s"}},
+                                  "cloud": {"apiTokenSecretRef": {"name": "t", "key": "k"}}}}}
+    assert _cel(v, issuer) == [("/spec/venafi", "exactly one of tpp, cloud, or ngts must be configured")]
+    del issuer["spec"]["venafi"]["cloud"]
+    assert _cel(v, issuer) == []
+
+
+def test_kueue_resource_flavor_and_its_transition_rule(v: Validator) -> None:
+    rf = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "f"},
+          "spec": {"topologyName": "t", "nodeLabels": {}}}
+    got = v.check(rf) or []
+    assert [(i.path, i.message) for i in got if i.code == "cel"] == [
+        ("/spec", "at least one nodeLabel is required when topology is set")]
+    skipped = [i for i in got if i.code == "cel-skipped"]
+    assert len(skipped) == 1 and skipped[0].severity == "warning"
+    assert "transition rule (oldSelf: git holds no old object)" in skipped[0].message
+    rf["spec"]["nodeLabels"] = {"zone": "a"}
+    assert _cel(v, rf) == []
+    del rf["spec"]["nodeLabels"]   # the API server cannot evaluate the rule either
+    assert _cel(v, rf) == [("/spec", "no such key: nodeLabels evaluating rule: "
+                                     "at least one nodeLabel is required when topology is set")]
+
+
+def test_kueue_toleration_rules(v: Validator) -> None:
+    rf = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "f"},
+          "spec": {"tolerations": [{"operator": "Equal", "value": "x"}]}}
+    assert _cel(v, rf) == [("/spec/tolerations",
+                            "operator must be Exists when 'key' is empty, which means 'match all values and all keys'")]
+
+
+def test_cluster_api_drain_rule_unique_entries(v: Validator) -> None:
+    rule = {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDrainRule",
+            "metadata": {"name": "r", "namespace": "n"},
+            "spec": {"drain": {"behavior": "Skip"}, "machines": [{"selector": {}}, {"selector": {}}]}}
+    assert _cel(v, rule) == [("/spec/machines", "entries in machines must be unique")]
+    rule["spec"]["machines"].pop()
+    assert _cel(v, rule) == []
+
+
+def test_type_errors_stop_cel(v: Validator) -> None:
+    gw = _example("gateway-api", "gateway-addresses.yaml", "Gateway")
+    gw["spec"]["listeners"].append(dict(gw["spec"]["listeners"][0]))
+    gw["spec"]["listeners"][0]["port"] = "eighty"
+    codes = {i.code for i in errors(v, gw)}
+    assert "type" in codes and "cel" not in codes
+
+
+# -- the rule's fields, on a small CRD ----------------------------------------------------------
+def _crd(rules: List[Dict[str, Any]], props: Any = None) -> Dict[str, Any]:
+    schema = {"type": "object", "properties": {"spec": {
+        "type": "object", "x-kubernetes-validations": rules,
+        "properties": props or {"min": {"type": "integer"}, "max": {"type": "integer"},
+                                "namespace": {"type": "string"}, "x-y": {"type": "string"},
+                                "items": {"type": "array", "items": {"type": "string"}}}}}}
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.example.com"},
+            "spec": {"group": "example.com", "names": {"kind": "Widget", "plural": "widgets"}, "scope": "Namespaced",
+                     "versions": [{"name": "v1", "served": True, "storage": True,
+                                   "schema": {"openAPIV3Schema": schema}}]}}
+
+
+def _run(rules: List[Dict[str, Any]], spec: Dict[str, Any]) -> List[Tuple[str, str, str]]:
+    val = Validator(ValidatePolicy(kubernetes_version="1.33"))
+    val.add_crd(_crd(rules), "crd.yaml")
+    got = val.check({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": spec})
+    return [(i.code, i.path, i.message) for i in got or []]
+
+
+def test_message_field_path_and_reason() -> None:
+    rules = [{"rule": "self.min <= self.max", "message": "min must not exceed max", "fieldPath": ".min",
+              "reason": "FieldValueForbidden"}]
+    assert _run(rules, {"min": 1, "max": 2}) == []
+    assert _run(rules, {"min": 3, "max": 2}) == [("cel", "/spec/min", "Forbidden: min must not exceed max")]
+
+
+def test_message_expression_and_fallbacks() -> None:
+    rule = {"rule": "self.min <= self.max", "messageExpression": "'min ' + string(self.min) + ' > max'"}
+    assert _run([rule], {"min": 3, "max": 2}) == [("cel", "/spec", "min 3 > max")]
+    bad_expr = dict(rule, messageExpression="self.nope", message="plain")
+    assert _run([bad_expr], {"min": 3, "max": 2}) == [("cel", "/spec", "plain")]
+    assert _run([{"rule": "self.min <= self.max"}], {"min": 3, "max": 2}) == [
+        ("cel", "/spec", "failed rule: self.min <= self.max")]
+
+
+def test_field_path_with_brackets() -> None:
+    rules = [{"rule": "self.items.all(i, i != '')", "message": "empty", "fieldPath": ".items[1]"}]
+    assert _run(rules, {"items": ["a", ""]}) == [("cel", "/spec/items/1", "empty")]
+
+
+def test_evaluation_error_names_the_rule() -> None:
+    assert _run([{"rule": "self.min > 0", "message": "m"}], {"max": 1}) == [
+        ("cel", "/spec", "no such key: min evaluating rule: m")]
+
+
+def test_property_names_are_escaped_as_kubernetes_escapes_them() -> None:
+    rules = [{"rule": "self.__namespace__ == 'a' && self.x__dash__y == 'b'", "message": "m"}]
+    assert _run(rules, {"namespace": "a", "x-y": "b"}) == []
+    assert _run(rules, {"namespace": "z", "x-y": "b"}) == [("cel", "/spec", "m")]
+
+
+def test_transition_rules_are_counted_not_run() -> None:
+    rules = [{"rule": "self.min == oldSelf.min", "message": "immutable"}, {"rule": "self.min > 0"}]
+    got = _run(rules, {"min": 1})
+    assert got == [("cel-skipped", "", "1 of 2 CEL rules not evaluated: "
+                                             "1 transition rule (oldSelf: git holds no old object)")]
+
+
+def test_a_rule_that_does_not_compile_is_a_finding_on_the_crd() -> None:
+    crd = _crd([{"rule": "self.min <", "message": "m"}, {"rule": "self.min.nosuchfunction()"},
+                {"rule": "self.min > 0"}])
+    val = Validator(ValidatePolicy(kubernetes_version="1.33"))
+    got = [(i.code, i.severity, i.path) for i in val.check(crd) or []]
+    where = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/x-kubernetes-validations"
+    assert got == [("cel", "error", f"{where}/0/rule"), ("cel-skipped", "warning", f"{where}/1/rule")]
+    msgs = [i.message for i in val.check(crd) or []]
+    assert msgs[0].startswith("the CEL rule does not compile: ")
+    assert "nosuchfunction" in msgs[1]
+
+
+def test_rules_compile_once_per_schema(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: List[str] = []
+    real = cel_k8s.compile_expression
+
+    def counting(src: str) -> Any:
+        calls.append(src)
+        return real(src)
+    monkeypatch.setattr(cel_k8s, "compile_expression", counting)
+    val = Validator(ValidatePolicy(kubernetes_version="1.33"))
+    val.add_crd(_crd([{"rule": "self.min >= 0"}]), "crd.yaml")
+    for n in range(5):
+        val.check({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": f"w{n}"},
+                   "spec": {"min": n}})
+    assert calls == ["self.min >= 0"]
