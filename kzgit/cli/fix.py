@@ -37,6 +37,9 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     p.add_argument("--all", action="store_true", help="every kustomization of the repository")
     p.add_argument("--check", action="store_true", help="change nothing; exit 1 when something would change")
     p.add_argument("--diff", action="store_true", help="print unified diffs of the changes, write nothing")
+    p.add_argument("--vars", action="store_true",
+                   help="also convert vars to replacements (kustomize edit fix --vars): $(NAME) in "
+                        "the resources becomes NAME_PLACEHOLDER, each reference a replacement target")
     p.add_argument("-j", "--jobs", type=jobs_arg, default=0, metavar="N",
                    help="parallel renders of the proof (default: the `jobs` setting, else one per CPU)")
     p.add_argument("--no-cache", action="store_true", help="do not use or fill the render cache")
@@ -88,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     options = BuildOptions(load_restrictor=c.load_restrictor, enable_alpha_plugins=c.enable_alpha_plugins,
                            enable_exec=c.enable_exec, enable_helm=c.enable_helm,
                            helm_command=c.helm_command, sandbox=c.sandbox, **versions.options(c))
-    report = fix.plan(ws, targets, options, args.jobs, store)
+    report = fix.plan(ws, targets, options, args.jobs, store, vars_mode=args.vars)
     dry = args.check or args.diff
     if not dry:
         fix.write(ws, report)
@@ -105,9 +108,10 @@ def _print(top: str, report: FixReport, dry: bool, diff: bool) -> None:
         print(f"{'would fix' if dry else 'fixed'} {rel}: {', '.join(f.done)}")
         if diff:
             import difflib   # start-up: only --diff
-            sys.stdout.writelines(difflib.unified_diff(
-                f.old.splitlines(keepends=True), f.new.splitlines(keepends=True),
-                fromfile=f"a/{rel}", tofile=f"b/{rel}"))
+            for path, (old, new) in sorted({**f.others, rel: (f.old, f.new)}.items()):
+                sys.stdout.writelines(difflib.unified_diff(
+                    old.splitlines(keepends=True), new.splitlines(keepends=True),
+                    fromfile=f"a/{path}", tofile=f"b/{path}"))
     for rel, why in sorted(report.held.items()):
         print(f"{rel}: left untouched: {why}")
     for f in report.fixes:

@@ -77,10 +77,29 @@ def _readable(ws: Workspace) -> "object":
     return read_ok
 
 
+def _reader(ws: Workspace) -> "object":
+    def read(rel: str) -> Optional[str]:
+        try:
+            with open(ws.path(rel), "rb") as fh:
+                return fh.read().decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+    return read
+
+
+def _kustomization_finder(ws: Workspace) -> "object":
+    def kustomization_of(rel: str) -> Optional[str]:
+        found = [n for n in KUSTOMIZATION_FILE_NAMES if os.path.isfile(ws.path(posixpath.join(rel, n)))]
+        return posixpath.join(rel, found[0]) if len(found) == 1 else None
+    return kustomization_of
+
+
 def plan(ws: Workspace, targets: Optional[List[str]], options: BuildOptions, jobs: int = 0,
-         store: Optional[Store] = None) -> FixReport:
-    """Migrate every candidate kustomization in memory and prove the result; nothing written."""
+         store: Optional[Store] = None, vars_mode: bool = False) -> FixReport:
+    """Migrate every candidate kustomization in memory and prove the result; nothing written.
+    ``vars_mode``: also ``vars`` to ``replacements`` (``edit fix --vars``)."""
     read_ok = _readable(ws)
+    read, kustomization_of = _reader(ws), _kustomization_finder(ws)
     fixes: List[FileFix] = []
     for rel in candidates(ws, targets):
         try:
@@ -95,14 +114,28 @@ def plan(ws: Workspace, targets: Optional[List[str]], options: BuildOptions, job
             continue
         if not needs_fix(text):
             continue
-        fix = migrate(rel, text, file_test(read_ok, posixpath.dirname(rel) or "."))  # type: ignore[arg-type]
+        fix = migrate(rel, text, file_test(read_ok, posixpath.dirname(rel) or "."),  # type: ignore[arg-type]
+                      vars_mode, read, kustomization_of)  # type: ignore[arg-type]
         if fix.changed or fix.refused:
             fixes.append(fix)
-    changed = {f.path: f.new for f in fixes if f.changed}
-    if not changed:
+    # two conversions writing placeholders into one resource file cannot both be proven
+    # alone: the later one waits for a second run
+    claimed: Dict[str, str] = {}
+    for fix in fixes:
+        clash = sorted(p for p in fix.others if p in claimed)
+        if clash:
+            fix.refused.append(f"vars -> replacements: not migrated now: {clash[0]} is also rewritten "
+                               f"for {claimed[clash[0]]}; run kzgit fix --vars again after it")
+            fix.new, fix.others = fix.old, {}
+            fix.done = []
+            continue
+        for p in fix.others:
+            claimed[p] = fix.path
+    units = {f.path: f.files() for f in fixes if f.changed}
+    if not units:
         return FixReport(fixes, {}, [], [])
     from kzgit.fix.proof import prove   # start-up: a clean tree renders nothing
-    verdict = prove(ws, changed, options, jobs, store)
+    verdict = prove(ws, units, options, jobs, store)
     return FixReport(fixes, verdict.held, verdict.proven, verdict.checked)
 
 
@@ -112,5 +145,8 @@ def write(ws: Workspace, report: FixReport) -> None:
     from kzgit.atomic import write_atomic   # start-up: only a run that writes
     by_path = {f.path: f for f in report.fixes}
     for rel in report.proven:
-        write_atomic(ws.path(rel), by_path[rel].new)
+        # the resources a --vars conversion rewrites first, the kustomization last: an
+        # interruption leaves the vars in place, and a second run finishes the conversion
+        for path, text in sorted(by_path[rel].files().items(), key=lambda kv: kv[0] == rel):
+            write_atomic(ws.path(path), text)
         report.written.append(rel)

@@ -31,7 +31,7 @@ from kzgit.record import Record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable, Dict, List
+    from typing import Any, Callable, Dict, List, Optional, Tuple
 
 # api/types/kustomization.go
 KUSTOMIZATION_VERSION = "kustomize.config.k8s.io/v1beta1"
@@ -57,18 +57,27 @@ class FileFix(Record):
     ``done``: the migrations made ("bases -> resources"); ``refused``: those left undone, each
     with its reason; ``new``: the edited text (``old`` when nothing was made)."""
 
-    __slots__ = ("path", "old", "new", "done", "refused")
+    __slots__ = ("path", "old", "new", "done", "refused", "others")
 
-    def __init__(self, path: str, old: str, new: str, done: List[str], refused: List[str]) -> None:
+    def __init__(self, path: str, old: str, new: str, done: List[str], refused: List[str],
+                 others: Optional[Dict[str, Tuple[str, str]]] = None) -> None:
         self.path = path
         self.old = old
         self.new = new
         self.done = done
         self.refused = refused
+        # other files the change rewrites (``--vars``' placeholders): path -> (old, new)
+        self.others: Dict[str, Tuple[str, str]] = {} if others is None else others
 
     @property
     def changed(self) -> bool:
         return self.new != self.old
+
+    def files(self) -> Dict[str, str]:
+        """Every file the change writes: path -> new text."""
+        out = {p: new for p, (_, new) in self.others.items()}
+        out[self.path] = self.new
+        return out
 
 
 def load_data(text: str) -> Any:
@@ -405,10 +414,53 @@ def _apply(doc: Document, step: str, data: Dict[str, Any], is_file: Callable[[st
     raise AssertionError(step)
 
 
-def migrate(path: str, text: str, is_file: Callable[[str], bool]) -> FileFix:
+def _vars_field(doc: Document, replacements: List[Dict[str, Any]]) -> None:
+    """``vars`` replaced by the converted entries (appended to ``replacements`` if present);
+    the comment lines of ``vars`` stay, above the new entries."""
+    from kzgit.fix.vars import emit   # start-up: only --vars
+    src = doc.field("vars")
+    assert src is not None
+    nl = doc.newline
+    comments = [ln for ln in src.body[:src.content_end()] if is_comment_or_blank(ln) and ln.strip()]
+    if not replacements:
+        if src.eol_comment():
+            raise Unsupported("'vars': the comment on its key line has no place to go")
+        src.body = comments + src.body[src.content_end():]
+        src.key_line = "vars:" + nl
+        doc.drop_key("vars")
+        return
+    tgt = doc.field("replacements")
+    if tgt is None:
+        indent = doc.seq_indent()
+        comment = src.eol_comment()
+        src.body = [" " * indent + c.lstrip(" ") for c in comments] + emit(replacements, indent, nl) \
+            + src.body[src.content_end():]
+        src.key_line = "replacements:" + (" " + comment if comment else "") + nl
+        src.key = "replacements"
+        return
+    if flow_items(doc, "replacements") is not None or tgt.inline_value() not in ("", "~", "null"):
+        raise Unsupported("'replacements' is not a block list")
+    if src.eol_comment():
+        raise Unsupported("'vars': the comment on its key line has no place to go")
+    tgt_indent = tgt.item_indent()
+    indent = tgt_indent if tgt_indent is not None else doc.seq_indent()
+    pad = " " * indent
+    moved = [pad + ln.lstrip(" ") for ln in src.prefix if ln.strip()] + \
+        [pad + c.lstrip(" ") for c in comments] + emit(replacements, indent, nl)
+    end = tgt.content_end()
+    tgt.body[end:end] = moved
+    doc.remove("vars")
+
+
+def migrate(path: str, text: str, is_file: Callable[[str], bool], vars_mode: bool = False,
+            read: Optional[Callable[[str], Optional[str]]] = None,
+            kustomization_of: Optional[Callable[[str], Optional[str]]] = None) -> FileFix:
     """The migrations of ``edit fix`` on the kustomization ``text`` (its repo-relative ``path``);
     ``is_file(rel)`` says whether a path relative to the kustomization's directory names a
-    readable file (a ``patchesStrategicMerge`` entry's test)."""
+    readable file (a ``patchesStrategicMerge`` entry's test).  With ``vars_mode`` (``edit fix
+    --vars``) also ``vars``, reading the files it references with ``read`` (repo-relative path
+    -> text or None) and finding bases with ``kustomization_of`` (directory -> its
+    kustomization file or None)."""
     try:
         data = load_data(text)
     except yaml.YAMLError as e:
@@ -435,7 +487,29 @@ def migrate(path: str, text: str, is_file: Callable[[str], bool]) -> FileFix:
             continue
         current, data = new, want
         done += made
-    return FileFix(path, text, current, done, refused)
+    others: Dict[str, Tuple[str, str]] = {}
+    if vars_mode and "vars" in data and read is not None and kustomization_of is not None:
+        from kzgit.fix.vars import convert   # start-up: only --vars
+        try:
+            reps, others = convert(path, data, read, kustomization_of)
+            doc = Document(current, path)
+            _vars_field(doc, reps)
+            new = doc.text()
+            want = dict(data)
+            del want["vars"]
+            if reps:
+                want["replacements"] = _as_list(want.get("replacements")) + reps
+            if not _equal(load_data(new), want):
+                raise Unsupported("the edit in place would not give the migrated fields")
+        except Unsupported as e:
+            others = {}
+            refused.append(f"vars -> replacements: not migrated: {e}")
+        else:
+            current = new
+            done.append("vars -> replacements" + (f" ({len(others)} resource file"
+                                                  f"{'s' if len(others) != 1 else ''} with placeholders)"
+                                                  if others else ""))
+    return FileFix(path, text, current, done, refused, others)
 
 
 def file_test(read_ok: Callable[[str], bool], kdir: str) -> Callable[[str], bool]:

@@ -100,8 +100,14 @@ class Rendered(Record):
 
 def _render_text(engine: Engine, path: str, options: BuildOptions, store: Optional[Store]) -> Any:
     """A worker's render of one root, its YAML as the outcome's payload."""
-    from kzgit.rendercache import render_yaml   # start-up: loaded only by the runs that render
-    got = render_yaml(path, options, store, looked=True)
+    from kzgit.rendercache import FAILED, render_yaml   # start-up: loaded only by the runs that render
+    try:
+        got = render_yaml(path, options, store, looked=True)
+    except OSError as e:
+        # a file-system error below the build (a remote cache's directory taken away by a
+        # concurrent run) is a failed render here: the proof then holds the change back
+        # rather than the whole run stopping
+        return FAILED, 0.0, f"{type(e).__name__}: {e}", None
     if got.error is not None:
         return got.status, got.seconds, full_message(got.error), None
     return got.status, got.seconds, None, got.yaml
@@ -167,19 +173,22 @@ class Verdict(Record):
         self.checked = checked   # the roots (and component probes) rendered
 
 
-def prove(ws: Workspace, new_texts: Dict[str, str], options: BuildOptions, jobs: int = 0,
+def prove(ws: Workspace, units: Dict[str, Dict[str, str]], options: BuildOptions, jobs: int = 0,
           store: Optional[Store] = None) -> Verdict:
-    """Which of the changed files (repo-relative path -> new text) can be written without
-    changing any rendering.
+    """Which changes can be written without changing any rendering.
 
-    The targets rendered for a file are the roots that reach it.  When none of those renders
-    now (a remote base out of reach, say), the kustomizations between them and the file are
-    rendered as roots of their own, down to the file's own kustomization; a component's
-    through a probe.  A file is proven when at least one of its targets renders and every
-    target renders the same bytes after the migrations (or, not rendering, fails with the
-    same message); otherwise it is held back with the first differing line."""
+    ``units``: each kustomization's change (its repo-relative path -> the files it rewrites,
+    path -> new text: the kustomization itself, and for ``--vars`` the resources whose
+    ``$(VAR)`` become placeholders), written all or nothing.
+
+    The targets rendered for a unit are the roots that reach one of its files.  When none of
+    those renders now (a remote base out of reach, say), the kustomizations between them and
+    the files are rendered as roots of their own, down to the unit's kustomization; a
+    component's through a probe.  A unit is proven when at least one of its targets renders
+    and every target renders the same bytes after the changes (or, not rendering, fails with
+    the same message); otherwise it is held back with the first differing line."""
     g = ws.graph
-    accepted = sorted(new_texts)
+    accepted = sorted(units)
     held: Dict[str, str] = {}
     probes: Dict[str, str] = {}   # component dir -> the probe's directory
     probe_files: Dict[str, bytes] = {}
@@ -192,8 +201,8 @@ def prove(ws: Workspace, new_texts: Dict[str, str], options: BuildOptions, jobs:
         node = g.nodes.get(kdir)
         if node is not None:
             return node.component
-        own = [p for p in new_texts if (posixpath.dirname(p) or ".") == kdir]
-        return bool(own) and _is_component(new_texts[own[0]])
+        own = [u for u in units if (posixpath.dirname(u) or ".") == kdir]
+        return bool(own) and _is_component(units[own[0]].get(own[0], ""))
 
     def add_probe(kdir: str) -> None:
         if kdir not in probes:
@@ -201,15 +210,20 @@ def prove(ws: Workspace, new_texts: Dict[str, str], options: BuildOptions, jobs:
             path, data = probe_file(ws, kdir)
             probe_files[path] = data
 
-    def reaches(t: str, path: str) -> bool:
-        if t in g.nodes:
-            return g.reach(t).touches(path)
-        return (posixpath.dirname(path) or ".") == t
+    def reaches(t: str, unit: str) -> bool:
+        for path in units[unit]:
+            if t in g.nodes:
+                if g.reach(t).touches(path):
+                    return True
+            elif (posixpath.dirname(path) or ".") == t:
+                return True
+        return False
 
     def run(changes: List[str], which: List[str]) -> Dict[str, Rendered]:
         files = dict(probe_files)
-        for c in changes:
-            files[ws.build_path(c)] = new_texts[c].encode("utf-8")
+        for u in changes:
+            for path, text in units[u].items():
+                files[ws.build_path(path)] = text.encode("utf-8")
         fs = OverlayFS(base_fs, files)
         paths = {t: probes.get(t, t) for t in which}
         # not through the render cache: an error replayed from it need not read as the same
@@ -217,45 +231,45 @@ def prove(ws: Workspace, new_texts: Dict[str, str], options: BuildOptions, jobs:
         got = render(ws, paths.values(), options.replace(fs=fs), jobs, None)
         return {t: got[paths[t]] for t in which}
 
-    # first the roots reaching each file; a file no root reaches is its own target
+    # first the roots reaching each unit; a unit no root reaches is its own target
     targets: Set[str] = set()
-    for path in accepted:
-        reached = [r for r in g.roots if g.reach(r).touches(path)]
+    for unit in accepted:
+        reached = [r for r in g.roots if reaches(r, unit)]
         if reached:
             targets.update(reached)
             continue
-        kdir = posixpath.dirname(path) or "."
+        kdir = posixpath.dirname(unit) or "."
         if is_component(kdir):
             add_probe(kdir)
         targets.add(kdir)
     before = run([], sorted(targets))
-    # then, for the files no rendering target reaches, every kustomization that reaches them
+    # then, for the units no rendering target reaches, every kustomization that reaches them
     more: Set[str] = set()
-    for path in accepted:
-        if any(before[t].error is None for t in targets if reaches(t, path)):
+    for unit in accepted:
+        if any(before[t].error is None for t in targets if reaches(t, unit)):
             continue
         for kdir in g.nodes:
-            if kdir not in targets and g.reach(kdir).touches(path):
+            if kdir not in targets and reaches(kdir, unit):
                 if is_component(kdir):
                     add_probe(kdir)
                 more.add(kdir)
     if more:
         before.update(run([], sorted(more)))
         targets |= more
-    for path in list(accepted):
-        mine = sorted(t for t in targets if reaches(t, path))
+    for unit in list(accepted):
+        mine = sorted(t for t in targets if reaches(t, unit))
         if mine and all(before[t].error is not None for t in mine):
-            held[path] = (f"not proven: nothing that reaches it renders now; {mine[0]} "
+            held[unit] = (f"not proven: nothing that reaches it renders now; {mine[0]} "
                           f"{first_difference(before[mine[0]], before[mine[0]])}")
-            accepted.remove(path)
+            accepted.remove(unit)
     checked = sorted(targets)
     while accepted:
-        live = [t for t in checked if any(reaches(t, p) for p in accepted)]
+        live = [t for t in checked if any(reaches(t, u) for u in accepted)]
         after = run(accepted, live)
         bad = [t for t in live if not equal(after[t], before[t])]
         if not bad:
             break
-        suspects = [p for p in accepted if any(reaches(t, p) for t in bad)]
+        suspects = [u for u in accepted if any(reaches(t, u) for t in bad)]
         guilty: Dict[str, str] = {}
         for s in suspects:
             mine = [t for t in bad if reaches(t, s)]

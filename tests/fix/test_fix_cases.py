@@ -23,6 +23,13 @@ DATA = Path(__file__).parent / "data"
 # case -> (exit code of the first run, of the second run, roots the differential renders,
 #          text the first run's output must hold)
 CASES: Dict[str, Tuple[int, int, List[str], List[str]]] = {
+    # --vars: $(BACKEND) whole and after a delimiter, converted and proven
+    "vars": (1, 0, ["."], ["fixed kustomization.yaml: vars -> replacements (1 resource file with "
+                           "placeholders)"]),
+    # --vars: a reference inside a URL cannot be a replacement target: refused, naming the var
+    "vars-refused": (1, 1, ["."], ["kustomization.yaml: vars -> replacements: not migrated: var BACKEND: "
+                                   "$(BACKEND) is not delimited in 'http://$(BACKEND):8080/api' "
+                                   "(deploy.yaml, spec.template.spec.containers.0.env.0.value)"]),
     "bases": (1, 0, ["overlay", "flow"], ["fixed overlay/kustomization.yaml: bases -> resources"]),
     "common-labels": (1, 0, [".", "flow"], ["fixed kustomization.yaml: commonLabels -> labels"]),
     "patches": (1, 0, ["."], ["patchesJson6902 -> patches, patchesStrategicMerge -> patches"]),
@@ -52,6 +59,8 @@ def _tree(case: str, tmp_path: Path) -> Path:
 def _run(work: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
          *args: str) -> Tuple[int, str]:
     monkeypatch.chdir(work)
+    if work.name.startswith("vars"):
+        args += ("--vars",)
     rc = main(["fix", *args])
     out = capsys.readouterr()
     return rc, out.out + out.err
