@@ -318,7 +318,9 @@ class GitHTTPServer:
                     self._send(h, 200, b"<!DOCTYPE html>\n<html><body>a repository</body></html>\n",
                                [("Content-Type", "text/html")])
             elif path.startswith("/raw/"):
-                f = os.path.realpath(os.path.join(self.raw_root, path[len("/raw/"):]))
+                # percent-decoded as a web server serves files (/raw/a%23b is the file "a#b")
+                f = os.path.realpath(os.path.join(self.raw_root,
+                                                  urllib.parse.unquote(path[len("/raw/"):])))
                 if not f.startswith(os.path.realpath(self.raw_root) + os.sep) or not os.path.isfile(f):
                     self._send(h, 404, b"not found\n")
                 else:

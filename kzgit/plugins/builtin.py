@@ -25,7 +25,7 @@ from kzgit.errors import BuildError, KzgitError, PluginError
 from kzgit.resource import ResMap, Resource
 from kzgit.plugins.common import config_meta, is_builtin
 from kzgit.kustomization import (FSLICE, GENERATOR_OPTIONS, IMAGE, LIST_STR, MAP_STR, METADATA,
-                                 PATCH_ARGS, REPLACEMENT_FIELD, REPLICA, SELECTOR_PTR, schema)
+                                 PATCH_ARGS, REPLACEMENT, REPLACEMENT_FIELD, REPLICA, SELECTOR_PTR, schema)
 from kzgit.versions import V5_7, V5_8
 from kzgit.yamlio import dump, load_documents
 from kzgit.yamlio.gostruct import (ANY, BOOL, STR, GoDecodeError, ListOf, MapOf, Named, Struct,
@@ -83,8 +83,11 @@ CONFIG_STRUCTS: Dict[str, Struct] = {
         "paths": ListOf(Named(STR, "types.PatchStrategicMerge")), "patches": STR}),
     "PatchJson6902Transformer": _plugin("PatchJson6902Transformer", {
         "target": SELECTOR_PTR, "path": STR, "jsonOp": STR}),
+    # before 5.7 the struct's already-loaded list had the Go tag `yaml:"omitempty"`, so a
+    # top-level `omitempty:` key is a list of replacements applied first (kustomize
+    # e3f034931, api v0.20.0 / Kustomize 5.7.0, made the field private)
     "ReplacementTransformer": _plugin("ReplacementTransformer", {
-        "replacements": ListOf(REPLACEMENT_FIELD)}),
+        "replacements": ListOf(REPLACEMENT_FIELD), "omitempty": ListOf(REPLACEMENT)}),
     "HashTransformer": _plugin("HashTransformer", {}),
     "ValueAddTransformer": _plugin("ValueAddTransformer", {
         "value": STR, "targets": ListOf(ANY, "[]*builtins.TargetSpec"), "targetFilePath": STR}),
@@ -357,7 +360,8 @@ TRANSFORMERS: Dict[str, Callable[[Dict[str, Any]], Callable[[PluginHelpers, str]
     "PatchStrategicMergeTransformer": _patch_strategic_merge,
     "PatchJson6902Transformer": _patch_json6902,
     "ReplacementTransformer": lambda cfg: lambda h, where: lambda m: apply_replacement_entries(
-        m, list(cfg.get("replacements") or []), h.loader, h.kfile, h.options.kustomize_version),
+        m, [*(cfg.get("omitempty") or []), *(cfg.get("replacements") or [])], h.loader, h.kfile,
+        h.options.kustomize_version),
     "HashTransformer": lambda cfg: lambda h, where: add_hashes,
     "ValueAddTransformer": lambda cfg: lambda h, where: lambda m: valueadd(m, cfg, h.loader, where),
 }

@@ -22,6 +22,7 @@ from kzgit.plugins.common import (ann_str, annotations_of, config_meta, describe
                                   set_annotations)
 from kzgit.proc import failure_message, run_process
 from kzgit.plugins.reconcile import resources_from_output
+from kzgit.versions import V5_8
 from kzgit.yamlio import dump_documents, load_documents
 
 __all__ = ["function_spec", "run_function"]
@@ -129,15 +130,20 @@ def _string_to_mount(s: str) -> Dict[str, Any]:
     return m
 
 
-def _check_mounts(config: Dict[str, Any], source: str, mounts: List[Dict[str, Any]]) -> None:
-    """loader.go loadPlugin: mounts must be relative and under the kustomization directory (#4489)."""
+def _check_mounts(config: Dict[str, Any], source: str, mounts: List[Dict[str, Any]],
+                  version: Tuple[int, int, int]) -> None:
+    """loader.go loadPlugin: mounts must be relative and under the kustomization directory (#4489).
+
+    Before 5.8 the test is ``HasPrefix(filepath.Clean(src), "../")``, which lets ``..`` itself
+    through; from 5.8 it is ``HasPrefix(..., "..")``, which also refuses a name starting with
+    two dots (kustomize e115ba624).  kzgit's sandbox then applies its own rule (check_mount)."""
     for m in mounts:
         src = str(m.get("src") or "")
         if os.path.isabs(src):
             raise PluginError(
                 f"plugin {describe(config, source)} with mount path '{src}' is not permitted; "
                 f"mount paths must be relative to the current kustomization directory")
-        if os.path.normpath(src).startswith("../") or os.path.normpath(src) == "..":
+        if os.path.normpath(src).startswith(".." if version >= V5_8 else "../"):
             raise PluginError(
                 f"plugin {describe(config, source)} with mount path '{src}' is not permitted; "
                 f"mount paths must be under the current kustomization directory")
@@ -168,7 +174,7 @@ def _function_argv(config: Dict[str, Any], source: str, spec: Dict[str, Any], lo
     image = container.get("image")
     if image:
         mounts = [dict(m) for m in container.get("mounts") or []]
-        _check_mounts(config, source, mounts)
+        _check_mounts(config, source, mounts, options.kustomize_version)
         if container.get("network") and not options.network:
             raise PluginError(f"{describe(config, source)}: network required but not enabled "
                               f"with --network")

@@ -31,6 +31,7 @@ from kzgit.errors import RemoteError
 from kzgit.loader import ROOT_ONLY, DiskFS, Loader, is_within
 from kzgit.remote._redact import redact
 from kzgit.remote._repospec import RepoSpec, RepoSpecError, parse_repo_spec
+from kzgit.versions import V5_8
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
@@ -232,8 +233,11 @@ def open_remote(parent: Loader, ref: str, options: "BuildOptions") -> Union[Load
                                   tip="run the build without --offline")
         else:
             from kzgit.remote import _http  # urllib/http.client: only for http(s) entries
+            url = ref
+            if options.kustomize_version >= V5_8:
+                url = _http.request_uri(ref)
             try:
-                body = _http.http_get(ref)
+                body = _http.http_get(url, label=redact(ref))
             except (_http.HTTPStatusError, _http.HTTPTransportError):
                 if spec is None:
                     raise

@@ -311,6 +311,39 @@ def test_http_file(parent: Loader, server: GitHTTPServer, srv_root: str) -> None
     assert open_remote(parent, server.url + "/raw/files/cm.yaml", ONLINE) == configmap("web").encode()
 
 
+def test_a_fragment_is_dropped_before_5_8_and_requested_escaped_from_5_8(
+        parent: Loader, server: GitHTTPServer, srv_root: str) -> None:
+    # fileloader.go: 5.8 parses the URL with url.ParseRequestURI, which knows no fragment, so
+    # "#frag" is part of the path and sent as %23 (kustomize 2a79ea148); recorded with
+    # kubectl 1.35 (5.7.1) and 1.36 (5.8.1) against a loopback server: /cm.yaml, /cm.yaml%23frag
+    from kzgit.versions import parse
+    os.makedirs(os.path.join(srv_root, "files"), exist_ok=True)
+    for name in ("cm.yaml", "cm.yaml#frag"):
+        with open(os.path.join(srv_root, "files", name), "w") as f:
+            f.write(configmap(name.replace("#", "-").replace(".", "-")))
+    url = server.url + "/raw/files/cm.yaml#frag"
+    got = open_remote(parent, url, BuildOptions(kustomize_version=parse("5.7.1")))
+    assert got == configmap("cm-yaml").encode()
+    got = open_remote(parent, url, BuildOptions(kustomize_version=parse("5.8.1")))
+    assert got == configmap("cm-yaml-frag").encode()
+    assert [p for _, p in server.requests][-2:] == ["/raw/files/cm.yaml", "/raw/files/cm.yaml%23frag"]
+
+
+@pytest.mark.parametrize("url, want", [
+    ("http://h/a/b.yaml", "http://h/a/b.yaml"),
+    ("http://h/c(1).yaml?ref=x#y", "http://h/c(1).yaml?ref=x#y"),   # no # in the path: unchanged
+    ("http://h/c(1) d.yaml#f", "http://h/c%281%29%20d.yaml%23f"),   # Go escapes the whole path
+    ("http://u:p@h/a%41.yaml#f!", "http://u:p@h/aA.yaml%23f%21"),
+])
+def test_request_uri(url: str, want: str) -> None:
+    assert _http.request_uri(url) == want
+
+
+def test_request_uri_refuses_a_bad_escape() -> None:
+    with pytest.raises(RemoteError, match="invalid URL escape"):
+        _http.request_uri("http://h/a%zz#f")
+
+
 def test_http_errors(parent: Loader, server: GitHTTPServer, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(RemoteError, match="status code 404"):
         open_remote(parent, server.url + "/status404", ONLINE)
