@@ -120,6 +120,10 @@ def run(ws: Workspace, roots: List[str], every: bool, store: Optional[Store] = N
     build_rules = ("warnings", "patch-matches-nothing", "replacement-matches-nothing", "render-error")
     if roots and any(severity[r] != OFF for r in build_rules):
         renders = _builds(ws, roots, severity, found, kfile, store, jobs, offline, on_render)
+    if c.exclude:
+        # what the configuration tells the hooks to ignore: no finding placed there
+        from kzgit.config import glob_match   # start-up: lint runs only
+        found = [f for f in found if not glob_match(f.file, c.exclude)]
     found, silenced = _silence(found, read)
     found.sort(key=lambda f: (f.file, f.line or 0, f.rule, f.message))
     return LintReport(found, list(roots), kdirs, renders, silenced)

@@ -111,6 +111,22 @@ def junit(report: "Report") -> str:
             f"tests=\"{total}\" failures=\"{failures}\">\n{''.join(suites)}</testsuites>\n")
 
 
+#: What each finding code means, one line (SARIF rule descriptions; the README's table).
+CODES = {
+    "type": "a value of the wrong type", "enum": "a value outside the allowed ones",
+    "required": "a required field is missing", "unknown-field": "a field the schema does not declare",
+    "oneOf": "matches not exactly one alternative of the schema", "anyOf": "matches no alternative",
+    "not": "matches what the schema forbids", "pattern": "a string not matching its pattern",
+    "bound": "a value, length or count out of bounds", "multipleOf": "not a multiple of the step",
+    "uniqueItems": "a list with duplicate items", "false": "a field the schema forbids",
+    "format": "a string not in its format", "duplicate": "a duplicate key in a list-type set or map",
+    "not-served": "an API version the Kubernetes release does not serve",
+    "unknown-kind": "a kind no schema knows in a group Kubernetes owns",
+    "missing-schema": "a kind no schema source knows", "deprecated": "a deprecated API version",
+    "build": "a root that does not render", "yaml": "input that is not YAML",
+}
+
+
 def sarif(report: "Report") -> str:
     """A SARIF 2.1.0 log: one result per finding, its rule the finding's code, located on the
     source file and line it points at (else the root's directory)."""
@@ -122,7 +138,8 @@ def sarif(report: "Report") -> str:
         results.append(s.Result(f.code or "invalid", s.level(f.severity),
                                 f"{f.root}: {where}{path}{f.message}", f.file or f.root or None,
                                 f.line if f.file else None))
-    rules = [s.Rule(code, f"kzgit validate: {code}", "error")
+    rules = [s.Rule(code, CODES.get(code, f"kzgit validate: {code}"),
+                    "warning" if code in ("deprecated", "missing-schema") else "error")
              for code in sorted({r.rule_id for r in results})]
     return s.dumps(s.log("kzgit validate", s.tool_version(), rules, results))
 

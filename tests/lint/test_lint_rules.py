@@ -371,3 +371,13 @@ def test_a_regex_select_under_a_release_before_5_8_needs_a_newer_kustomize(
     monkeypatch.setenv("KZGIT_KUSTOMIZE_VERSION", "5.8")
     rc, doc = lint(root, monkeypatch, capsys)
     assert (rc, doc["findings"]) == (0, [])
+
+
+def test_no_finding_is_placed_in_an_excluded_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    case = CASES["deprecated-field"]
+    files = {**case.files, "legacy/kustomization.yaml": "resources:\n- ../base\nbases:\n- ../base\n"}
+    rc, doc = lint(tree(tmp_path, {**files, ".kzgit.toml": 'exclude = ["legacy/**"]\n'}), monkeypatch, capsys)
+    assert [f["file"] for f in doc["findings"]] == ["app/kustomization.yaml"]
+    rc, doc = lint(tree(tmp_path, {".kzgit.toml": "cache = true\n"}), monkeypatch, capsys)
+    assert sorted({f["file"] for f in doc["findings"]}) == ["app/kustomization.yaml", "legacy/kustomization.yaml"]
