@@ -113,8 +113,10 @@ def check(k: KFile, version: Tuple[int, int, int], origin: str) -> List[Hit]:
             *duplicates(k)]
 
 
-def fix_command(k: KFile) -> str:
-    return f"kzgit fix {k.dir}"
+def fix_command(k: KFile, field: str) -> str:
+    """The ``kzgit fix`` that migrates ``field`` of this kustomization (``vars`` only with
+    ``--vars``, as ``kustomize edit fix --vars``)."""
+    return f"kzgit fix {'--vars ' if field == 'vars' else ''}{k.dir}"
 
 
 def deprecated_fields(k: KFile) -> Iterable[Hit]:
@@ -126,7 +128,7 @@ def deprecated_fields(k: KFile) -> Iterable[Hit]:
             continue
         text = message[2:] if message.startswith("# ") else message
         yield ("deprecated-field", k.line(field), field,
-               f"{text} With kzgit: `{fix_command(k)}` (keeps comments and layout, and checks "
+               f"{text} With kzgit: `{fix_command(k, field)}` (keeps comments and layout, and checks "
                "that every root renders the same)")
 
 

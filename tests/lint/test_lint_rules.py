@@ -381,3 +381,23 @@ def test_no_finding_is_placed_in_an_excluded_file(tmp_path: Path, monkeypatch: p
     assert [f["file"] for f in doc["findings"]] == ["app/kustomization.yaml"]
     rc, doc = lint(tree(tmp_path, {".kzgit.toml": "cache = true\n"}), monkeypatch, capsys)
     assert sorted({f["file"] for f in doc["findings"]}) == ["app/kustomization.yaml", "legacy/kustomization.yaml"]
+
+
+@pytest.mark.parametrize("field,value,command", [
+    ("bases", "- ../base", "kzgit fix app"), ("imageTags", "- name: nginx\n  newTag: '1'", "kzgit fix app"),
+    ("patchesStrategicMerge", "- p.yaml", "kzgit fix app"),
+    ("vars", "- name: WEB\n  objref: {apiVersion: apps/v1, kind: Deployment, name: web}", "kzgit fix --vars app"),
+])
+def test_each_deprecation_in_kustomizes_words_with_its_fix(tmp_path: Path, field: str, value: str, command: str,
+                                                           monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from kzgit.kustomization import DEPRECATIONS
+    files = {**BASE, "app/p.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n",
+             "app/kustomization.yaml": HEAD + "resources:\n- ../base\n" + f"{field}:\n{value}\n"}
+    if field == "bases":
+        files["app/kustomization.yaml"] = HEAD + f"{field}:\n{value}\n"
+    _, doc = lint(tree(tmp_path, files), monkeypatch, capsys)
+    got = _of(doc, "deprecated-field")
+    words = dict(DEPRECATIONS)[field][2:]
+    assert [(f["field"], f["line"]) for f in got] == [(field, 5 if field != "bases" else 3)]
+    assert got[0]["message"].startswith(words) and f"`{command}`" in got[0]["message"]
