@@ -22,7 +22,7 @@ from kzgit.plugins.common import (ann_str, annotations_of, config_meta, describe
                                   set_annotations)
 from kzgit.proc import failure_message, run_process
 from kzgit.plugins.reconcile import resources_from_output
-from kzgit.versions import V5_8
+from kzgit.versions import V5_7, V5_8
 from kzgit.yamlio import dump_documents, load_documents
 
 __all__ = ["function_spec", "run_function"]
@@ -92,7 +92,7 @@ def function_spec(config: Dict[str, Any], source: str = "") -> Optional[Dict[str
     ex = raw.get("exec") or {}
     if not isinstance(container, dict) or not isinstance(ex, dict):
         raise PluginError(f"{describe(config, source)}: {where}: container and exec must be mappings")
-    bad = sorted(set(container) - _CONTAINER_KEYS) or sorted(set(ex) - {"path"})
+    bad = sorted(set(container) - _CONTAINER_KEYS) or sorted(set(ex) - {"path", "args", "envs"})
     if bad:
         raise PluginError(f"{describe(config, source)}: {where} unmarshal error: "
                           f"unknown field \"{bad[0]}\"")
@@ -108,7 +108,8 @@ def function_spec(config: Dict[str, Any], source: str = "") -> Optional[Dict[str
     envs = container.get("envs") or []
     if not isinstance(envs, list):
         raise PluginError(f"{describe(config, source)}: {where}: container.envs must be a list")
-    return {"deferFailure": bool(raw.get("deferFailure")), "container": container, "exec": ex}
+    return {"deferFailure": bool(raw.get("deferFailure")), "container": container, "exec": ex,
+            "where": where}
 
 
 def _string_to_mount(s: str) -> Dict[str, Any]:
@@ -214,9 +215,44 @@ def _function_argv(config: Dict[str, Any], source: str, spec: Dict[str, Any], lo
         if not os.access(resolved, os.X_OK):
             raise PluginError(f"exec function '{resolved}' of {describe(config, source)} "
                               f"is not executable")
-        return [resolved], f"exec function '{resolved}' ({describe(config, source)})"
+        return [resolved, *_exec_args(config, source, spec, options)], \
+            f"exec function '{resolved}' ({describe(config, source)})"
     raise PluginError(f"{describe(config, source)}: the function spec names neither "
                       f"container.image nor exec.path")
+
+
+def _exec_args(config: Dict[str, Any], source: str, spec: Dict[str, Any],
+               options: BuildOptions) -> List[str]:
+    """``exec.args`` (5.7: kyaml ExecSpec Args, kustomize cc7a71c28); before 5.7 the spec has
+    only ``path`` and a strict decode refuses the rest."""
+    ex = spec["exec"]
+    if options.kustomize_version < V5_7:
+        extra = sorted(set(ex) - {"path"})
+        if extra:
+            raise PluginError(f"{describe(config, source)}: {spec.get('where', 'function spec')} "
+                              f"unmarshal error: unknown field \"{extra[0]}\"",
+                              tip="exec.args and exec.envs need Kustomize 5.7 or later")
+        return []
+    args = ex.get("args") or []
+    if not isinstance(args, list):
+        raise PluginError(f"{describe(config, source)}: exec.args must be a list of strings")
+    return [ann_str(a) for a in args]
+
+
+def exec_env(spec: Dict[str, Any], options: BuildOptions) -> Optional[Dict[str, str]]:
+    """The environment of an exec function from 5.7 (kyaml runfn mergeExecEnv): kzgit's own,
+    then ``exec.envs`` and ``--env`` entries of exactly one ``=`` (``KEY=VALUE``; any other
+    form is dropped, as kustomize's Split does), the flag winning; None before 5.7."""
+    if options.kustomize_version < V5_7:
+        return None
+    merged: Dict[str, str] = {}
+    for entry in [*(spec["exec"].get("envs") or []), *options.env]:
+        parts = ann_str(entry).split("=")
+        if len(parts) == 2:
+            merged[parts[0]] = parts[1]
+    env = dict(os.environ)
+    env.update(merged)
+    return env
 
 
 def _check_results(results: List[Any], label: str) -> None:
@@ -275,7 +311,8 @@ def run_function(config: Dict[str, Any], source: str, spec: Dict[str, Any], load
                           timeout=plugin_timeout(options), check=False)
     else:
         res = sandbox.run(argv, options=options, label=label, root=loader.root, input=stdin,
-                          cwd=loader.root, timeout=plugin_timeout(options), check=False)
+                          cwd=loader.root, env=exec_env(spec, options),
+                          timeout=plugin_timeout(options), check=False)
     objs, results = resources_from_output(res.stdout, label) if res.returncode == 0 else ([], [])
     if res.returncode != 0:
         try:

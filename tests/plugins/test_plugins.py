@@ -512,3 +512,48 @@ def test_builtin_detection() -> None:
 
 def _ids(rm: ResMap) -> List[str]:
     return [r.name for r in rm]
+
+
+# ---------------------------------------------------------------- exec functions: args and envs (5.7)
+
+EXEC_FN_ECHO = f"""\
+#!{PY}
+import os, sys, yaml
+rl = yaml.safe_load(sys.stdin)
+data = {{"args": " ".join(sys.argv[1:])}}
+for k in ("FROM_SPEC", "FROM_FLAG", "BOTH", "PLAIN", "ODD"):
+    data[k] = os.environ.get(k, "<unset>")
+rl["items"] = [{{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {{"name": "seen"}}, "data": data}}]
+yaml.safe_dump(rl, sys.stdout)
+"""
+
+
+def _exec_fn(root: Path, spec: str) -> Dict[str, Any]:
+    write_exe(root / "fn.py", EXEC_FN_ECHO)
+    return {"apiVersion": "x/v1", "kind": "Fn", "metadata": {"name": "f", "annotations": {
+        "config.kubernetes.io/function": "exec:\n  path: ./fn.py\n" + spec}}}
+
+
+def test_exec_function_args_and_envs_from_5_7(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # kyaml runfn mergeExecEnv (kustomize cc7a71c28): spec envs, then --env, the flag winning;
+    # only KEY=VALUE with exactly one "=" counts; kzgit's own environment underneath
+    monkeypatch.setenv("PLAIN", "inherited")
+    cfg = _exec_fn(root, "  args: [one, 'two three']\n"
+                         "  envs: [FROM_SPEC=s, BOTH=spec, ODD=a=b, LONE]\n")
+    rm = ResMap()
+    external.transform(cfg, "k", Loader(str(root)), rm,
+                       opts(kustomize_version=parse("5.7.1"), env=["FROM_FLAG=f", "BOTH=flag"]))
+    assert [r.obj["data"] for r in rm] == [{
+        "args": "one two three", "FROM_SPEC": "s", "FROM_FLAG": "f", "BOTH": "flag",
+        "PLAIN": "inherited", "ODD": "<unset>"}]
+
+
+def test_exec_function_args_are_unknown_before_5_7(root: Path) -> None:
+    cfg = _exec_fn(root, "  args: [one]\n")
+    with pytest.raises(PluginError, match='unmarshal error: unknown field "args"'):
+        external.transform(cfg, "k", Loader(str(root)), ResMap(), opts(kustomize_version=parse("5.6.0")))
+    # and --env reaches containers only: an exec function runs with kzgit's environment
+    rm = ResMap()
+    external.transform(_exec_fn(root, ""), "k", Loader(str(root)), rm,
+                       opts(kustomize_version=parse("5.6.0"), env=["FROM_FLAG=f"]))
+    assert [r.obj["data"]["FROM_FLAG"] for r in rm] == ["<unset>"]
