@@ -26,9 +26,10 @@ def summary(report: LintReport) -> str:
     """One line counting the findings (text output, when there are any)."""
     errors = len(report.errors)
     warnings = len(report.findings) - errors
+    kusts, roots = len(report.kustomizations), len(report.roots)
     return (f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning"
-            f"{'s' if warnings != 1 else ''} in {len(report.kustomizations)} kustomizations "
-            f"({len(report.roots)} roots built)\n")
+            f"{'s' if warnings != 1 else ''} in {kusts} kustomization{'s' if kusts != 1 else ''} "
+            f"({roots} root{'s' if roots != 1 else ''} built)\n")
 
 
 def to_json(report: LintReport) -> str:

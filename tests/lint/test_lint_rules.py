@@ -289,7 +289,7 @@ def test_text_and_github_formats(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     out = capsys.readouterr().out
     assert out.startswith("app/kustomization.yaml:7: error: components[1]: component './../comp' is listed "
                           "twice (first as components[0], line 6) [duplicate-entry]\n")
-    assert out.endswith("1 error, 0 warnings in 3 kustomizations (1 roots built)\n")
+    assert out.endswith("1 error, 0 warnings in 3 kustomizations (1 root built)\n")
     assert main(["lint", "--all", "--format", "github"]) == 1
     assert capsys.readouterr().out == (
         "::error file=app/kustomization.yaml,line=7,title=kzgit lint%3A duplicate-entry::components[1]: "
