@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import posixpath
+import re
 
 from kzgit.errors import KzgitError
 from kzgit.kustomization import DEPRECATIONS
@@ -29,6 +30,10 @@ if TYPE_CHECKING:  # pragma: no cover
 DUPLICATE_FIELDS = (("resources", "resource"), ("bases", "resource"), ("components", "component"),
                     ("patches", "patch"), ("patchesStrategicMerge", "patch"),
                     ("patchesJson6902", "patch"))
+
+
+# a semver constraint rather than one release: operators, wildcards, alternatives, spaces
+_RANGE = re.compile(r"[\^~<>=*|, ]|(^|\.)[xX](\.|$)")
 
 
 class KFile:
@@ -144,11 +149,20 @@ def unpinned_charts(k: KFile) -> Iterable[Hit]:
             if not isinstance(c, dict):
                 continue
             repo = c.get("repo" if field == "helmCharts" else "chartRepoUrl")
-            if repo and not c.get(version_key):
-                name = c.get("name" if field == "helmCharts" else "chartName") or "?"
+            if not repo:
+                continue
+            name = c.get("name" if field == "helmCharts" else "chartName") or "?"
+            version = c.get(version_key)
+            if not version:
                 yield ("unpinned-chart", k.line(field, i), f"{field}[{i}]",
                        f"chart '{name}' from {repo} has no {version_key}: helm pulls whatever "
                        "release is newest when it renders; pin one")
+            elif isinstance(version, str) and _RANGE.search(version):
+                # helm pull --version takes a semver constraint (Masterminds/semver): a range
+                # is resolved against the repository's index on each pull
+                yield ("unpinned-chart", k.path_line(field, i, version_key), f"{field}[{i}].{version_key}",
+                       f"chart '{name}' from {repo}: {version_key} '{version}' is a range: helm "
+                       "pulls the newest release it allows; pin one release")
 
 
 def needs_newer(k: KFile, version: Tuple[int, int, int], origin: str) -> Iterable[Hit]:

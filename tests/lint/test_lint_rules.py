@@ -401,3 +401,16 @@ def test_each_deprecation_in_kustomizes_words_with_its_fix(tmp_path: Path, field
     words = dict(DEPRECATIONS)[field][2:]
     assert [(f["field"], f["line"]) for f in got] == [(field, 5 if field != "bases" else 3)]
     assert got[0]["message"].startswith(words) and f"`{command}`" in got[0]["message"]
+
+
+@pytest.mark.parametrize("version,pinned", [("1.2.3", True), ("v0.1.0", True), ("1.2.3-rc.1", True),
+                                            ("^1.2.0", False), ("~1.2", False), (">=1.0.0 <2.0.0", False),
+                                            ("1.2.x", False), ("*", False)])
+def test_a_chart_version_range_is_not_a_pin(tmp_path: Path, version: str, pinned: bool,
+                                            monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    files = {**CHART, "app/kustomization.yaml": HEAD + "helmCharts:\n- name: c\n  repo: https://charts.example.invalid\n"
+                                                f"  version: '{version}'\n  releaseName: r\n"}
+    _, doc = lint(tree(tmp_path, files), monkeypatch, capsys)
+    got = [(f["line"], f["field"]) for f in _of(doc, "unpinned-chart")]
+    assert got == ([] if pinned else [(6, "helmCharts[0].version")])
