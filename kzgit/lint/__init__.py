@@ -2,22 +2,20 @@
 
 The rules (each documented in the README, section Lint, with an example):
 
-========================== ===========================================================
-``deprecated-field``       a field kustomize warns about as deprecated, in kustomize's
-                           words, with the ``kzgit fix`` that migrates it
-``warnings``               anything else a build of a root warns about
-``patch-matches-nothing``  a ``patches``/``patchesJson6902`` target selecting no resource
-``replacement-matches-nothing`` a ``replacements`` target ``select`` selecting no resource
-``unreferenced-file``      a YAML file in a kustomization's tree that nothing references
-``unpinned-chart``         a ``helmCharts`` entry with a repository and no ``version``
-``needs-newer-kustomize``  a field the pinned ``kustomize-version`` does not read
-``duplicate-entry``        a resource, component or patch listed twice
-``render-error``           a root that does not render (nothing else can be checked there)
-========================== ===========================================================
+- ``deprecated-field``: a field kustomize warns about as deprecated, in kustomize's words, with
+  the ``kzgit fix`` that migrates it;
+- ``warnings``: anything else a build of a root warns about;
+- ``patch-matches-nothing``: a ``patches``/``patchesJson6902`` target selecting no resource;
+- ``replacement-matches-nothing``: a ``replacements`` target ``select`` selecting no resource;
+- ``unreferenced-file``: a YAML file in a kustomization's tree that nothing references;
+- ``unpinned-chart``: a ``helmCharts`` entry with a repository and no version (or a range);
+- ``needs-newer-kustomize``: a field the pinned ``kustomize-version`` does not read;
+- ``duplicate-entry``: a resource, component or patch listed twice;
+- ``render-error``: a root that does not render (nothing else can be checked there).
 
 Each rule has a default severity (:data:`kzgit.config.LINT_RULES`) that ``[lint]`` in the
 configuration changes or turns ``off``; a ``# kzgit: ignore[RULE,...]`` comment on a finding's
-line silences that finding (:mod:`kzgit.lint.ignore`).  :mod:`kzgit.lint.files` checks
+line silences that finding (:mod:`kzgit.lint.run`).  :mod:`kzgit.lint.files` checks
 kustomization files as written, :mod:`kzgit.lint.builds` what the builds of the roots
 observe (through the render cache), :mod:`kzgit.lint.run` chooses what to check from the
 dependency graph, :mod:`kzgit.lint.report` formats the findings.  Nothing here prints.
