@@ -117,10 +117,11 @@ class Rule:
         except cel_k8s.CompileError as e:
             self.error = RuleError(str(e), e.unsupported)
 
-    def failure(self, value: Any) -> Optional[Tuple[str, Tuple[Any, ...]]]:
-        """None when the rule holds for ``value``, else (message, field path keys)."""
+    def failure(self, value: Any, bound: Any = None) -> Optional[Tuple[str, Tuple[Any, ...]]]:
+        """None when the rule holds for ``value``, else (message, field path keys); ``bound``:
+        the value already bound as ``self`` (cel_k8s.bind), shared by the rules of a value."""
         from kzgit.validate import cel_k8s   # start-up: loaded with the rule
-        ok, err = cel_k8s.evaluate(self.program, value)
+        ok, err = cel_k8s.evaluate(self.program, value, bound)
         if err is not None:   # worded as the API server words it (validation.go, ruleErrorString)
             return f"{err} evaluating rule: {(self.message or self.rule).strip()}", ()
         if ok is True:
@@ -129,7 +130,7 @@ class Rule:
             return f"rule {self.rule!r}: evaluates to {ok!r}, not a boolean", ()
         msg = ""
         if self.message_program is not None:
-            text, err = cel_k8s.evaluate(self.message_program, value)
+            text, err = cel_k8s.evaluate(self.message_program, value, bound)
             if err is None and isinstance(text, str) and text.strip() and "\n" not in text:
                 msg = text
         msg = msg or self.message or f"failed rule: {self.rule}"
@@ -191,6 +192,8 @@ class Rules:
             return None
         convert = _converter(schema) if rules else None
         here = tuple(rules)
+        if here:
+            from kzgit.validate import cel_k8s   # start-up: loaded with the rules
 
         def walk(inst: Any, path: Path, out: List[Problem]) -> None:
             if inst is None:
@@ -207,8 +210,9 @@ class Rules:
                     items(v, (path, i), out)
             if here:
                 value = convert(inst) if convert is not None else inst
+                bound = cel_k8s.bind(value) if len(here) > 1 else None
                 for r in here:
-                    bad = r.failure(value)
+                    bad = r.failure(value, bound)
                     if bad is not None:
                         at = path
                         for key in bad[1]:

@@ -521,15 +521,32 @@ def _raise(message: str, unsupported: bool) -> Any:
     raise CompileError(message, unsupported)
 
 
-def evaluate(program: Any, value: Any) -> Tuple[Any, Optional[str]]:
-    """(result, None), or (None, the evaluation error) for ``self`` = ``value``."""
+def bind(value: Any) -> Any:
+    """``self`` = ``value``, converted into CEL values once for all the rules of a value."""
     try:
-        v = program.eval(data={"self": value})
+        return environment().Activation(data={"self": value})
+    except (RuntimeError, ValueError, TypeError) as e:   # a value the runtime cannot take
+        return CelError(str(e).partition("\n")[0])
+
+
+def evaluate(program: Any, value: Any, bound: Any = None) -> Tuple[Any, Optional[str]]:
+    """(result, None), or (None, the evaluation error) for ``self`` = ``value`` (or the
+    activation ``bound`` made by :func:`bind`)."""
+    if isinstance(bound, CelError):
+        return None, str(bound)
+    try:
+        v = program.eval(data={"self": value}) if bound is None else program.eval(activation=bound)
     except (RuntimeError, ValueError, TypeError) as e:   # a value the runtime cannot take
         return None, str(e).partition("\n")[0]
-    if v.type() == T.ERROR:
+    t = v.type()
+    if t == _BOOL:   # the common case first: a rule's verdict
+        return v.value(), None
+    if t == _ERROR:
         return None, _error_text(v.value())
-    return v.plain_value() if v.type() != T.BOOL else v.value(), None
+    return v.plain_value(), None
+
+
+_BOOL, _ERROR = T.BOOL, T.ERROR
 
 
 def _error_text(err: Any) -> str:
