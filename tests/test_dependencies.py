@@ -21,10 +21,10 @@ else:  # pragma: no cover
 MODULE_OF = {"pyyaml": "yaml", "ruamel.yaml": "ruamel", "tomli": "tomli", "cel-expr-python": "cel_expr_python"}
 # The test extra's distributions that tests import (the linters and stubs are not imported).
 TEST_MODULE_OF = {"pytest": "pytest", "pre-commit": "pre_commit", "jsonpatch": "jsonpatch",
-                  "jsonschema": "jsonschema"}
-# Distributions kzgit uses for their data only: found with importlib.util.find_spec, never
-# imported (kubernetes-validate's schemas; importing it would load jsonschema for nothing).
-DATA_OF = {"kubernetes-validate": "kubernetes_validate"}
+                  "jsonschema": "jsonschema", "kubernetes-validate": "kubernetes_validate"}
+# Distributions kzgit would use for their data only (found with importlib.util.find_spec, never
+# imported). None since kzgit ships the Kubernetes schemas it reads (kzgit/validate/k8s).
+DATA_OF: Dict[str, str] = {}
 
 
 def _project() -> Dict[str, object]:

@@ -35,7 +35,7 @@ class _DefaultVersion:
         from kzgit.validate.kubernetes import newest, versions   # start-up
         vs = versions()
         if not vs:
-            return "none: the kubernetes-validate package is not installed"
+            return "none: kzgit's schema data (kzgit/validate/k8s) is missing"
         return f"{newest()}; the bundled schemas cover {vs[0]} to {vs[-1]}"
 
 

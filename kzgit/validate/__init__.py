@@ -112,7 +112,7 @@ class Validator:
         version = policy.kubernetes_version or kubernetes.newest()
         if version is None:
             raise UsageError("no Kubernetes schemas are installed",
-                             tip=f"install the '{kubernetes.PACKAGE}' package (a kzgit dependency)")
+                             tip="kzgit's data directory kzgit/validate/k8s is missing: reinstall kzgit")
         self.version = kubernetes.normalize_version(version, names.get("kubernetes-version",
                                                                        "kubernetes-version"))
         self.k8s = kubernetes.KubernetesSchemas(self.version, policy.strict)

@@ -1,18 +1,21 @@
-"""The Kubernetes schemas: the data the ``kubernetes-validate`` package ships.
+"""The Kubernetes schemas kzgit ships: ``kzgit/validate/k8s/``, one file per minor release.
 
-``kubernetes-validate`` (Apache-2.0) bundles, per Kubernetes minor release, the
-JSON schemas generated from that release's OpenAPI document, in a normal and a
-``-strict`` form (the latter with ``additionalProperties: false`` on every
-object with declared fields): ``kubernetes-json-schema/v1.29.0-local[-strict]/``.
-kzgit reads its ``_definitions.json`` (every definition, each top-level kind
-tagged with ``x-kubernetes-group-version-kind``) and never imports the package:
-its validator is the slow path kzgit replaces, and importing it would load
-``jsonschema`` on every hook run.
+Each ``vX.Y.json.gz`` is the ``_definitions.json`` of the ``kubernetes-validate`` package
+(Apache-2.0) for that release, the JSON schemas generated from the release's OpenAPI
+document (every definition, each top-level kind tagged with ``x-kubernetes-group-version-kind``),
+without descriptions: ``scripts/gen_k8s_schemas.py`` makes them from the package's wheel and
+records the wheel, the source files and their checksums in ``k8s/PROVENANCE.json``.  The strict
+form (``additionalProperties: false`` on every object with declared fields) is derived when
+asked for (:func:`strict_form`; the script checks it equals the package's ``-strict`` files).
+kzgit once read these files from the installed package; shipping them as compact data keeps the
+hook environment small (the package is 72 MB) and the default release kzgit's own
+(:data:`DEFAULT_VERSION`), not whatever release pip resolved.  The package stays a test
+dependency: the differential test compares kzgit's verdicts with its validator.
 """
 from __future__ import annotations
 
 import functools
-import importlib.util
+import gzip
 import json
 import os
 import re
@@ -22,45 +25,65 @@ from kzgit.errors import UsageError
 from kzgit.validate.schema import Check, Compiler, SchemaError
 from kzgit.validate.deprecations import release_key
 
-PACKAGE = "kubernetes-validate"
-_DIR_RE = re.compile(r"^v(\d+)\.(\d+)\.\d+-local$")
+#: The default ``kubernetes-version``: kzgit's own, changed deliberately in a kzgit release
+#: (README "Validation"), never by what a package manager resolved.
+DEFAULT_VERSION = "1.37"
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "k8s")
+_FILE_RE = re.compile(r"^v(\d+)\.(\d+)\.json\.gz$")
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 # How refs in the package's files name the definitions document.
 _SELF_NAMES = ("/api/_definitions.json", "_definitions.json")
 
 
-@functools.lru_cache(maxsize=None)
 def schema_root() -> Optional[str]:
-    """The package's schema directory, found without importing the package (None if absent)."""
-    try:
-        spec = importlib.util.find_spec("kubernetes_validate")
-    except (ImportError, ValueError):
-        return None
-    for loc in (spec.submodule_search_locations or []) if spec else []:
-        d = os.path.join(loc, "kubernetes-json-schema")
-        if os.path.isdir(d):
-            return d
-    return None
+    """The directory of the shipped schemas (None if a broken install lost it)."""
+    return DATA if os.path.isdir(DATA) else None
 
 
 @functools.lru_cache(maxsize=None)
 def versions() -> Tuple[str, ...]:
-    """The Kubernetes minor releases the bundled schemas cover, oldest first ("1.25", ...)."""
+    """The Kubernetes minor releases the shipped schemas cover, oldest first ("1.25", ...)."""
     root = schema_root()
     if root is None:
         return ()
     found = []
     for name in os.listdir(root):
-        m = _DIR_RE.match(name)
+        m = _FILE_RE.match(name)
         if m:
             found.append(f"{m.group(1)}.{m.group(2)}")
     return tuple(sorted(found, key=release_key))
 
 
 def newest() -> Optional[str]:
-    """The default ``kubernetes-version``: the newest release the schemas cover."""
+    """The default ``kubernetes-version`` (:data:`DEFAULT_VERSION`; None without schemas)."""
     vs = versions()
-    return vs[-1] if vs else None
+    return DEFAULT_VERSION if DEFAULT_VERSION in vs else (vs[-1] if vs else None)
+
+
+def without_descriptions(node: Any) -> Any:
+    """A schema without its ``description`` annotations, as the shipped data are (a property
+    named ``description`` is a schema object, not a string, and stays)."""
+    if isinstance(node, dict):
+        return {k: without_descriptions(v) for k, v in node.items()
+                if not (k == "description" and isinstance(v, str))}
+    if isinstance(node, list):
+        return [without_descriptions(v) for v in node]
+    return node
+
+
+def strict_form(node: Any) -> Any:
+    """The strict schemas of a definitions document: every object schema that declares
+    ``properties`` and no ``additionalProperties`` closed (kubernetes-validate's ``-strict``)."""
+    if isinstance(node, dict):
+        out = {k: (strict_form(v) if k != "properties" else
+                   {pk: strict_form(pv) for pk, pv in v.items()} if isinstance(v, dict) else v)
+               for k, v in node.items()}
+        if isinstance(node.get("properties"), dict) and "additionalProperties" not in node:
+            out["additionalProperties"] = False
+        return out
+    if isinstance(node, list):
+        return [strict_form(v) for v in node]
+    return node
 
 
 def normalize_version(value: str, source: str) -> str:
@@ -69,7 +92,7 @@ def normalize_version(value: str, source: str) -> str:
     vs = versions()
     if not vs:
         raise UsageError(f"{source}: no Kubernetes schemas are installed",
-                         tip=f"install the '{PACKAGE}' package (a kzgit dependency)")
+                         tip="kzgit's data directory kzgit/validate/k8s is missing: reinstall kzgit")
     if m is None or f"{int(m.group(1))}.{int(m.group(2))}" not in vs:
         raise UsageError(f"{source}: unknown Kubernetes version {value!r}",
                          tip=f"the bundled schemas cover {vs[0]} to {vs[-1]}")
@@ -82,13 +105,13 @@ def _api_version(group: str, version: str) -> str:
 
 @functools.lru_cache(maxsize=None)
 def _definitions(version: str, strict: bool) -> Dict[str, Any]:
-    root = schema_root()
-    assert root is not None
-    path = os.path.join(root, f"v{version}.0-local{'-strict' if strict else ''}", "_definitions.json")
+    if strict:
+        return strict_form(_definitions(version, False))
+    path = os.path.join(DATA, f"v{version}.json.gz")
     try:
         with open(path, "rb") as f:
-            doc = json.load(f)
-    except (OSError, ValueError) as e:
+            doc = json.loads(gzip.decompress(f.read()))
+    except (OSError, ValueError, EOFError) as e:
         raise UsageError(f"{path}: cannot read the Kubernetes schemas: {e}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("$defs"), dict):
         raise UsageError(f"{path}: not a schema definitions file")
@@ -99,7 +122,7 @@ def _definitions(version: str, strict: bool) -> Dict[str, Any]:
 def kinds(version: str) -> Dict[Tuple[str, str], str]:
     """(apiVersion, kind) -> definition name, for every kind ``version`` serves."""
     out: Dict[Tuple[str, str], str] = {}
-    for name, d in _definitions(version, True)["$defs"].items():
+    for name, d in _definitions(version, False)["$defs"].items():
         for gvk in d.get("x-kubernetes-group-version-kind") or ():
             key = (_api_version(gvk.get("group", ""), gvk.get("version", "")), gvk.get("kind", ""))
             # a kind tagged on several definitions (List kinds, DeleteOptions) keeps its own
@@ -151,7 +174,7 @@ class KubernetesSchemas:
         try:
             return self._compiler.compile({"$ref": f"#/$defs/{name}"})
         except SchemaError as e:  # the package's data is broken: not the user's fault
-            raise UsageError(f"{PACKAGE} schema for Kubernetes {self.version}: {e}") from None
+            raise UsageError(f"kzgit's schema for Kubernetes {self.version}: {e}") from None
 
     def unknown_kind(self, api_version: str, kind: str) -> Optional[Tuple[str, str, str]]:
         """Why a kind of one of Kubernetes' own groups that no release serves is refused, as
