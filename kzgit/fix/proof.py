@@ -192,6 +192,7 @@ def prove(ws: Workspace, units: Dict[str, Dict[str, str]], options: BuildOptions
     held: Dict[str, str] = {}
     probes: Dict[str, str] = {}   # component dir -> the probe's directory
     probe_files: Dict[str, bytes] = {}
+    failed: Set[str] = set()   # targets that do not render before the change
     base_fs = options.fs
     if base_fs is None:
         from kzgit.loader import DiskFS   # start-up: loaded only by the runs that render
@@ -224,12 +225,36 @@ def prove(ws: Workspace, units: Dict[str, Dict[str, str]], options: BuildOptions
         for u in changes:
             for path, text in units[u].items():
                 files[ws.build_path(path)] = text.encode("utf-8")
-        fs = OverlayFS(base_fs, files)
         paths = {t: probes.get(t, t) for t in which}
-        # not through the render cache: an error replayed from it need not read as the same
-        # error rendered fresh, and "fails the same way" compares the messages
-        got = render(ws, paths.values(), options.replace(fs=fs), jobs, None)
+        if not changes:
+            # the roots as they are, in parallel and through the render cache (a commit's
+            # render hook has just rendered them); only what renders is taken from there: what
+            # fails (and the probes) is rendered again, fresh and one at a time, since an error
+            # replayed from the cache, or met by parallel fetches of one remote, need not read
+            # as the same error, and "fails the same way" compares the messages
+            plain = [t for t in which if t not in probes]
+            got = render(ws, [paths[t] for t in plain], options, jobs, store)
+            out = {t: got[paths[t]] for t in plain if got[paths[t]].error is None}
+            rest = [t for t in which if t not in out]
+            if rest:
+                out.update(_fresh(rest))
+            return out
+        fs = OverlayFS(base_fs, files)
+        # what failed before is rendered again one at a time: those failures are mostly remote
+        # bases out of reach, and parallel fetches of one remote can fail each other in other
+        # words (kzgit.remote's cache directory), which would read as "fails differently"
+        serial = [t for t in which if t in failed]
+        got = render(ws, [paths[t] for t in which if t not in failed], options.replace(fs=fs), jobs, None)
+        got.update(render(ws, [paths[t] for t in serial], options.replace(fs=fs), 1, None))
         return {t: got[paths[t]] for t in which}
+
+    def _fresh(which: List[str]) -> Dict[str, Rendered]:
+        fs = OverlayFS(base_fs, dict(probe_files))
+        paths = {t: probes.get(t, t) for t in which}
+        got = render(ws, paths.values(), options.replace(fs=fs), 1, None)
+        out = {t: got[paths[t]] for t in which}
+        failed.update(t for t, r in out.items() if r.error is not None)
+        return out
 
     # first the roots reaching each unit; a unit no root reaches is its own target
     targets: Set[str] = set()
