@@ -48,6 +48,19 @@ class OverlayFS:
                 self.dirs.add(d)
                 d = posixpath.dirname(d)
 
+    # Equal overlays are one file system: the bases a run shares between roots
+    # (kzgit.builder.cache, keyed by the file system) are found again in each worker's copy.
+    def _key(self) -> Tuple[Any, ...]:
+        from kzgit.sha import sha256   # start-up: only the proof builds overlays
+        return (type(self.base).__name__, tuple(sorted((p, sha256(b).hexdigest()) for p, b in self.files.items())))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, OverlayFS) and type(other.base) is type(self.base) \
+            and other.files == self.files
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
     def read_bytes(self, path: str) -> bytes:
         got = self.files.get(path)
         return self.base.read_bytes(path) if got is None else got
