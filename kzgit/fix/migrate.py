@@ -6,7 +6,9 @@ releases but for ``--vars``' patch options; ``kustomize/commands/edit/fix/fix.go
 * ``kustfile.Read`` runs ``Kustomization.FixKustomization`` (``api/types/kustomization.go``):
   ``kind: Kustomization`` when missing, ``apiVersion`` (``kustomize.config.k8s.io/v1beta1``,
   ``v1alpha1`` for a Component) when missing; ``bases`` appended to ``resources``;
-  ``imageTags`` appended to ``images``; a generator's ``env`` appended to its ``envs``.
+  ``imageTags`` appended to ``images``; a generator's ``env`` appended to its ``envs``;
+  ``helmChartInflationGenerator`` split into ``helmGlobals`` and ``helmCharts`` (which
+  kzgit does not do: it reports the field).
 * ``FixKustomizationPreMarshalling``: ``patchesJson6902`` appended to ``patches``, then each
   ``patchesStrategicMerge`` entry as ``{path: X}`` when X names a file kustomize can read
   from the kustomization's directory, else as an inline ``{patch: X}``; ``commonLabels`` as
@@ -89,7 +91,7 @@ def needs_fix(text: str) -> bool:
     """A cheap test on the text: may any migration apply?  (False is certain; True is checked
     by :func:`migrate`.)  Keeps ``kzgit fix --check`` on a clean repository to a read per file."""
     for key in ("bases:", "commonLabels:", "imageTags:", "patchesJson6902:",
-                "patchesStrategicMerge:", "vars:"):
+                "patchesStrategicMerge:", "vars:", "env:", "helmChartInflationGenerator:"):
         if key in text:
             return True
     return "apiVersion:" not in text or "kind:" not in text
@@ -268,6 +270,51 @@ def _common_labels(doc: Document, data: Dict[str, Any]) -> None:
     doc.remove("commonLabels")
 
 
+def _generator_envs(doc: Document) -> None:
+    """Each generator's ``env: X`` as ``envs: [.., X]``, edited on the lines that hold them."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq   # start-up: ruamel is loaded already
+    nl = doc.newline
+    lines = doc.text().splitlines(keepends=True)
+    edits: List[Tuple[int, List[str]]] = []   # line -> the lines that replace it
+    for key in _GENERATORS:
+        seq = doc.value(key)
+        if not isinstance(seq, CommentedSeq):
+            continue
+        for g in seq:
+            if not isinstance(g, CommentedMap) or not g.get("env"):
+                continue
+            line, col = g.lc.key("env")
+            vline, vcol = g.lc.value("env")
+            if vline != line or not isinstance(g["env"], str) or "\n" in g["env"]:
+                raise Unsupported(f"'{key}': an env value not on its key's line")
+            text = lines[line].rstrip("\r\n")
+            value = text[vcol:]
+            envs = g.get("envs")
+            if envs is None and "envs" not in g:
+                edits.append((line, [text[:col] + "envs:" + nl, " " * col + "- " + value + nl]))
+                continue
+            if not isinstance(envs, CommentedSeq) or envs.fa.flow_style() or not envs:
+                raise Unsupported(f"'{key}': env and an envs that is not a block list")
+            last, icol = envs.lc.item(len(envs) - 1)
+            if lines[last].rstrip("\r\n")[:icol].rstrip(" ")[-1:] != "-":
+                raise Unsupported(f"'{key}': cannot tell where envs' items start")
+            dash = lines[last][:icol].rstrip(" ")
+            edits.append((last, [lines[last], " " * (len(dash) - 1) + "- " + _strip_value(value) + nl]))
+            # the env line goes, unless it also opens the item ("- env: x")
+            if text[:col].strip(" ") == "-":
+                raise Unsupported(f"'{key}': env opens its item and envs follows")
+            edits.append((line, []))
+    for line, new in sorted(edits, key=lambda e: e[0], reverse=True):
+        lines[line:line + 1] = new
+    doc.__dict__.update(Document("".join(lines), doc.source).__dict__)
+
+
+def _strip_value(value: str) -> str:
+    """A one-line scalar as written, without the comment after it."""
+    from kzgit.fix._text import _strip_comment   # start-up: the text module is loaded already
+    return _strip_comment(value).strip()
+
+
 def _insert_field(doc: Document, index: int, line: str) -> None:
     """A one-line field before ``doc.fields[index]``'s key (after its comment lines)."""
     doc.fields.insert(index, Field(line.split(":", 1)[0], [], line, []))
@@ -337,7 +384,20 @@ def expected(data: Dict[str, Any], step: str, is_file: Callable[[str], bool]) ->
         pairs = d.pop("commonLabels")
         if pairs:
             d["labels"] = _as_list(d.get("labels")) + [{"pairs": pairs, "includeSelectors": True}]
+    elif step == "env":
+        for key in _GENERATORS:
+            if isinstance(d.get(key), list):
+                d[key] = [_env_to_envs(g) for g in d[key]]
     return d
+
+
+def _env_to_envs(g: Any) -> Any:
+    """FixKustomization: a generator's ``env`` appended to its ``envs``."""
+    if not isinstance(g, dict) or not g.get("env"):
+        return g
+    g = dict(g)
+    g["envs"] = _as_list(g.get("envs")) + [g.pop("env")]
+    return g
 
 
 def _equal(a: Any, b: Any) -> bool:
@@ -364,6 +424,8 @@ def _steps(data: Dict[str, Any]) -> List[str]:
         out.append("patches")
     if "commonLabels" in data:
         out.append("commonLabels")
+    if any(isinstance(g, dict) and g.get("env") for key in _GENERATORS for g in _as_list(data.get(key))):
+        out.append("env")
     return out
 
 
@@ -373,7 +435,10 @@ _NAMES = {
     "imageTags": "imageTags -> images",
     "patches": "patchesJson6902/patchesStrategicMerge -> patches",
     "commonLabels": "commonLabels -> labels (includeSelectors: true)",
+    "env": "a generator's env -> envs",
 }
+
+_GENERATORS = ("configMapGenerator", "secretGenerator")
 
 
 def _apply(doc: Document, step: str, data: Dict[str, Any], is_file: Callable[[str], bool]) -> List[str]:
@@ -411,6 +476,9 @@ def _apply(doc: Document, step: str, data: Dict[str, Any], is_file: Callable[[st
                         raise Unsupported(f"label name '{name}' exists in both commonLabels and labels")
         _common_labels(doc, data)
         return ["commonLabels -> labels"]
+    if step == "env":
+        _generator_envs(doc)
+        return ["env -> envs"]
     raise AssertionError(step)
 
 
@@ -487,6 +555,10 @@ def migrate(path: str, text: str, is_file: Callable[[str], bool], vars_mode: boo
             continue
         current, data = new, want
         done += made
+    if data.get("helmChartInflationGenerator"):
+        # FixKustomization splits it into helmGlobals and helmCharts (SplitHelmParameters)
+        refused.append("helmChartInflationGenerator -> helmCharts/helmGlobals: not migrated: "
+                       "kzgit fix does not convert it; move its entries to helmCharts by hand")
     others: Dict[str, Tuple[str, str]] = {}
     if vars_mode and "vars" in data and read is not None and kustomization_of is not None:
         from kzgit.fix.vars import convert   # start-up: only --vars

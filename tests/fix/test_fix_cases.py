@@ -32,6 +32,7 @@ CASES: Dict[str, Tuple[int, int, List[str], List[str]]] = {
                                    "(deploy.yaml, spec.template.spec.containers.0.env.0.value)"]),
     "bases": (1, 0, ["overlay", "flow"], ["fixed overlay/kustomization.yaml: bases -> resources"]),
     "common-labels": (1, 0, [".", "flow"], ["fixed kustomization.yaml: commonLabels -> labels"]),
+    "generator-env": (1, 0, ["."], ["fixed kustomization.yaml: env -> envs"]),
     "patches": (1, 0, ["."], ["patchesJson6902 -> patches, patchesStrategicMerge -> patches"]),
     "images-typemeta": (1, 0, ["app"], ["fixed app/kustomization.yaml: apiVersion, kind added, "
                                         "imageTags -> images",
