@@ -118,16 +118,22 @@ def plan(ws: Workspace, targets: Optional[List[str]], options: BuildOptions, job
                       vars_mode, read, kustomization_of)  # type: ignore[arg-type]
         if fix.changed or fix.refused:
             fixes.append(fix)
+
+    def without_vars(fix: FileFix, why: str) -> FileFix:
+        """The file's other migrations alone, the vars conversion reported as left undone."""
+        alone = migrate(fix.path, fix.old, file_test(read_ok, posixpath.dirname(fix.path) or "."))  # type: ignore[arg-type]
+        alone.refused = [r for r in fix.refused if not r.startswith("vars -> ")] + alone.refused + [why]
+        return alone
+
     # two conversions writing placeholders into one resource file cannot both be proven
     # alone: the later one waits for a second run
     claimed: Dict[str, str] = {}
-    for fix in fixes:
+    for n, fix in enumerate(fixes):
         clash = sorted(p for p in fix.others if p in claimed)
         if clash:
-            fix.refused.append(f"vars -> replacements: not migrated now: {clash[0]} is also rewritten "
-                               f"for {claimed[clash[0]]}; run kzgit fix --vars again after it")
-            fix.new, fix.others = fix.old, {}
-            fix.done = []
+            fixes[n] = without_vars(fix, f"vars -> replacements: not migrated now: {clash[0]} is also "
+                                         f"rewritten for {claimed[clash[0]]}; run kzgit fix --vars again "
+                                         "after it")
             continue
         for p in fix.others:
             claimed[p] = fix.path
@@ -136,7 +142,23 @@ def plan(ws: Workspace, targets: Optional[List[str]], options: BuildOptions, job
         return FixReport(fixes, {}, [], [])
     from kzgit.fix.proof import prove   # start-up: a clean tree renders nothing
     verdict = prove(ws, units, options, jobs, store)
-    return FixReport(fixes, verdict.held, verdict.proven, verdict.checked)
+    held, proven, checked = dict(verdict.held), list(verdict.proven), list(verdict.checked)
+    # a vars conversion that changes a rendering holds back the file's other migrations with
+    # it: prove those again without it
+    retry: Dict[str, FileFix] = {}
+    for n, fix in enumerate(fixes):
+        if fix.path in held and any(d.startswith("vars -> ") for d in fix.done):
+            alone = without_vars(fix, f"vars -> replacements: left undone: {held[fix.path]}")
+            fixes[n] = alone
+            del held[fix.path]
+            if alone.changed:
+                retry[fix.path] = alone
+    if retry:
+        again = prove(ws, {p: f.files() for p, f in retry.items()}, options, jobs, store)
+        held.update(again.held)
+        proven += again.proven
+        checked = sorted(set(checked) | set(again.checked))
+    return FixReport(fixes, held, sorted(proven), checked)
 
 
 def write(ws: Workspace, report: FixReport) -> None:

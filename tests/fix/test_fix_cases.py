@@ -26,6 +26,11 @@ CASES: Dict[str, Tuple[int, int, List[str], List[str]]] = {
     # --vars: $(BACKEND) whole and after a delimiter, converted and proven
     "vars": (1, 0, ["."], ["fixed kustomization.yaml: vars -> replacements (1 resource file with "
                            "placeholders)"]),
+    # --vars: $(BACKEND) in a ConfigMap's data, which vars never fill: the conversion would fill
+    # it, so it is left undone, and the file's other migration is proven and written alone
+    "vars-held": (1, 1, ["."], ["fixed kustomization.yaml: commonLabels -> labels",
+                                "kustomization.yaml: vars -> replacements: left undone: would change the "
+                                "output of .: line 3 of its output: -backend: $(BACKEND) +backend: backend"]),
     # --vars: a reference inside a URL cannot be a replacement target: refused, naming the var
     "vars-refused": (1, 1, ["."], ["kustomization.yaml: vars -> replacements: not migrated: var BACKEND: "
                                    "$(BACKEND) is not delimited in 'http://$(BACKEND):8080/api' "
