@@ -17,6 +17,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Optional, Tuple
 
 
+def repo_relative(message: str, repo: str) -> str:
+    """Paths inside the repository ``repo`` written relative to its top in ``message``, as the
+    hooks and ``kzgit diff`` name files (``base/kustomization.yaml``, not ``/home/.../base/...``)."""
+    for top in sorted({repo, os.path.realpath(repo)}, key=len, reverse=True):
+        message = message.replace(top.rstrip(os.sep) + os.sep, "")
+    return message
+
+
 def repository_top(path: str) -> Optional[str]:
     """The nearest directory at or above ``path`` holding ``.git`` (None outside a repository):
     git's work tree top where :func:`discover` can tell it, which is that same directory."""

@@ -21,13 +21,44 @@ if TYPE_CHECKING:  # pragma: no cover
 # The loader's words for a path that is not there (kustomize's evalsymlink/lstat failure).
 _MISSING = "no such file or directory"
 _YAML_LINE = re.compile(r"\byaml: line (\d+): (.*)")
+# The load restrictor's words (api/internal/loader/fileloader.go RestrictionRootOnly).
+_OUTSIDE = "is not in or below"
+# git's own reason, its first "fatal:" line (later ones are generic: "Could not read from
+# remote repository."), and an HTTP status.
+_FATAL = re.compile(r"fatal: ([^\n]*)")
+_HTTP = re.compile(r"HTTP Error: status code \d+ \([^)]*\)")
 
 
-def resource(err: KzgitError, kfile: str, path: str) -> KzgitError:
+def resource(err: KzgitError, kfile: str, path: str, field: str = "resources") -> KzgitError:
     """Lead for a ``resources`` entry that is neither a file nor a kustomization directory."""
+    if _OUTSIDE in err.message:
+        return err.with_lead(
+            f"{kfile}: {field}: '{path}' is outside the kustomization's directory, which "
+            f"the load restrictor forbids (LoadRestrictionsRootOnly; build with "
+            f"--load-restrictor LoadRestrictionsNone to allow it)")
     if _MISSING in err.message:
-        return err.with_lead(f"{kfile}: resources: '{path}' does not exist")
+        return err.with_lead(f"{kfile}: {field}: '{path}' does not exist")
     return err
+
+
+def remote(err: KzgitError, kfile: str, field: str, ref: str) -> KzgitError:
+    """Lead for a remote ``resources``/``components`` entry that cannot be fetched: the entry
+    and the cause in one line (git's ``fatal:`` line, or the HTTP status) instead of the whole
+    command line and stderr."""
+    if err.lead is not None:
+        return err
+    from kzgit.remote._redact import redact   # start-up: only a failed fetch needs it
+    msg = err.message
+    cause = ""
+    m = _FATAL.search(msg)
+    if m:
+        cause = m.group(1).strip()
+    else:
+        m = _HTTP.search(msg)
+        cause = m.group(0) if m else msg.splitlines()[0] if msg else ""
+    if len(cause) > 200:
+        cause = cause[:197] + "..."
+    return err.with_lead(f"{kfile}: {field}: cannot fetch '{redact(ref)}'" + (f": {cause}" if cause else ""))
 
 
 def patch(err: KzgitError, kfile: str, field: str, index: int, entry: Any,

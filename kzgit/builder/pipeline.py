@@ -18,7 +18,7 @@ from kzgit.builder.finish import finish
 from kzgit.builtins.hashing import add_hashes
 from kzgit.builtins.nameref import fix_back_references
 from kzgit.yamlio.tree import node_kind
-from kzgit.errors import BuildError, KzgitError, YamlError
+from kzgit.errors import BuildError, KzgitError, RemoteError, YamlError
 from kzgit.kustomization import Kustomization, KustomizationError, parse_kustomization
 from kzgit.versions import V5_8
 from kzgit.loader import Loader, new_root_loader
@@ -196,7 +196,7 @@ class Target:
     def _resources(self, ra: Accumulator, paths: List[str]) -> "_Walk":
         for path in paths:
             if self.ctx.looks_remote(path):
-                got = self.ctx.open_remote(self.loader, path, self.options)
+                got = self._open_remote(path, "resources")
                 if isinstance(got, bytes):
                     self.ctx.mark_uncacheable()  # an HTTP file: not keyed by any commit
                     self._append_file_resources(ra, got, path)
@@ -221,6 +221,13 @@ class Target:
                 yield from self._accumulate_loader(ra, sub, path, component=False)
             except KzgitError as e:
                 raise e.prefixed(f"accumulation err='{_with_prefix(*failed).message}': ") from None
+
+    def _open_remote(self, path: str, field: str) -> Any:
+        try:
+            return self.ctx.open_remote(self.loader, path, self.options)
+        except RemoteError as e:
+            from kzgit.builder import leads   # start-up: only a failed build needs it
+            raise leads.remote(e, self.kfile, field, path) from None
 
     def origin_of(self, path: str) -> str:
         """Origin.Append: filepath.Join of this level's origin path and ``path``."""
@@ -263,7 +270,7 @@ class Target:
     def _component(self, ra: Accumulator, path: str) -> "_Walk":
         """kusttarget.go accumulateComponents; its errors quote the cause Go-style (%q)."""
         if self.ctx.looks_remote(path):
-            got = self.ctx.open_remote(self.loader, path, self.options)
+            got = self._open_remote(path, "components")
             if isinstance(got, bytes):
                 raise BuildError(f"component '{path}' must be a directory, not a file")
             sub = got

@@ -174,10 +174,9 @@ def _finish(report: "DiffReport", args: argparse.Namespace) -> int:
         if r.status == "fixed":   # broken at the base only: the report shows it, not an error
             continue
         for err in r.errors:
-            # kustomize's messages can span lines ("Failed to read kustomization file under
-            # DIR:" then the problems): all of it, continuation lines indented
-            text = "\n  ".join(err.message.splitlines())
-            print(f"Error: {r.root} does not render at {err.revision}: {text}", file=sys.stderr)
+            # one line each: the report (stdout) holds the whole message, lead and chain
+            first = err.message.split("\n", 1)[0]
+            print(f"Error: {r.root} does not render at {err.revision}: {first}", file=sys.stderr)
     return _status(report, args)
 
 

@@ -36,7 +36,7 @@ from kzgit.diff.report import (ADDED, CHANGED, ERROR, FIXED, REMOVED, UNCHANGED,
                                fingerprint, stem_from_shape)
 from kzgit.diff.revision import ConfinedDiskFS, Revision, changed_paths, open_commit, open_worktree
 from kzgit.engine import Engine, get_engine
-from kzgit.errors import BuildError, KzgitError, UsageError
+from kzgit.errors import BuildError, KzgitError, UsageError, full_message
 from kzgit import versions
 from kzgit.graph import Graph, disk_resolver, fs_resolver, root_weights, scan, scan_cached, shard
 from kzgit.loader import DiskFS, FileSystem
@@ -244,7 +244,7 @@ def _render(where: _Where, root: str, engine: Engine, options: BuildOptions,
     except UsageError:
         raise      # the engine cannot run at all: not this root's fault
     except KzgitError as e:
-        return None, str(e), FAILED, time.monotonic() - start
+        return None, full_message(e), FAILED, time.monotonic() - start
     except OSError as e:   # a file system error on the content read is the content's
         return None, f"{e.filename or root}: {e.strerror or e}", FAILED, time.monotonic() - start
 
@@ -264,7 +264,7 @@ def _outcome(got: "RenderOutcome") -> _Outcome:
     if got.error is not None:
         if isinstance(got.error, UsageError):
             raise got.error
-        return None, str(got.error), FAILED, got.seconds
+        return None, full_message(got.error), FAILED, got.seconds
     rendered = [RenderedResource(*row) for row in json.loads(got.payload)]
     return rendered, None, got.status, got.seconds
 
@@ -343,7 +343,7 @@ def _root_diff(root: str, base: Revision, head: Revision, base_graph: Graph, hea
             continue
         resources, error, _, _ = results[(root, name)]
         if error is not None:
-            out.errors.append(RenderError(name, side.label, side.scrub(error)))
+            out.errors.append(RenderError(name, side.label, side.relative(error)))
         rendered[name] = resources or []
     if out.errors and all(e.side == "base" for e in out.errors) and (root, "head") in results:
         # broken at the base, renders at the head: the change is a fix, shown with the head's

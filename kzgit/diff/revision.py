@@ -21,6 +21,7 @@ from kzgit.diff.gittree import GitTreeFS, changed_between
 from kzgit.errors import BuildError, KzgitError, UsageError
 from kzgit.graph import ReadFn, disk_reader
 from kzgit.loader import DiskFS, FileSystem, is_within
+from kzgit.paths import repo_relative
 
 WORKTREE_LABEL = "working tree"
 
@@ -75,6 +76,11 @@ class Revision:
         if self._disk and self._disk != self.repo:
             message = message.replace(self._disk, self.repo)
         return message
+
+    def relative(self, message: str) -> str:
+        """:meth:`scrub`, then paths inside the repository made relative to its top, as the
+        hooks write them (``base/kustomization.yaml: resources: ...``)."""
+        return repo_relative(self.scrub(message), self.repo)
 
     def config(self) -> Config:
         """The kzgit configuration this side holds (``REV:.kzgit.toml`` in messages)."""

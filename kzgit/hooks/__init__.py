@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from kzgit.config import Config, glob_match
+from kzgit.paths import repo_relative
 from kzgit.errors import UsageError
 from kzgit.graph import Graph, ReadFn, disk_reader, disk_resolver, scan, scan_cached
 from kzgit.record import Record
@@ -170,10 +171,7 @@ class Workspace:
     def relative_message(self, message: str) -> str:
         """:meth:`scrub`, then paths inside the repository made relative to its top, as the
         hooks name roots (``overlays/dev/kustomization.yaml``, not ``/home/.../overlays/...``)."""
-        message = self.scrub(message)
-        for top in sorted({self.repo, os.path.realpath(self.repo)}, key=len, reverse=True):
-            message = message.replace(top.rstrip(os.sep) + os.sep, "")
-        return message
+        return repo_relative(self.scrub(message), self.repo)
 
     def scrub(self, message: str) -> str:
         """Replace the temporary export directory in a message by the repo's own path."""

@@ -182,7 +182,18 @@ def findings(results: List[RootResult], warnings_as_errors: bool = False) -> Lis
     """One finding per root that does not render; with ``warnings_as_errors`` (the
     configuration's ``warnings-as-errors``, kustomize issue #6040) also one per root whose build
     warns, with its warnings (those of the builtin engine: an external one's go to its stderr)."""
-    out = [HookFinding(r.root, "does not render: " + r.error) for r in results if r.error is not None]
+    out = []
+    first: Dict[str, str] = {}   # an error's first line -> the first root that showed it
+    for r in results:
+        if r.error is None:
+            continue
+        lead = r.error.split("\n", 1)[0]
+        if "\n" in r.error and lead in first:
+            # a shared base breaks every root above it: its chain once, then the one line
+            out.append(HookFinding(r.root, f"does not render: {lead} (as {first[lead]}, above)"))
+            continue
+        first.setdefault(lead, r.root)
+        out.append(HookFinding(r.root, "does not render: " + r.error))
     if warnings_as_errors:
         out += [HookFinding(r.root, "warns (warnings-as-errors): " + "\n".join(r.warnings))
                 for r in results if r.error is None and r.warnings]

@@ -161,3 +161,41 @@ def test_errors_with_their_own_arguments_survive_rewording_copy_and_pickle() -> 
     for other in (err.prefixed("reading: "), copy.copy(err), pickle.loads(pickle.dumps(err))):
         assert type(other) is ObjectTooLarge and other.size == 7 and other.lead == "lead"
     assert str(err.prefixed("reading: ")) == "reading: git object abc123 is 7 bytes"
+
+
+def test_a_resource_outside_the_kustomization_names_the_load_restrictor(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"outside.yaml": CM, "app/kustomization.yaml": "resources:\n- ../outside.yaml\n"})
+    lead, chain = failure(tmp_path / "app")
+    assert lead == (f"{tmp_path}/app/kustomization.yaml: resources: '../outside.yaml' is outside the "
+                    "kustomization's directory, which the load restrictor forbids "
+                    "(LoadRestrictionsRootOnly; build with --load-restrictor LoadRestrictionsNone "
+                    "to allow it)")
+    assert "is not in or below" in chain   # kustomize's words follow
+
+
+@pytest.mark.parametrize("field", ["resources", "components"])
+def test_a_remote_that_cannot_be_fetched_is_one_line_naming_the_entry(tmp_path: Path, field: str) -> None:
+    gone = tmp_path / "no-such-repo"
+    app = write_tree(tmp_path / "app", {"kustomization.yaml": f"{field}:\n- file://{gone}?ref=v1\n"})
+    lead, chain = failure(app)
+    assert lead.startswith(f"{app}/kustomization.yaml: {field}: cannot fetch 'file://{gone}?ref=v1': ")
+    assert "\n" not in lead and len(lead) < 400
+    assert "does not appear to be a git repository" in lead   # git's own reason, once
+    assert "git ls-remote" in chain                            # the whole story follows
+
+
+def test_the_render_hook_prints_a_shared_bases_chain_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    write_tree(tmp_path / "repo", {"base/kustomization.yaml": "resources:\n- missing.yaml\n",
+                                   "o1/kustomization.yaml": "resources:\n- ../base\n",
+                                   "o2/kustomization.yaml": "resources:\n- ../base\n"})
+    for git in (["init", "-q"], ["add", "-A"]):
+        subprocess.run(["git", *git], cwd=tmp_path / "repo", check=True, capture_output=True, timeout=60)
+    monkeypatch.chdir(tmp_path / "repo")
+    assert main(["hook", "render", "--all"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    lead = "base/kustomization.yaml: resources: 'missing.yaml' does not exist"
+    assert out[0] == f"o1: does not render: {lead}"
+    assert out[1].startswith("    accumulating resources:")
+    assert out[2] == f"o2: does not render: {lead} (as o1, above)"
+    assert out[3].startswith("2 of 2 roots do not render")
