@@ -212,8 +212,9 @@ def run(ws: Workspace, engine: Engine, policy: ValidatePolicy, *, roots: Optiona
     state = found.schema_state(policy, validator) if store is not None else None
     findings: List[Finding] = []
     counts: Dict[str, int] = {}
-    warned: Set[Tuple[str, str]] = set()
     for r in targets:
+        # once per kind and root: what a root reports never depends on which others ran
+        warned: Set[Tuple[str, str]] = set()
         err, resources = rendered[r]
         if err is not None:
             findings.append(Finding(r, "", "", "", "", "build", "", "does not render: " + ws.relative_message(err)))
