@@ -162,13 +162,52 @@ def plan(ws: Workspace, targets: Optional[List[str]], options: BuildOptions, job
 
 
 def write(ws: Workspace, report: FixReport) -> None:
-    """Write the proven files, each atomically, keeping its mode (Ctrl-C leaves each file
-    either old or new)."""
-    from kzgit.atomic import write_atomic   # start-up: only a run that writes
+    """Write the proven changes, each kustomization's files together.
+
+    Each file goes to a temporary file beside it first (its mode kept); then the renames of
+    one change run with SIGINT and SIGTERM held back, so Ctrl-C leaves a ``--vars`` conversion
+    either whole (the kustomization and the resources holding its placeholders) or not begun,
+    and every file old or new (:mod:`kzgit.atomic`'s guarantee for one file)."""
     by_path = {f.path: f for f in report.fixes}
     for rel in report.proven:
-        # the resources a --vars conversion rewrites first, the kustomization last: an
-        # interruption leaves the vars in place, and a second run finishes the conversion
-        for path, text in sorted(by_path[rel].files().items(), key=lambda kv: kv[0] == rel):
-            write_atomic(ws.path(path), text)
+        _write_together(ws, by_path[rel].files())
         report.written.append(rel)
+
+
+def _write_together(ws: Workspace, files: Dict[str, str]) -> None:
+    import signal   # start-up: only a run that writes
+    from kzgit.atomic import OutputError, new_file_mode, new_temp_file, os_error_reason   # start-up: as above
+    temps: List[tuple] = []
+    try:
+        for rel, text in sorted(files.items()):
+            path = ws.path(rel)
+            mode = new_file_mode(path)
+            try:
+                fd, tmp = new_temp_file(os.path.dirname(path), ".kzgit-")
+            except OSError as e:
+                raise OutputError(path, os_error_reason(path, e)) from None
+            temps.append((tmp, path))
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+                    f.write(text)
+                    os.fchmod(f.fileno(), mode)
+            except OSError as e:
+                raise OutputError(path, os_error_reason(path, e)) from None
+        held = {signal.SIGINT, signal.SIGTERM}
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+        try:
+            while temps:
+                tmp, path = temps[0]
+                try:
+                    os.replace(tmp, path)
+                except OSError as e:
+                    raise OutputError(path, os_error_reason(path, e)) from None
+                temps.pop(0)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+    finally:
+        for tmp, _ in temps:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
