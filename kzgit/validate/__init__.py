@@ -186,9 +186,12 @@ class Validator:
 def _crd_rules(crd: Dict[str, Any]) -> List[Issue]:
     """The CEL rules of a CRD that do not compile: an error (the API server refuses the CRD),
     or a warning when the rule uses what kzgit's CEL environment lacks."""
-    from kzgit.validate.cel import crd_rule_errors   # start-up: only a CRD needs it
+    from kzgit.validate.cel import NO_RUNTIME, crd_rule_errors   # start-up: only a CRD needs it
     out = []
-    for pointer, message, unsupported in crd_rule_errors(crd):
+    errors = crd_rule_errors(crd)
+    if errors and all(m.startswith(NO_RUNTIME) for _, m, _ in errors):   # one warning, not one per rule
+        return [Issue("cel-skipped", "", f"{len(errors)} CEL rules not evaluated: {errors[0][1]}", WARNING)]
+    for pointer, message, unsupported in errors:
         if unsupported:
             out.append(Issue("cel-skipped", pointer, f"kzgit cannot evaluate this CEL rule: {message}", WARNING))
         else:

@@ -77,6 +77,7 @@ def escape(name: str) -> Optional[str]:
 
 
 RUNTIME = "cel-expr-python"
+NO_RUNTIME = f"the CEL runtime is not installed ({RUNTIME}: no wheel for this Python or platform)"
 
 
 class RuleError(Exception):
@@ -108,7 +109,7 @@ class Rule:
         try:
             from kzgit.validate import cel_k8s   # start-up: the CEL runtime loads with the first rule
         except ImportError:
-            self.error = RuleError(f"the CEL runtime is not installed ({RUNTIME})", True)
+            self.error = RuleError(NO_RUNTIME, True)
             return
         try:
             self.program = cel_k8s.compile_expression(self.rule)

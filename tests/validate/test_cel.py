@@ -184,3 +184,21 @@ def test_rules_compile_once_per_schema(monkeypatch: pytest.MonkeyPatch) -> None:
         val.check({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": f"w{n}"},
                    "spec": {"min": n}})
     assert calls == ["self.min >= 0"]
+
+
+def test_without_the_runtime_every_rule_is_reported_not_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Python 3.10 has no cel-expr-python wheel: the rules are counted as not evaluated, loudly
+    import sys
+
+    import kzgit.validate
+    monkeypatch.setitem(sys.modules, "kzgit.validate.cel_k8s", None)   # import fails
+    monkeypatch.delattr(kzgit.validate, "cel_k8s")
+    crd = _crd([{"rule": "self.min > 0", "message": "m"}, {"rule": "self.max > 0"}])
+    val = Validator(ValidatePolicy(kubernetes_version="1.33"))
+    on_crd = [(i.code, i.severity, i.message) for i in val.check(crd) or []]
+    assert len(on_crd) == 1 and on_crd[0][:2] == ("cel-skipped", "warning")
+    assert on_crd[0][2].startswith("2 CEL rules not evaluated: the CEL runtime is not installed")
+    val.add_crd(crd, "crd.yaml")
+    got = val.check({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
+                     "spec": {"min": -1}})
+    assert [(i.code, i.severity) for i in got or []] == [("cel-skipped", "warning")]
