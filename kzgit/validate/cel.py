@@ -228,8 +228,12 @@ class Rules:
         if self.transition:
             why.append(f"{self.transition} transition rule{'s' * (self.transition > 1)} "
                        "(oldSelf: git holds no old object)")
-        if self.unsupported:
-            why.append(f"{self.unsupported} rule{'s' * (self.unsupported > 1)} that kzgit cannot compile "
+        missing = sum(1 for _, r in self.errors if r.error is not None and str(r.error) == NO_RUNTIME)
+        if missing:
+            why.append(f"{missing} rule{'s' * (missing > 1)}: {NO_RUNTIME}")
+        if self.unsupported > missing:
+            n = self.unsupported - missing
+            why.append(f"{n} rule{'s' * (n > 1)} that kzgit cannot compile "
                        "(see the CustomResourceDefinition's findings)")
         if not why:
             return None

@@ -202,3 +202,5 @@ def test_without_the_runtime_every_rule_is_reported_not_run(monkeypatch: pytest.
     got = val.check({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
                      "spec": {"min": -1}})
     assert [(i.code, i.severity) for i in got or []] == [("cel-skipped", "warning")]
+    assert (got or [])[0].message == ("2 of 2 CEL rules not evaluated: 2 rules: the CEL runtime is not "
+                                      "installed (cel-expr-python: no wheel for this Python or platform)")
