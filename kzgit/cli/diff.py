@@ -16,8 +16,7 @@ import argparse
 import json
 import os
 import sys
-import time
-from typing import TYPE_CHECKING, Optional, TextIO
+from typing import TYPE_CHECKING, Optional
 
 from kzgit.cli import add_plugin_flags, add_render_flags
 from kzgit.errors import KzgitError, UsageError
@@ -58,30 +57,6 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                    help="render nothing: combine JSON reports of the shards of one diff and print "
                         "them as one report")
     p.set_defaults(func=run)
-
-
-class _Progress:
-    """``kzgit diff: 3/40 rendered, overlays/prod at HEAD`` on a terminal's stderr, once a run
-    takes a while."""
-
-    DELAY = 0.5   # seconds: short runs stay silent
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-        self.start = time.monotonic()
-        self.shown = False
-
-    def __call__(self, done: int, total: int, what: str) -> None:
-        if done >= total:
-            if self.shown:
-                self.stream.write("\r\x1b[K")
-                self.stream.flush()
-            return
-        if not self.shown and time.monotonic() - self.start < self.DELAY:
-            return
-        self.shown = True
-        self.stream.write(f"\r\x1b[Kkzgit diff: {done}/{total} rendered, {what}"[:200])
-        self.stream.flush()
 
 
 def _merged(paths: "list[str]") -> "DiffReport":
@@ -126,7 +101,8 @@ def run(args: argparse.Namespace) -> int:
     from kzgit.diff import DiffOptions, diff   # start-up
     if args.merge:
         return _finish(_merged(args.merge), args)
-    progress = _Progress(sys.stderr) if sys.stderr.isatty() else None
+    from kzgit.cli.progress import for_terminal   # start-up: diff runs only
+    progress = for_terminal("kzgit diff")
     store = None
     repo = _repo_top()
     if not args.no_cache:

@@ -296,9 +296,18 @@ def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace) -> List[HookFi
         if getattr(args, "shard", None):
             roots = render.shard_of(ws, roots, *args.shard)
         verbose = getattr(args, "verbose", False)
-        # -v lists each root as it finishes, on stderr: stdout holds the findings
-        results = render.render_roots(ws, engine, roots, jobs=args.jobs, offline=args.offline,
-                                      store=store, on_done=(lambda r: print_renders([r])) if verbose else None)
+        # -v lists each root as it finishes, on stderr: stdout holds the findings; on a
+        # terminal, without -v, one progress line
+        from kzgit.cli.progress import for_terminal   # start-up
+        progress = None if verbose else for_terminal("kzgit hook render", len(roots))
+        on_done = (lambda r: print_renders([r])) if verbose else \
+            (lambda r: progress.step(r.root)) if progress is not None else None
+        try:
+            results = render.render_roots(ws, engine, roots, jobs=args.jobs, offline=args.offline,
+                                          store=store, on_done=on_done)
+        finally:
+            if progress is not None:
+                progress.close()
         if store is not None and any(r.status != "cached" for r in results):
             store.trim()   # workers may have written: keep the cache within its bound
         if verbose:

@@ -263,9 +263,17 @@ def validate_report(args: argparse.Namespace, ws: "Workspace", policy: ValidateP
     say_no_root(ws, roots_to_build(ws) if roots is None else roots, args.verbose)
     engine = _engine(args, ws.config)
     # -v lists each root as it finishes, on stderr, where it stays out of the report
-    report = hook.run(ws, engine, policy, roots=roots, jobs=args.jobs, offline=args.offline,
-                      names=names, store=store, shard=args.shard,
-                      on_render=(lambda r: print_renders([r])) if args.verbose else None)
+    from kzgit.cli.progress import for_terminal   # start-up
+    progress = None if args.verbose else for_terminal(
+        "kzgit validate", len(roots_to_build(ws) if roots is None else roots))
+    on_render = (lambda r: print_renders([r])) if args.verbose else \
+        (lambda r: progress.step(r.root)) if progress is not None else None
+    try:
+        report = hook.run(ws, engine, policy, roots=roots, jobs=args.jobs, offline=args.offline,
+                          names=names, store=store, shard=args.shard, on_render=on_render)
+    finally:
+        if progress is not None:
+            progress.close()
     if store is not None and any(r.status != "cached" for r in report.renders):
         store.trim()   # workers may have written: keep the cache within its bound
     if args.verbose:

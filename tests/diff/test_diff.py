@@ -426,15 +426,20 @@ def test_progress_is_quiet_off_a_terminal_and_shown_on_one(history: Path, monkey
     assert (rc, err) == (0, "")
     import io
 
-    from kzgit.cli.diff import _Progress
-    stream = io.StringIO()
-    p = _Progress(stream)
-    p.DELAY = 0
-    p(0, 2, "overlays/dev at c1")
-    p(1, 2, "overlays/dev at c2")
-    p(2, 2, "")
-    assert stream.getvalue() == ("\r\x1b[Kkzgit diff: 0/2 rendered, overlays/dev at c1"
-                                 "\r\x1b[Kkzgit diff: 1/2 rendered, overlays/dev at c2\r\x1b[K")
+    from kzgit.cli.progress import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(Progress, "DELAY", 0.0)
+    term = Terminal()
+    monkeypatch.setattr("sys.stderr", term)
+    monkeypatch.chdir(history)
+    assert main(["diff", "--base", "c1", "--head", "c2", "--no-cache"]) == 0
+    shown = term.getvalue()
+    assert "\r\x1b[Kkzgit diff: 1/4 rendered, overlays/dev at c2" in shown
+    assert shown.endswith("\r\x1b[K")   # erased at the end
 
 
 def test_partial_clone_reads_through_git(history: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
