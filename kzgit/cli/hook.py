@@ -237,6 +237,14 @@ def run(args: argparse.Namespace) -> int:
         status = 0
         validating = bool(ws.config.validate.source)
         for name in ALL_ORDER:
+            if name == "render" and validating and ws.config.warnings_as_errors:
+                # validate renders the same roots (and reports those that do not render) but
+                # not their warnings: render's verdict on warnings alone (cached renders)
+                findings = _dispatch(name, args, ws, warnings_only=True)
+                if findings:
+                    print("kzgit-render:")
+                    status = report(findings)
+                continue
             if name == ("render" if validating else "validate"):
                 continue
             if name == "validate":
@@ -280,7 +288,9 @@ def _lint_in_all(args: argparse.Namespace, ws: Workspace) -> int:
     return emit(args, got, hook=True)
 
 
-def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace) -> List[HookFinding]:
+def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace,
+              warnings_only: bool = False) -> List[HookFinding]:
+    """Run ``hook``; ``warnings_only`` (render): only the roots that render with warnings."""
     if hook == "render":
         from kzgit.engine import engine_from_config, get_engine   # start-up
         from kzgit.hooks import render   # start-up
@@ -312,6 +322,8 @@ def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace) -> List[HookFi
             store.trim()   # workers may have written: keep the cache within its bound
         if verbose:
             print_unchecked(ws)
+        if warnings_only:
+            return render.warning_findings(results)
         found = render.findings(results, c.warnings_as_errors)
         line = render.summary(results, c.warnings_as_errors)
         # what failed, then one line counting the rest (quiet on success)

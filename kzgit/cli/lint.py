@@ -82,9 +82,18 @@ def run(args: argparse.Namespace) -> int:
 def lint(args: argparse.Namespace, ws: "Workspace", roots: "List[str]", every: bool,
          store: "Optional[Store]") -> "LintReport":
     from kzgit.cli.cache import print_renders   # start-up
+    from kzgit.cli.progress import for_terminal   # start-up
     from kzgit.lint.run import run as lint_run   # start-up
-    report = lint_run(ws, roots, every, store=store, jobs=args.jobs, offline=args.offline,
-                      on_render=(lambda r: print_renders([r])) if args.verbose else None)
+    # -v lists each root as it is built, on stderr; on a terminal, without -v, one progress line
+    progress = None if args.verbose else for_terminal("kzgit lint", len(roots))
+    on_render = (lambda r: print_renders([r])) if args.verbose else \
+        (lambda r: progress.step(r.root)) if progress is not None else None
+    try:
+        report = lint_run(ws, roots, every, store=store, jobs=args.jobs, offline=args.offline,
+                          on_render=on_render)
+    finally:
+        if progress is not None:
+            progress.close()
     if store is not None and any(r.status != "cached" for r in report.renders):
         store.trim()   # workers may have written: keep the cache within its bound
     return report

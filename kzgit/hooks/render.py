@@ -194,10 +194,13 @@ def findings(results: List[RootResult], warnings_as_errors: bool = False) -> Lis
             continue
         first.setdefault(lead, r.root)
         out.append(HookFinding(r.root, "does not render: " + r.error))
-    if warnings_as_errors:
-        out += [HookFinding(r.root, "warns (warnings-as-errors): " + "\n".join(r.warnings))
-                for r in results if r.error is None and r.warnings]
-    return out
+    return out + (warning_findings(results) if warnings_as_errors else [])
+
+
+def warning_findings(results: List[RootResult]) -> List[HookFinding]:
+    """One finding per root that renders with warnings (``warnings-as-errors``)."""
+    return [HookFinding(r.root, "warns (warnings-as-errors): " + "\n".join(r.warnings))
+            for r in results if r.error is None and r.warnings]
 
 
 def summary(results: List[RootResult], warnings_as_errors: bool = False) -> Optional[str]:

@@ -48,3 +48,19 @@ def test_render_hook_passes_warnings_by_default(tmp_path: Path, monkeypatch: pyt
     monkeypatch.chdir(_repo(tmp_path, "cache = true\n"))
     assert main(["hook", "render", "--all"]) == 0
     assert capsys.readouterr().out == ""
+
+
+def test_hook_all_with_validate_still_fails_on_warnings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """With a [validate] table ``kzgit hook all`` validates in place of rendering; the warnings
+    of the roots still fail it under warnings-as-errors (and only they: validate reports the
+    roots that do not render)."""
+    monkeypatch.chdir(_repo(tmp_path, "warnings-as-errors = true\n[validate]\nstrict = true\n"))
+    assert main(["hook", "all", "--all"]) == 1
+    out = capsys.readouterr().out
+    assert out == ("kzgit-render:\napp: warns (warnings-as-errors): # Warning: 'commonLabels' is deprecated. "
+                   "Please use 'labels' instead. Run 'kustomize edit fix' to update your Kustomization "
+                   "automatically.\n")
+    (tmp_path / ".kzgit.toml").write_text("[validate]\nstrict = true\n")
+    assert main(["hook", "all", "--all"]) == 0
+    assert capsys.readouterr().out == ""
