@@ -159,8 +159,19 @@ def _builds(ws: Workspace, roots: List[str], severity: Dict[str, str], found: Li
                 continue   # needs-newer-kustomize names the field, at its line
             if severity["render-error"] != OFF:
                 lead = ws.relative_message(err).split("\n", 1)[0]
-                found.append(LintFinding("render-error", severity["render-error"], root_file, None, "",
-                                         f"does not render: {lead}", r))
+                file, field, line = root_file, "", None
+                m = _LEAD.match(lead)
+                named = kfile(m.group(1)) if m is not None else None
+                if m is not None and named is not None:
+                    # the build's one-line lead names the kustomization and field nearest the
+                    # problem (kzgit.builder.leads): the finding goes there
+                    file, field = m.group(1), m.group(2)
+                    parts = re.match(r"(\w+)(?:\[(\d+)\])?(?:\.(\w+))?", field)
+                    if parts is not None:
+                        index = int(parts.group(2)) if parts.group(2) is not None else None
+                        line = named.line(parts.group(1), index, parts.group(3))
+                found.append(LintFinding("render-error", severity["render-error"], file, line, field,
+                                         f"{r} does not render: {lead}", r))
             continue
         warnings, unmatched = got
         if severity["warnings"] != OFF:
@@ -195,6 +206,9 @@ def _builds(ws: Workspace, roots: List[str], severity: Dict[str, str], found: Li
                 "nothing, silently", r))
     return [result(r, outcomes[r]) for r in roots]
 
+
+# a lead (kzgit.builder.leads): "base/kustomization.yaml: resources: 'x.yaml' does not exist"
+_LEAD = re.compile(r"^([^\s:]*(?:kustomization\.ya?ml|Kustomization)): ([A-Za-z]+(?:\[\d+\])?(?:\.[A-Za-z]+)?): ")
 
 # what no Kubernetes name, kind, group or version holds (a '.' does: not counted)
 _REGEX = re.compile(r"[*+?()|\[\]{}^$\\]")

@@ -96,7 +96,8 @@ CASES: Dict[str, Case] = {
         ["app"], "app/kustomization.yaml", 7, "components[1]", "component './../comp' is listed twice"),
     "render-error": Case(
         {**BASE, "app/kustomization.yaml": HEAD + "resources:\n- ../base\n- missing.yaml\n"},
-        [], "app/kustomization.yaml", None, "", "does not render"),
+        [], "app/kustomization.yaml", 3, "resources", "app does not render: app/kustomization.yaml: resources: "
+                                                      "'missing.yaml' does not exist"),
 }
 
 
@@ -414,3 +415,14 @@ def test_a_chart_version_range_is_not_a_pin(tmp_path: Path, version: str, pinned
     _, doc = lint(tree(tmp_path, files), monkeypatch, capsys)
     got = [(f["line"], f["field"]) for f in _of(doc, "unpinned-chart")]
     assert got == ([] if pinned else [(6, "helmCharts[0].version")])
+
+
+def test_a_patches_json6902_target_matching_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    files = {**BASE, "app/kustomization.yaml": HEAD + "resources:\n- ../base\npatchesJson6902:\n- target:\n"
+                                               "    group: apps\n    version: v1\n    kind: Deployment\n"
+                                               "    name: api\n  patch: '[{\"op\": \"add\", \"path\": \"/x\", \"value\": 1}]'\n"}
+    rc, doc = lint(tree(tmp_path, files), monkeypatch, capsys)
+    got = [(f["line"], f["field"]) for f in _of(doc, "patch-matches-nothing")]
+    assert rc == 1 and got == [(6, "patchesJson6902[0].target")]
+    assert [f["field"] for f in _of(doc, "deprecated-field")] == ["patchesJson6902"]
