@@ -204,3 +204,29 @@ def test_without_the_runtime_every_rule_is_reported_not_run(monkeypatch: pytest.
     assert [(i.code, i.severity) for i in got or []] == [("cel-skipped", "warning")]
     assert (got or [])[0].message == ("2 of 2 CEL rules not evaluated: 2 rules: the CEL runtime is not "
                                       "installed (cel-expr-python: no wheel for this Python or platform)")
+
+
+def test_httproute_path_rules_see_the_defaulted_type(v: Validator) -> None:
+    # path.type defaults to PathPrefix: its rules apply to a path written without a type
+    route = _example("gateway-api", "basic-http.yaml", "HTTPRoute")
+    assert _cel(v, route) == []
+    route["spec"]["rules"][0]["matches"] = [{"path": {"value": "foo//bar"}}]
+    assert _cel(v, route) == [
+        ("/spec/rules/0/matches/0/path", "value must be an absolute path and start with '/' when type one of "
+                                         "['Exact', 'PathPrefix']"),
+        ("/spec/rules/0/matches/0/path", "must not contain '//' when type one of ['Exact', 'PathPrefix']")]
+    route["spec"]["rules"][0]["matches"] = [{"path": {"type": "RegularExpression", "value": "foo//bar"}}]
+    assert _cel(v, route) == []
+
+
+def test_cluster_api_machine_condition_type(v: Validator) -> None:
+    cluster = {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster", "metadata": {"name": "c", "namespace": "n"},
+               "spec": {"topology": {"classRef": {"name": "quick-start"}, "version": "v1.33.0",
+                                     "controlPlane": {"healthCheck": {"checks": {"unhealthyMachineConditions": [
+                                         {"type": "Ready", "status": "Unknown", "timeoutSeconds": 300}]}}}}}}
+    got = _cel(v, cluster)
+    assert got == [("/spec/topology/controlPlane/healthCheck/checks/unhealthyMachineConditions/0/type",
+                    "type must not be one of: Ready, Available, HealthCheckSucceeded, OwnerRemediated, "
+                    "ExternallyRemediated")]
+    cluster["spec"]["topology"]["controlPlane"]["healthCheck"]["checks"]["unhealthyMachineConditions"][0]["type"] = "DiskPressure"
+    assert _cel(v, cluster) == []
