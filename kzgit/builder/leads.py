@@ -41,6 +41,15 @@ def resource(err: KzgitError, kfile: str, path: str, field: str = "resources") -
     return err
 
 
+def yaml_resource(err: KzgitError, kfile: str, path: str, field: str = "resources") -> KzgitError:
+    """Lead for a ``resources`` file that is not valid YAML: the entry, the line, the problem."""
+    if err.lead is not None:
+        return err
+    m = _YAML_LINE.search(err.message)
+    what = f"line {m.group(1)}: {m.group(2)}" if m else err.message.splitlines()[0]
+    return err.with_lead(f"{kfile}: {field}: '{path}' is not valid YAML: {what}")
+
+
 def remote(err: KzgitError, kfile: str, field: str, ref: str) -> KzgitError:
     """Lead for a remote ``resources``/``components`` entry that cannot be fetched: the entry
     and the cause in one line (git's ``fatal:`` line, or the HTTP status) instead of the whole

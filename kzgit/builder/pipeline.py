@@ -214,7 +214,8 @@ class Target:
                 from kzgit.builder import leads   # start-up: only a failed build needs it
                 file_err = _with_prefix(*failed)
                 if isinstance(file_err, YamlError):
-                    raise file_err from None  # malformed YAML in a file: the directory error would confuse
+                    # malformed YAML in a file: the directory error would confuse
+                    raise leads.yaml_resource(file_err, self.kfile, path) from None
                 raise leads.resource(dir_err.prefixed(f"accumulation err='{file_err.message}': "),
                                      self.kfile, path) from None
             try:

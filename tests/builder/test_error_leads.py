@@ -199,3 +199,12 @@ def test_the_render_hook_prints_a_shared_bases_chain_once(tmp_path: Path, monkey
     assert out[1].startswith("    accumulating resources:")
     assert out[2] == f"o2: does not render: {lead} (as o1, above)"
     assert out[3].startswith("2 of 2 roots do not render")
+
+
+def test_a_resource_that_is_not_yaml_names_the_entry_and_line(tmp_path: Path) -> None:
+    app = write_tree(tmp_path / "app", {"kustomization.yaml": "resources:\n- cm.yaml\n- bad.yaml\n",
+                                        "cm.yaml": CM, "bad.yaml": CM + "data:\n  x: [\n"})
+    lead, chain = failure(app)
+    assert lead == (f"{app}/kustomization.yaml: resources: 'bad.yaml' is not valid YAML: line 6: "
+                    "did not find expected node content")
+    assert "MalformedYAMLError" in chain
