@@ -129,6 +129,13 @@ def _cases(repo: str, release: str) -> List[Tuple[str, Dict[str, str]]]:
             "generators:\n- |-\n  apiVersion: builtin\n  kind: HelmChartInflationGenerator\n"
             "  metadata: {name: gen}\n  name: web\n  releaseName: gen\n  namespace: g\n"
             "  chartHome: charts\n  includeCRDs: true\n  valuesFile: values-b.yaml\n")}))
+    # devel is a field from 5.7 (kustomize c5f69b002): before, the config's key is ignored and
+    # helm pulls the newest stable version
+    cases.append(("a HelmChartInflationGenerator pulling with devel", {
+        "kustomization.yaml": (
+            "generators:\n- |-\n  apiVersion: builtin\n  kind: HelmChartInflationGenerator\n"
+            f"  metadata: {{name: gen}}\n  name: web\n  repo: {repo}\n  releaseName: gd\n"
+            "  devel: true\n")}))
     if release >= "5.7":
         cases.append(("devel: a pre-release when no version is given", {
             "kustomization.yaml": (f"helmCharts:\n- name: web\n  repo: {repo}\n  devel: true\n"

@@ -53,7 +53,7 @@ from typing import Any, Dict, List, Tuple
 from kzgit.kustomization import Kustomization
 from kzgit.plugins.helm.argv import helm_argv, pull_argv
 from kzgit.versions import V5_8
-from kzgit.plugins.helm.chart import CHART_PLUGIN, KIND, HelmChart, charts_of, decode_chart
+from kzgit.plugins.helm.chart import KIND, HelmChart, chart_plugin, charts_of, decode_chart
 from kzgit.plugins.helm.inflate import Inflation
 from kzgit.plugins.helpers import PluginHelpers
 from kzgit.resource import Resource
@@ -114,5 +114,6 @@ def generate_from_config(cfg: Dict[str, Any], h: PluginHelpers) -> List[Resource
     md = cfg.get("metadata") if isinstance(cfg.get("metadata"), dict) else {}
     where = f"{h.kfile}: generator {KIND} '{(md or {}).get('name', '')}'"
     fields = {k: v for k, v in cfg.items() if k not in ("apiVersion", "kind", "metadata")}
-    chart = HelmChart.from_fields(decode_chart(fields, CHART_PLUGIN, where, False), where)
+    chart = HelmChart.from_fields(decode_chart(fields, chart_plugin(h.options.kustomize_version),
+                                               where, False), where)
     return _run_all([chart], h)[0][1]

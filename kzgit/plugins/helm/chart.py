@@ -4,11 +4,12 @@ api/types/kustomization.go FixKustomization)."""
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, Dict, List
+import functools
+from typing import TYPE_CHECKING, Any, Dict, List, Tuple
 
 from kzgit.errors import BuildError
 from kzgit.konfig.general import HELM_DEFAULT_HOME
-from kzgit.kustomization import HELM_CHART
+from kzgit.kustomization import schema
 from kzgit.yamlio.gostruct import (ANY, STR, GoDecodeError, ListOf, MapOf, Struct, decode_json,
                                    go_json_kind)
 
@@ -23,8 +24,13 @@ KIND = "HelmChartInflationGenerator"
 
 
 # types.HelmGlobals + types.HelmChart, the struct of the builtin plugin config
-CHART_PLUGIN = Struct("HelmChartInflationGeneratorPlugin",
-                      {"chartHome": STR, "configHome": STR, **HELM_CHART})
+@functools.lru_cache(maxsize=None)
+def chart_plugin(version: Tuple[int, int, int]) -> Struct:
+    """The builtin plugin config's struct in Kustomize ``version``: it embeds types.HelmChart,
+    so the fields a release adds there (``devel`` in 5.7, kustomize c5f69b002) are the
+    config's too."""
+    return Struct("HelmChartInflationGeneratorPlugin",
+                  {"chartHome": STR, "configHome": STR, **schema(version)["HelmChart"]})
 # types.HelmChartArgs (deprecated helmChartInflationGenerator entries)
 HELM_CHART_ARGS = Struct("HelmChartArgs", {
     "chartName": STR, "chartVersion": STR, "chartRepoUrl": STR, "chartHome": STR,
