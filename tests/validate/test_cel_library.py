@@ -2,13 +2,18 @@
 (tests/validate/data/k8s_cel_library: cases taken from k8s.io/apiserver pkg/cel/library)."""
 from __future__ import annotations
 
+import sys
 import json
 from pathlib import Path
 from typing import Any, Dict
 
 import pytest
 
-pytest.importorskip("cel_expr_python", reason="the CEL runtime (cel-expr-python) is not installed")
+if sys.version_info < (3, 11):
+    # pyproject.toml installs the runtime from Python 3.11 (it has no wheel for 3.10); from
+    # 3.11 a missing runtime is a broken install, and these tests fail on the import below
+    pytest.skip("the CEL runtime (cel-expr-python) is not available on Python 3.10",
+                allow_module_level=True)
 
 from kzgit.validate import cel_k8s  # noqa: E402
 

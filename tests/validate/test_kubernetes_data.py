@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import importlib.util
 import json
 import os
 from pathlib import Path
@@ -33,8 +32,6 @@ def test_the_default_release_is_kzgits_own() -> None:
 _strip = kubernetes.without_descriptions
 
 
-@pytest.mark.skipif(importlib.util.find_spec("kubernetes_validate") is None,
-                    reason="kubernetes-validate (the test extra) is not installed")
 @pytest.mark.parametrize("release", sorted(PROVENANCE["releases"]))
 def test_equal_to_the_package(release: str) -> None:
     import kubernetes_validate
