@@ -54,8 +54,18 @@ def schema_state(policy: "ValidatePolicy", validator: "Validator") -> Optional[s
                 files.append([name, st.st_size, st.st_mtime_ns])
     parts = {"format": FORMAT, "kzgit": code_fingerprint(), "settings": settings,
              "version": validator.version, "kubernetes": [root, files],
-             "crds": validator.crds.fingerprint()}
+             "crds": validator.crds.fingerprint(), "cel": _cel_runtime()}
     return sha256(json.dumps(parts, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+
+
+def _cel_runtime() -> Optional[str]:
+    """The CEL runtime's release: CEL findings are its answers, so another release validates
+    again (None where it is not installed: every rule is then skipped, and said so)."""
+    from importlib import metadata   # start-up: loaded only by the runs that need it
+    try:
+        return metadata.version("cel-expr-python")
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def key_for(ws: "Workspace", root: str, digest: str, sources: List[str], state: str) -> Optional[str]:
