@@ -15,6 +15,9 @@ refuses, naming the var, instead of writing a kustomization that renders otherwi
 * files of bases below the first level: kustomize joins their paths to the wrong directory
   (filesTouchedByKustomize passes the base's own path, not the joined one) and misses them;
   kzgit follows them from the right directory;
+* a strategic-merge patch file's reference: kustomize selects every resource (the patch has no
+  target), and the replacement fails on the first one without the field; kzgit selects the
+  resource the patch names;
 * kustomize also empties ``replacements`` before adding the converted ones; kzgit appends.
 
 What no text check can see (a ``$(NAME)`` in a field vars never substitute, a var a base
@@ -146,7 +149,12 @@ def _selector(doc: Any) -> Dict[str, Any]:
 
 
 def _patch_selector(patch: Dict[str, Any], doc: Any) -> Dict[str, Any]:
-    """convert.go writePatchTargets: the patch's target, where the patch applies."""
+    """convert.go writePatchTargets: the patch's target, where the patch applies.  A patch
+    without a target (a strategic-merge patch) applies to the resource it names itself: that
+    resource is selected (kustomize selects every resource, and the replacement then fails on
+    those without the field: "unable to find field")."""
+    if not patch.get("target"):
+        return _selector(doc)
     sel = dict(patch.get("target") or {})
     options = patch.get("options") or {}
     meta = doc.get("metadata") if isinstance(doc, dict) else None

@@ -23,9 +23,11 @@ DATA = Path(__file__).parent / "data"
 # case -> (exit code of the first run, of the second run, roots the differential renders,
 #          text the first run's output must hold)
 CASES: Dict[str, Tuple[int, int, List[str], List[str]]] = {
-    # --vars: $(BACKEND) whole and after a delimiter, converted and proven
-    "vars": (1, 0, ["."], ["fixed kustomization.yaml: vars -> replacements (1 resource file with "
-                           "placeholders)"]),
+    # --vars: $(BACKEND) whole, after a delimiter, and in a strategic-merge patch (whose target
+    # is the Deployment the patch names: kustomize's empty selector would also pick "other",
+    # which has no such field, and fail), converted and proven
+    "vars": (1, 0, ["."], ["fixed kustomization.yaml: patchesStrategicMerge -> patches, vars -> "
+                           "replacements (2 resource files with placeholders)"]),
     # --vars: $(BACKEND) in a ConfigMap's data, which vars never fill: the conversion would fill
     # it, so it is left undone, and the file's other migration is proven and written alone
     "vars-held": (1, 1, ["."], ["fixed kustomization.yaml: commonLabels -> labels",
