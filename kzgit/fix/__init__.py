@@ -20,7 +20,7 @@ from kzgit.record import Record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Dict, List, Optional
+    from typing import Callable, Dict, List, Optional
     from kzgit.builder import BuildOptions
     from kzgit.hooks import Workspace
     from kzgit.rendercache import Store
@@ -70,14 +70,14 @@ def candidates(ws: Workspace, targets: Optional[List[str]]) -> List[str]:
     return sorted(f for f in out if dirs[posixpath.dirname(f)] == 1)
 
 
-def _readable(ws: Workspace) -> "object":
+def _readable(ws: Workspace) -> Callable[[str], bool]:
     def read_ok(rel: str) -> bool:
         p = os.path.join(ws.root, *rel.split("/")) if not posixpath.isabs(rel) else rel
         return os.path.isfile(p) and os.access(p, os.R_OK)
     return read_ok
 
 
-def _reader(ws: Workspace) -> "object":
+def _reader(ws: Workspace) -> Callable[[str], Optional[str]]:
     def read(rel: str) -> Optional[str]:
         try:
             with open(ws.path(rel), "rb") as fh:
@@ -87,7 +87,7 @@ def _reader(ws: Workspace) -> "object":
     return read
 
 
-def _kustomization_finder(ws: Workspace) -> "object":
+def _kustomization_finder(ws: Workspace) -> Callable[[str], Optional[str]]:
     def kustomization_of(rel: str) -> Optional[str]:
         found = [n for n in KUSTOMIZATION_FILE_NAMES if os.path.isfile(ws.path(posixpath.join(rel, n)))]
         return posixpath.join(rel, found[0]) if len(found) == 1 else None
@@ -114,14 +114,14 @@ def plan(ws: Workspace, targets: Optional[List[str]], options: BuildOptions, job
             continue
         if not needs_fix(text):
             continue
-        fix = migrate(rel, text, file_test(read_ok, posixpath.dirname(rel) or "."),  # type: ignore[arg-type]
-                      vars_mode, read, kustomization_of)  # type: ignore[arg-type]
+        fix = migrate(rel, text, file_test(read_ok, posixpath.dirname(rel) or "."),
+                      vars_mode, read, kustomization_of)
         if fix.changed or fix.refused:
             fixes.append(fix)
 
     def without_vars(fix: FileFix, why: str) -> FileFix:
         """The file's other migrations alone, the vars conversion reported as left undone."""
-        alone = migrate(fix.path, fix.old, file_test(read_ok, posixpath.dirname(fix.path) or "."))  # type: ignore[arg-type]
+        alone = migrate(fix.path, fix.old, file_test(read_ok, posixpath.dirname(fix.path) or "."))
         alone.refused = [r for r in fix.refused if not r.startswith("vars -> ")] + alone.refused + [why]
         return alone
 

@@ -176,3 +176,12 @@ def test_fixed_tree_renders_as_the_original_with_kubectl(case: str, version: str
     roots = CASES[case][2]
     for root in roots:
         assert _kustomize(kubectl, work / root) == _kustomize(kubectl, DATA / case / "in" / root), root
+
+
+def test_paths_and_all_together_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    work = _tree("bases", tmp_path)
+    before = _files(work)
+    rc, out = _run(work, monkeypatch, capsys, "--all", "overlay")
+    assert rc == 2 and "give PATHs or --all, not both" in out
+    assert _files(work) == before
