@@ -60,8 +60,9 @@ def _tree(tmp_path: Path, text: str, kind: str) -> Path:
 
 
 def _error_line(err: str) -> str:
-    # the last "yaml: " of the message (kzgit writes "MalformedYAMLError: yaml: ...")
-    m = re.search(r"\byaml: (?!MalformedYAMLError)(?:line \d+: )?.*?(?= in File|\"|$)", err, re.M)
+    # the reader's "yaml: " (kzgit writes "MalformedYAMLError: yaml: ..."), not a file name
+    # ending in .yaml (the lead line names the kustomization.yaml)
+    m = re.search(r"(?<![.\w])yaml: (?!MalformedYAMLError)(?:line \d+: )?.*?(?= in File|\"|$)", err, re.M)
     assert m, err
     return m.group(0)
 
