@@ -125,15 +125,16 @@ def plan(ws: Workspace, targets: Optional[List[str]], options: BuildOptions, job
         alone.refused = [r for r in fix.refused if not r.startswith("vars -> ")] + alone.refused + [why]
         return alone
 
-    # two conversions writing placeholders into one resource file cannot both be proven
-    # alone: the later one waits for a second run
+    # two conversions writing placeholders into one resource file cannot be proven apart: the
+    # later one is left for a run of its own
     claimed: Dict[str, str] = {}
     for n, fix in enumerate(fixes):
         clash = sorted(p for p in fix.others if p in claimed)
         if clash:
-            fixes[n] = without_vars(fix, f"vars -> replacements: not migrated now: {clash[0]} is also "
-                                         f"rewritten for {claimed[clash[0]]}; run kzgit fix --vars again "
-                                         "after it")
+            kdir = posixpath.dirname(fix.path) or "."
+            fixes[n] = without_vars(fix, f"vars -> replacements: not migrated in this run: {clash[0]} "
+                                         f"is also rewritten for the vars of {claimed[clash[0]]}; convert "
+                                         f"one at a time (kzgit fix --vars {kdir})")
             continue
         for p in fix.others:
             claimed[p] = fix.path
