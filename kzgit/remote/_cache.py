@@ -191,7 +191,10 @@ class RepoCache:
     # -- network -----------------------------------------------------------------------------
     def ls_remote(self, ref: str) -> Tuple[Optional[str], str]:
         """Resolve ``ref`` on the remote as git fetch would: (commit or None, 'tags'|'branches')."""
-        tmp = self._tmpdir()
+        # an empty directory of its own outside the cache: ls-remote runs without the lock, and
+        # another process's failed first fetch removes this repository's cache directory
+        # (forget_if_empty) under it; out of any repository, so no repository config applies
+        tmp = tempfile.mkdtemp(prefix="kzgit-ls-remote-")
         try:
             out = run_git(["ls-remote", "--", self.auth.url, ref or "HEAD"], cwd=tmp,
                           timeout=self.spec.timeout, label=self.label,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import os
+import shutil
 import subprocess
 from typing import Iterator, List
 
@@ -287,6 +288,25 @@ def _fetch_in_child(args: "tuple[str, str, str]") -> str:
     ldr = open_remote(Loader(local), url, ONLINE)
     assert isinstance(ldr, Loader)
     return ldr.root
+
+
+def test_ls_remote_survives_another_process_forgetting_the_repository(
+        repo: GitRepo, parent: Loader, server: GitHTTPServer, cache: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # another kzgit's failed first fetch removes the repository's cache directory under the
+    # lock (forget_if_empty) while this one resolves a ref without it (seen on a cold
+    # `kzgit lint --all` of the Kubeflow manifests: "cannot access '<cache>/git/<hash>/tmp'")
+    from kzgit.remote import _cache
+    real = _cache.run_git
+
+    def racing(args: List[str], **kw: object) -> str:
+        if args[0] == "ls-remote":
+            shutil.rmtree(os.path.join(cache, "git"), ignore_errors=True)
+        return real(args, **kw)   # type: ignore[arg-type]
+
+    monkeypatch.setattr(_cache, "run_git", racing)
+    got = open_remote(parent, "https://github.com/org/repo//base?ref=main", ONLINE)
+    assert isinstance(got, Loader) and "v: 2" in _read(got, "cm.yaml")
 
 
 def test_concurrent_fetches_share_one_cache(repo: GitRepo, parent: Loader, cache: str) -> None:
