@@ -107,6 +107,26 @@ def write_tree(root: StrPath, files: Mapping[str, str], dedent: bool = False) ->
     return Path(os.path.realpath(base))
 
 
+def git_tree(root: Path, files: Mapping[str, str]) -> Path:
+    """:func:`write_tree` into a git work tree at ``root`` (created when it is not one yet):
+    the repository-wide commands find roots from the repository's top."""
+    if not (root / ".git").exists():
+        subprocess.run(["git", "init", "-q", str(root)], check=True, timeout=60)
+    write_tree(root, files)
+    return root
+
+
+def oracle(name: str) -> str:
+    """The oracle binary ``$KZGIT_ORACLE_<NAME>`` (``KZGIT_ORACLE_KUBECTL_1_36``, ``..._HELM_3``;
+    the oracles script spells them ``KZGIT_ORACLE_kubectl_1_36``, so any case), or skip the
+    test saying how to get it."""
+    import pytest
+    for k, v in os.environ.items():
+        if k.upper() == name and os.access(v, os.X_OK):
+            return v
+    pytest.skip(f"{name} is not set: eval \"$(../shared/tools/oracles --env)\" to run this test")
+
+
 def work_dir(tmp_path: StrPath, monkeypatch: "object") -> str:
     """A fresh ``work`` directory under ``tmp_path`` (symlinks resolved), made the current one."""
     work = os.path.join(os.path.realpath(os.fspath(tmp_path)), "work")

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
 from pathlib import Path
 from typing import Any, Dict
 
 import jsonschema
 import pytest
 
-from helpers import PROJECT, WEB_DEPLOYMENT
+from helpers import PROJECT, WEB_DEPLOYMENT, git_tree
 from kzgit import sarif
 from kzgit.cli.main import main
 
@@ -35,13 +34,6 @@ def _valid(doc: Dict[str, Any], schema: Dict[str, Any]) -> None:
     assert not errors, [f"{list(e.path)}: {e.message}" for e in errors]
 
 
-def _tree(root: Path, files: Dict[str, str]) -> Path:
-    subprocess.run(["git", "init", "-q", str(root)], check=True, timeout=60)
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
-    return root
 
 
 def test_the_schema_rejects_what_it_should(schema: Dict[str, Any]) -> None:
@@ -63,7 +55,7 @@ def test_the_schema_rejects_what_it_should(schema: Dict[str, Any]) -> None:
 def test_lint_sarif_is_valid_and_located(tmp_path: Path, schema: Dict[str, Any],
                                          monkeypatch: pytest.MonkeyPatch,
                                          capsys: pytest.CaptureFixture[str]) -> None:
-    _tree(tmp_path, {
+    git_tree(tmp_path, {
         "base/kustomization.yaml": "resources:\n- deploy.yaml\ncommonLabels:\n  app: web\n",
         "base/deploy.yaml": WEB_DEPLOYMENT,
         "app/kustomization.yaml": "resources:\n- ../base\npatches:\n- target:\n    kind: StatefulSet\n"
@@ -86,7 +78,7 @@ def test_lint_sarif_is_valid_and_located(tmp_path: Path, schema: Dict[str, Any],
 def test_validate_sarif_is_valid_and_located(tmp_path: Path, schema: Dict[str, Any],
                                              monkeypatch: pytest.MonkeyPatch,
                                              capsys: pytest.CaptureFixture[str]) -> None:
-    _tree(tmp_path, {
+    git_tree(tmp_path, {
         "base/kustomization.yaml": "resources:\n- deploy.yaml\n",
         "base/deploy.yaml": WEB_DEPLOYMENT.replace("  replicas: 1", "  replica: 1"),
     })

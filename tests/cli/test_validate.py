@@ -12,7 +12,7 @@ from typing import Dict, List, Tuple
 
 import pytest
 
-from helpers import WEB_DEPLOYMENT
+from helpers import WEB_DEPLOYMENT, git_tree
 from kzgit.cli.main import main
 
 DEPLOY = WEB_DEPLOYMENT + """        ports:
@@ -25,15 +25,6 @@ TREE: Dict[str, str] = {
 }
 
 
-def tree(root: Path, files: Dict[str, str]) -> Path:
-    """Write ``files`` into a git work tree at ``root`` (kzgit validate finds roots from the repo's top)."""
-    if not (root / ".git").exists():
-        subprocess.run(["git", "init", "-q", str(root)], check=True, timeout=60)
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
-    return root
 
 
 def kzgit(root: Path, *argv: str, monkeypatch: pytest.MonkeyPatch,
@@ -52,11 +43,11 @@ def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):  #
 
 
 def test_valid_tree_exits_0_silently(tmp_path: Path, run) -> None:  # type: ignore[no-untyped-def]
-    assert run(tree(tmp_path, TREE), "--all") == (0, "", "")
+    assert run(git_tree(tmp_path, TREE), "--all") == (0, "", "")
 
 
 def test_type_error_names_root_resource_path_and_line(tmp_path: Path, run) -> None:  # type: ignore[no-untyped-def]
-    tree(tmp_path, {**TREE, "base/deploy.yaml": DEPLOY.replace("containerPort: 80", 'containerPort: "80"')})
+    git_tree(tmp_path, {**TREE, "base/deploy.yaml": DEPLOY.replace("containerPort: 80", 'containerPort: "80"')})
     rc, out, _ = run(tmp_path / "overlays/prod")
     assert rc == 1
     assert out == ("overlays/prod: Deployment/shop/prod-web: /spec/template/spec/containers/0/ports/0/"
@@ -64,7 +55,7 @@ def test_type_error_names_root_resource_path_and_line(tmp_path: Path, run) -> No
 
 
 def test_field_set_by_a_json6902_patch_names_the_patch(tmp_path: Path, run) -> None:  # type: ignore[no-untyped-def]
-    tree(tmp_path, {**TREE, "overlays/prod/kustomization.yaml": TREE["overlays/prod/kustomization.yaml"] +
+    git_tree(tmp_path, {**TREE, "overlays/prod/kustomization.yaml": TREE["overlays/prod/kustomization.yaml"] +
                     "patches:\n- path: ops.yaml\n  target: {kind: Deployment}\n",
                     "overlays/prod/ops.yaml": "- op: add\n  path: /spec/paused\n  value: maybe\n"})
     rc, out, _ = run(tmp_path, "overlays/prod")
@@ -74,7 +65,7 @@ def test_field_set_by_a_json6902_patch_names_the_patch(tmp_path: Path, run) -> N
 
 
 def test_inline_patch_names_the_kustomization(tmp_path: Path, run) -> None:  # type: ignore[no-untyped-def]
-    tree(tmp_path, {**TREE, "overlays/prod/kustomization.yaml": TREE["overlays/prod/kustomization.yaml"] +
+    git_tree(tmp_path, {**TREE, "overlays/prod/kustomization.yaml": TREE["overlays/prod/kustomization.yaml"] +
                     "patches:\n- patch: |-\n    apiVersion: apps/v1\n    kind: Deployment\n    metadata:\n"
                     "      name: web\n    spec:\n      minReadySecond: 5\n"})
     rc, out, _ = run(tmp_path, "overlays/prod")
@@ -84,7 +75,7 @@ def test_inline_patch_names_the_kustomization(tmp_path: Path, run) -> None:  # t
 
 
 def test_strict_from_config_and_flag_wins(tmp_path: Path, run) -> None:  # type: ignore[no-untyped-def]
-    tree(tmp_path, {**TREE, "base/deploy.yaml": DEPLOY.replace("  replicas: 1", "  replica: 1"),
+    git_tree(tmp_path, {**TREE, "base/deploy.yaml": DEPLOY.replace("  replicas: 1", "  replica: 1"),
                     ".kzgit.toml": "[validate]\nstrict = false\n"})
     assert run(tmp_path, "--all")[0] == 0
     rc, out, _ = run(tmp_path, "--all", "--strict")
@@ -97,18 +88,18 @@ def test_strict_from_config_and_flag_wins(tmp_path: Path, run) -> None:  # type:
 
 def test_skip_kinds_and_the_opt_out_annotation(tmp_path: Path, run) -> None:  # type: ignore[no-untyped-def]
     bad = DEPLOY.replace("  replicas: 1", "  replicas: many")
-    tree(tmp_path, {**TREE, "base/deploy.yaml": bad})
+    git_tree(tmp_path, {**TREE, "base/deploy.yaml": bad})
     assert run(tmp_path, "--all")[0] == 1
     assert run(tmp_path, "--all", "--skip-kinds", "Service,Deployment")[0] == 0
     assert run(tmp_path, "--all", "--skip-kinds", "apps/v1/Deployment")[0] == 0
-    tree(tmp_path, {"base/deploy.yaml": bad.replace("  name: web\n", "  name: web\n  annotations:\n"
+    git_tree(tmp_path, {"base/deploy.yaml": bad.replace("  name: web\n", "  name: web\n  annotations:\n"
                                                     "    kzgit.io/validate: \"false\"\n")})
     assert run(tmp_path, "--all") == (0, "", "")
 
 
 def test_missing_schemas_modes(tmp_path: Path, run) -> None:  # type: ignore[no-untyped-def]
     thing = "apiVersion: other.io/v1\nkind: Thing\nmetadata:\n  name: t{}\n"
-    tree(tmp_path, {"app/kustomization.yaml": "resources:\n- a.yaml\n- b.yaml\n",
+    git_tree(tmp_path, {"app/kustomization.yaml": "resources:\n- a.yaml\n- b.yaml\n",
                     "app/a.yaml": thing.format(1), "app/b.yaml": thing.format(2)})
     rc, out, _ = run(tmp_path, "--all")
     assert (rc, out) == (0, "app: Thing/t1: warning: no schema for Thing other.io/v1 (app/a.yaml:1)\n")  # once per kind
@@ -123,7 +114,7 @@ def test_crd_file_and_schema_location(tmp_path: Path, run) -> None:  # type: ign
            "  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n"
            "        type: object\n        properties:\n          spec:\n            type: object\n"
            "            properties:\n              n: {type: integer}\n")
-    tree(tmp_path, {"app/kustomization.yaml": "resources:\n- g.yaml\n- s.yaml\n",
+    git_tree(tmp_path, {"app/kustomization.yaml": "resources:\n- g.yaml\n- s.yaml\n",
                     "app/g.yaml": "apiVersion: x.io/v1\nkind: Gadget\nmetadata:\n  name: g\nspec:\n  n: two\n",
                     "app/s.yaml": "apiVersion: y.io/v2\nkind: Sprocket\nmetadata:\n  name: s\nteeth: many\n",
                     "defs/gadget.yaml": crd,
@@ -153,14 +144,14 @@ def test_crd_file_and_schema_location(tmp_path: Path, run) -> None:  # type: ign
 ])
 def test_bad_configuration_exits_2_naming_it(tmp_path: Path, run, argv: List[str],  # type: ignore[no-untyped-def]
                                              files: Dict[str, str], message: str) -> None:
-    tree(tmp_path, {**TREE, **files})
+    git_tree(tmp_path, {**TREE, **files})
     rc, out, err = run(tmp_path, "--all", *argv)
     assert rc == 2, (out, err)
     assert message in err and "Traceback" not in err
 
 
 def test_bad_schema_file_exits_2(tmp_path: Path, run) -> None:  # type: ignore[no-untyped-def]
-    tree(tmp_path, {"app/kustomization.yaml": "resources:\n- s.yaml\n",
+    git_tree(tmp_path, {"app/kustomization.yaml": "resources:\n- s.yaml\n",
                     "app/s.yaml": "apiVersion: y.io/v2\nkind: Sprocket\nmetadata:\n  name: s\n",
                     "schemas/sprocket.json": "{not json"})
     rc, _, err = run(tmp_path, "--all", "--schema-location", "schemas/{{.ResourceKind}}.json")
@@ -168,13 +159,13 @@ def test_bad_schema_file_exits_2(tmp_path: Path, run) -> None:  # type: ignore[n
 
 
 def test_not_rendering_root_is_a_finding(tmp_path: Path, run) -> None:  # type: ignore[no-untyped-def]
-    tree(tmp_path, {"app/kustomization.yaml": "resources:\n- gone.yaml\n"})
+    git_tree(tmp_path, {"app/kustomization.yaml": "resources:\n- gone.yaml\n"})
     rc, out, _ = run(tmp_path, "--all")
     assert rc == 1 and out.startswith("app: does not render: ")
 
 
 def test_formats(tmp_path: Path, run) -> None:  # type: ignore[no-untyped-def]
-    tree(tmp_path, {**TREE, "base/deploy.yaml": DEPLOY.replace("  replicas: 1", "  replica: 1")})
+    git_tree(tmp_path, {**TREE, "base/deploy.yaml": DEPLOY.replace("  replicas: 1", "  replica: 1")})
     rc, out, _ = run(tmp_path, "--all", "--format", "json")
     doc = json.loads(out)
     assert rc == 1 and doc["version"] == 1 and doc["valid"] is False and doc["strict"] is True
@@ -205,7 +196,7 @@ def test_manifests_file_and_stdin(tmp_path: Path, run, monkeypatch: pytest.Monke
 
 
 def test_roots_of_the_current_directory(tmp_path: Path, run) -> None:  # type: ignore[no-untyped-def]
-    tree(tmp_path, {**TREE, "other/kustomization.yaml": "resources:\n- cm.yaml\n",
+    git_tree(tmp_path, {**TREE, "other/kustomization.yaml": "resources:\n- cm.yaml\n",
                     "other/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: 1\n"})
     assert run(tmp_path / "overlays")[0] == 0
     assert run(tmp_path)[0] == 1
@@ -231,7 +222,7 @@ def test_the_parser_does_not_look_up_the_release() -> None:
 
 def test_parallel_renders_find_the_same(tmp_path: Path, run) -> None:  # type: ignore[no-untyped-def]
     bad = DEPLOY.replace("  replicas: 1", "  replicas: many")
-    tree(tmp_path, {**TREE, "base/deploy.yaml": bad,
+    git_tree(tmp_path, {**TREE, "base/deploy.yaml": bad,
                     "overlays/dev/kustomization.yaml": "resources:\n- ../../base\nnamePrefix: dev-\n"})
     one = run(tmp_path, "--all", "-j", "1")
     two = run(tmp_path, "--all", "-j", "2")
@@ -241,7 +232,7 @@ def test_parallel_renders_find_the_same(tmp_path: Path, run) -> None:  # type: i
 
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
 def test_external_engine_output_is_validated(tmp_path: Path, run) -> None:  # type: ignore[no-untyped-def]
-    tree(tmp_path, {**TREE, "base/deploy.yaml": DEPLOY.replace("  replicas: 1", "  replicas: many")})
+    git_tree(tmp_path, {**TREE, "base/deploy.yaml": DEPLOY.replace("  replicas: 1", "  replicas: many")})
     rc, out, _ = run(tmp_path, "overlays/prod", "--engine", "kubectl")
     assert rc == 1
     assert out == 'overlays/prod: Deployment/shop/prod-web: /spec/replicas: expected integer, got string "many"\n'
@@ -253,7 +244,7 @@ def test_a_rendered_crd_without_schema_is_no_error(tmp_path: Path, run) -> None:
     no_schema = ("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n"
                  "metadata:\n  name: as.b\nspec:\n  group: b\n  names: {kind: A}\n"
                  "  versions:\n  - name: v1\n    served: true\n")
-    tree(tmp_path, {**TREE, "fixture/kustomization.yaml": "resources:\n- crd.yaml\n- a.yaml\n",
+    git_tree(tmp_path, {**TREE, "fixture/kustomization.yaml": "resources:\n- crd.yaml\n- a.yaml\n",
                     "fixture/crd.yaml": no_schema,
                     "fixture/a.yaml": "apiVersion: b/v1\nkind: A\nmetadata:\n  name: a\n"})
     assert run(tmp_path, "overlays/prod")[0] == 0
@@ -263,6 +254,6 @@ def test_a_rendered_crd_without_schema_is_no_error(tmp_path: Path, run) -> None:
 
 def test_a_root_naming_a_nul_path_is_no_crash(tmp_path: Path, run) -> None:  # type: ignore[no-untyped-def]
     # every root's files are read to find the CRDs; one naming an impossible path is skipped
-    tree(tmp_path, {**TREE, "odd/kustomization.yaml": 'resources:\n- "x\\0y.yaml"\n'})
+    git_tree(tmp_path, {**TREE, "odd/kustomization.yaml": 'resources:\n- "x\\0y.yaml"\n'})
     rc, _, err = run(tmp_path, "overlays/prod")
     assert rc == 0 and "Traceback" not in err, err

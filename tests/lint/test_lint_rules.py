@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 
-from helpers import WEB_DEPLOYMENT
+from helpers import WEB_DEPLOYMENT, git_tree, oracle
 from kzgit.cli.main import main
 from kzgit.config import LINT_RULES
 
@@ -105,21 +105,8 @@ def test_every_rule_has_a_case() -> None:
     assert sorted(CASES) == sorted(LINT_RULES)
 
 
-def _oracle(name: str) -> str:
-    for k, v in os.environ.items():   # the oracles script spells them KZGIT_ORACLE_kubectl_1_36
-        if k.upper() == name and os.access(v, os.X_OK):
-            return v
-    pytest.skip(f"{name} is not set: eval \"$(../shared/tools/oracles --env)\" to run this test")
 
 
-def tree(root: Path, files: Dict[str, str]) -> Path:
-    if not (root / ".git").exists():
-        subprocess.run(["git", "init", "-q", str(root)], check=True, timeout=60)
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
-    return root
 
 
 def lint(root: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
@@ -135,18 +122,18 @@ def _of(doc: Dict[str, Any], rule: str) -> List[Dict[str, Any]]:
 
 
 def _setup(tmp_path: Path, case: Case, extra: str = "") -> Path:
-    return tree(tmp_path, {**case.files, **({".kzgit.toml": case.config + extra} if case.config or extra else {})})
+    return git_tree(tmp_path, {**case.files, **({".kzgit.toml": case.config + extra} if case.config or extra else {})})
 
 
 @pytest.mark.parametrize("rule", sorted(CASES))
 def test_kustomize_builds_the_case_without_complaint(tmp_path: Path, rule: str) -> None:
     case = CASES[rule]
-    kubectl = _oracle(case.kubectl)
-    root = tree(tmp_path, case.files)
+    kubectl = oracle(case.kubectl)
+    root = git_tree(tmp_path, case.files)
     for r in case.roots:
         argv = [kubectl, "kustomize", str(root / r)]
         if case.helm:
-            argv += ["--enable-helm", "--helm-command", _oracle(HELM_3)]
+            argv += ["--enable-helm", "--helm-command", oracle(HELM_3)]
         got = subprocess.run(argv, capture_output=True, text=True, timeout=120)
         assert got.returncode == 0, got.stderr
         assert got.stdout.strip()
@@ -206,7 +193,7 @@ def test_lint_table_sets_the_severity(tmp_path: Path, rule: str, severity: str, 
     case = CASES[rule]
     config = case.config.replace('[lint]\nunreferenced-file = "warning"\n', "")
     others = "".join(f'{r} = "off"\n' for r in LINT_RULES if r != rule)
-    root = tree(tmp_path, {**case.files, ".kzgit.toml": config + f'[lint]\n{rule} = "{severity}"\n' + others})
+    root = git_tree(tmp_path, {**case.files, ".kzgit.toml": config + f'[lint]\n{rule} = "{severity}"\n' + others})
     rc, doc = lint(root, monkeypatch, capsys)
     got = _of(doc, rule)
     if severity == "off":
@@ -219,7 +206,7 @@ def test_lint_table_sets_the_severity(tmp_path: Path, rule: str, severity: str, 
 def test_warnings_as_errors_raises_kustomizes_warnings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     case = CASES["deprecated-field"]
-    rc, doc = lint(tree(tmp_path, {**case.files, ".kzgit.toml": "warnings-as-errors = true\n"}), monkeypatch, capsys)
+    rc, doc = lint(git_tree(tmp_path, {**case.files, ".kzgit.toml": "warnings-as-errors = true\n"}), monkeypatch, capsys)
     assert rc == 1 and [f["severity"] for f in _of(doc, "deprecated-field")] == ["error"]
 
 
@@ -229,13 +216,13 @@ def test_a_clean_repository_has_no_finding(tmp_path: Path, monkeypatch: pytest.M
              "app/kustomization.yaml": HEAD + "resources:\n- ../base\ncomponents:\n- ../comp\n"
                                        "patches:\n- target:\n    kind: Deployment\n  patch: |-\n"
                                        "    - op: add\n      path: /metadata/labels/x\n      value: y\n"}
-    rc, doc = lint(tree(tmp_path, files), monkeypatch, capsys)
+    rc, doc = lint(git_tree(tmp_path, files), monkeypatch, capsys)
     assert (rc, doc["findings"], doc["summary"]["kustomizations"]) == (0, [], 3)
 
 
 def test_unknown_rule_in_the_lint_table_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
-    tree(tmp_path, {**BASE, ".kzgit.toml": '[lint]\npatch-matches-nothin = "off"\n'})
+    git_tree(tmp_path, {**BASE, ".kzgit.toml": '[lint]\npatch-matches-nothin = "off"\n'})
     monkeypatch.chdir(tmp_path)
     assert main(["lint", "--all"]) == 2
     err = capsys.readouterr().err
@@ -244,7 +231,7 @@ def test_unknown_rule_in_the_lint_table_is_a_usage_error(tmp_path: Path, monkeyp
 
 def test_bad_severity_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                        capsys: pytest.CaptureFixture[str]) -> None:
-    tree(tmp_path, {**BASE, ".kzgit.toml": '[lint]\nduplicate-entry = "fatal"\n'})
+    git_tree(tmp_path, {**BASE, ".kzgit.toml": '[lint]\nduplicate-entry = "fatal"\n'})
     monkeypatch.chdir(tmp_path)
     assert main(["lint", "--all"]) == 2
     assert "bad value for 'lint.duplicate-entry': 'fatal'" in capsys.readouterr().err
@@ -255,7 +242,7 @@ def test_the_build_does_not_change_when_a_target_matches_nothing(tmp_path: Path)
     from kzgit.builder import build
     from kzgit.builder.context import UNMATCHED
     case = CASES["patch-matches-nothing"]
-    root = tree(tmp_path, case.files)
+    root = git_tree(tmp_path, case.files)
     plain = build(str(root / "app")).to_yaml()
     seen: List[Any] = []
     token = UNMATCHED.set(seen)
@@ -276,7 +263,7 @@ def test_a_patch_matching_in_one_overlay_only_is_reported_for_the_other(
                                         "    - op: add\n      path: /data/x\n      value: y\n",
              "with/kustomization.yaml": HEAD + "resources:\n- ../base\n- ../cm\ncomponents:\n- ../comp\n",
              "without/kustomization.yaml": HEAD + "resources:\n- ../base\ncomponents:\n- ../comp\n"}
-    rc, doc = lint(tree(tmp_path, files), monkeypatch, capsys)
+    rc, doc = lint(git_tree(tmp_path, files), monkeypatch, capsys)
     got = _of(doc, "patch-matches-nothing")
     assert rc == 1 and [(f["file"], f["line"], f["root"]) for f in got] == [("comp/kustomization.yaml", 4, "without")]
 
@@ -284,7 +271,7 @@ def test_a_patch_matching_in_one_overlay_only_is_reported_for_the_other(
 def test_text_and_github_formats(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                  capsys: pytest.CaptureFixture[str]) -> None:
     case = CASES["duplicate-entry"]
-    tree(tmp_path, case.files)
+    git_tree(tmp_path, case.files)
     monkeypatch.chdir(tmp_path)
     assert main(["lint", "--all"]) == 1
     out = capsys.readouterr().out
@@ -300,7 +287,7 @@ def test_text_and_github_formats(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 def test_named_roots_and_warm_run_from_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     case = CASES["patch-matches-nothing"]
-    root = tree(tmp_path, case.files)
+    root = git_tree(tmp_path, case.files)
     monkeypatch.chdir(root)
     assert main(["lint", "app", "-v"]) == 1
     first = capsys.readouterr()
@@ -311,7 +298,7 @@ def test_named_roots_and_warm_run_from_the_cache(tmp_path: Path, monkeypatch: py
 
 
 def _committed(root: Path, files: Dict[str, str]) -> Path:
-    tree(root, files)
+    git_tree(root, files)
     subprocess.run(["git", "-C", str(root), "add", "-A"], check=True, timeout=60)
     subprocess.run(["git", "-C", str(root), "commit", "-q", "-m", "x"], check=True, timeout=60)
     return root
@@ -359,7 +346,7 @@ def test_a_regex_select_under_a_release_before_5_8_needs_a_newer_kustomize(
              "app/kustomization.yaml": HEAD + "resources:\n- ../base\nreplacements:\n- sourceValue: shop\n"
                                        "  targets:\n  - select:\n      name: we.*\n    fieldPaths:\n"
                                        "    - spec.template.metadata.labels.app\n"}
-    root = tree(tmp_path, files)
+    root = git_tree(tmp_path, files)
     rc, doc = lint(root, monkeypatch, capsys)
     got = [(f["rule"], f["line"], f["field"]) for f in doc["findings"]]
     assert rc == 1 and got == [("needs-newer-kustomize", 8, "replacements[0].targets[0].select")]
@@ -378,9 +365,9 @@ def test_no_finding_is_placed_in_an_excluded_file(tmp_path: Path, monkeypatch: p
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     case = CASES["deprecated-field"]
     files = {**case.files, "legacy/kustomization.yaml": "resources:\n- ../base\nbases:\n- ../base\n"}
-    rc, doc = lint(tree(tmp_path, {**files, ".kzgit.toml": 'exclude = ["legacy/**"]\n'}), monkeypatch, capsys)
+    rc, doc = lint(git_tree(tmp_path, {**files, ".kzgit.toml": 'exclude = ["legacy/**"]\n'}), monkeypatch, capsys)
     assert [f["file"] for f in doc["findings"]] == ["app/kustomization.yaml"]
-    rc, doc = lint(tree(tmp_path, {".kzgit.toml": "cache = true\n"}), monkeypatch, capsys)
+    rc, doc = lint(git_tree(tmp_path, {".kzgit.toml": "cache = true\n"}), monkeypatch, capsys)
     assert sorted({f["file"] for f in doc["findings"]}) == ["app/kustomization.yaml", "legacy/kustomization.yaml"]
 
 
@@ -397,7 +384,7 @@ def test_each_deprecation_in_kustomizes_words_with_its_fix(tmp_path: Path, field
              "app/kustomization.yaml": HEAD + "resources:\n- ../base\n" + f"{field}:\n{value}\n"}
     if field == "bases":
         files["app/kustomization.yaml"] = HEAD + f"{field}:\n{value}\n"
-    _, doc = lint(tree(tmp_path, files), monkeypatch, capsys)
+    _, doc = lint(git_tree(tmp_path, files), monkeypatch, capsys)
     got = _of(doc, "deprecated-field")
     words = dict(DEPRECATIONS)[field][2:]
     assert [(f["field"], f["line"]) for f in got] == [(field, 5 if field != "bases" else 3)]
@@ -412,7 +399,7 @@ def test_a_chart_version_range_is_not_a_pin(tmp_path: Path, version: str, pinned
                                             capsys: pytest.CaptureFixture[str]) -> None:
     files = {**CHART, "app/kustomization.yaml": HEAD + "helmCharts:\n- name: c\n  repo: https://charts.example.invalid\n"
                                                 f"  version: '{version}'\n  releaseName: r\n"}
-    _, doc = lint(tree(tmp_path, files), monkeypatch, capsys)
+    _, doc = lint(git_tree(tmp_path, files), monkeypatch, capsys)
     got = [(f["line"], f["field"]) for f in _of(doc, "unpinned-chart")]
     assert got == ([] if pinned else [(6, "helmCharts[0].version")])
 
@@ -422,7 +409,7 @@ def test_a_patches_json6902_target_matching_nothing(tmp_path: Path, monkeypatch:
     files = {**BASE, "app/kustomization.yaml": HEAD + "resources:\n- ../base\npatchesJson6902:\n- target:\n"
                                                "    group: apps\n    version: v1\n    kind: Deployment\n"
                                                "    name: api\n  patch: '[{\"op\": \"add\", \"path\": \"/x\", \"value\": 1}]'\n"}
-    rc, doc = lint(tree(tmp_path, files), monkeypatch, capsys)
+    rc, doc = lint(git_tree(tmp_path, files), monkeypatch, capsys)
     got = [(f["line"], f["field"]) for f in _of(doc, "patch-matches-nothing")]
     assert rc == 1 and got == [(6, "patchesJson6902[0].target")]
     assert [f["field"] for f in _of(doc, "deprecated-field")] == ["patchesJson6902"]

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Tuple
 
 import pytest
+from helpers import oracle
 
 RELEASES = {"5.5.0": "KZGIT_ORACLE_KUBECTL_1_32", "5.6.0": "KZGIT_ORACLE_KUBECTL_1_33",
             "5.7.1": "KZGIT_ORACLE_KUBECTL_1_35", "5.8.1": "KZGIT_ORACLE_KUBECTL_1_36"}
@@ -28,11 +29,6 @@ HELMS = {"3": "KZGIT_ORACLE_HELM_3", "4": "KZGIT_ORACLE_HELM_4"}
 COMBINATIONS = [("5.5.0", "3"), ("5.6.0", "3"), ("5.7.1", "3"), ("5.8.1", "3"), ("5.8.1", "4")]
 
 
-def _oracle(name: str) -> str:
-    for k, v in os.environ.items():
-        if k.upper() == name and os.access(v, os.X_OK):
-            return v
-    pytest.skip(f"{name} is not set: eval \"$(../shared/tools/oracles --env)\" to run this test")
 
 
 CHART = {
@@ -72,7 +68,7 @@ def _helm_env(home: Path) -> Dict[str, str]:
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A chart repository with web 0.1.0 and the pre-release 0.2.0-rc.1, on 127.0.0.1."""
-    helm = _oracle(HELMS["3"])
+    helm = oracle(HELMS["3"])
     base = tmp_path_factory.mktemp("chart-repo")
     served = base / "served"
     served.mkdir()
@@ -146,7 +142,7 @@ def _cases(repo: str, release: str) -> List[Tuple[str, Dict[str, str]]]:
 @pytest.mark.parametrize("release, helm_major", COMBINATIONS)
 def test_helm_charts_render_as_kubectl_with_real_helm(tmp_path: Path, repo: str, release: str,
                                                       helm_major: str) -> None:
-    kubectl, helm = _oracle(RELEASES[release]), _oracle(HELMS[helm_major])
+    kubectl, helm = oracle(RELEASES[release]), oracle(HELMS[helm_major])
     for i, (what, files) in enumerate(_cases(repo, release)):
         outs = []
         for tool in ("kubectl", "kzgit"):

@@ -8,13 +8,13 @@ rendered alone (kustomize 4e75138d2, PR #6044); it also accepts helm 4 (54848c10
 """
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Dict
 
 import pytest
+from helpers import oracle
 
 KUBECTL = {"5.7.1": "KZGIT_ORACLE_KUBECTL_1_35", "5.8.1": "KZGIT_ORACLE_KUBECTL_1_36"}
 HELM = {"3": "KZGIT_ORACLE_HELM_3", "4": "KZGIT_ORACLE_HELM_4"}
@@ -31,18 +31,13 @@ TREE: Dict[str, str] = {
 }
 
 
-def _oracle(name: str) -> str:
-    for k, v in os.environ.items():
-        if k.upper() == name and os.access(v, os.X_OK):
-            return v
-    pytest.skip(f"{name} is not set: eval \"$(../shared/tools/oracles --env)\" to run this test")
 
 
 @pytest.mark.parametrize("helm_major", ["3", "4"])
 @pytest.mark.parametrize("release", ["5.7.1", "5.8.1"])
 def test_helm_chart_namespace_as_the_release_renders_it(tmp_path: Path, release: str,
                                                         helm_major: str) -> None:
-    kubectl, helm = _oracle(KUBECTL[release]), _oracle(HELM[helm_major])
+    kubectl, helm = oracle(KUBECTL[release]), oracle(HELM[helm_major])
     for rel, text in TREE.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
