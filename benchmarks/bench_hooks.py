@@ -49,6 +49,44 @@ from bench_small import install   # kzgit installed as pre-commit installs it (a
 KZ: List[str] = [sys.executable, "-m", "kzgit"]
 
 
+
+def timed(argv: List[str], cwd: str, cache: str, ok: Tuple[int, ...] = (0, 1)) -> Tuple[float, str]:
+    """Wall seconds of ``kzgit ARGV`` (:data:`KZ`) with the render cache at ``cache``; its
+    output (bench_fix.py and bench_lint.py)."""
+    env = dict(os.environ, KZGIT_CACHE_DIR=cache)
+    t0 = time.perf_counter()
+    p = subprocess.run(KZ + argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, timeout=3600)
+    wall = time.perf_counter() - t0
+    if p.returncode not in ok:
+        raise SystemExit(f"kzgit {' '.join(argv)} failed (exit {p.returncode}):\n{p.stdout[-3000:]}")
+    return wall, p.stdout
+
+
+def bench_args(doc: str, argv: List[str], tree_help: str) -> argparse.Namespace:
+    """The options bench_fix.py and bench_lint.py share; prints the machine's state first."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--overlays", type=int, default=30)
+    ap.add_argument("--resources", type=int, default=300)
+    ap.add_argument("--tree", help=tree_help)
+    args = ap.parse_args(argv)
+    print(f"cpus: {os.cpu_count()}; load average before: {os.getloadavg()[0]:.1f}")
+    return args
+
+
+def installed_repo(tmp: str, overlays: int, resources: int, command: str) -> str:
+    """kzgit installed as pre-commit installs it (:data:`KZ` becomes its script, bytecode
+    compiled under ``tmp``) and the repository of ``overlays`` overlays made; its path."""
+    from bench_small import install   # a wheel, as pre-commit installs kzgit
+    KZ[:] = [install(os.path.join(tmp, "install"))]
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = os.path.join(tmp, "pycache")
+    root = os.path.join(tmp, "repo")
+    os.makedirs(root)
+    make_repo(root, overlays, resources)
+    timed([command, "--help"], root, os.path.join(tmp, "warm-up"))   # compiles the bytecode
+    return root
+
 def _base(n: int) -> List[str]:
     docs = []
     for i in range(n):

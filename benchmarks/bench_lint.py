@@ -20,31 +20,17 @@ is printed before and after: wall times mean little on a busy machine.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
-from typing import List, Tuple
+from typing import List
 
-from bench_hooks import make_repo   # the 30-overlay repository
-from bench_small import install   # kzgit installed as pre-commit installs it (a wheel)
-
-KZ: List[str] = [sys.executable, "-m", "kzgit"]
+from bench_hooks import bench_args, installed_repo, timed   # the 30-overlay repository, kzgit timed
 
 
-def timed(argv: List[str], cwd: str, cache: str, ok: Tuple[int, ...] = (0, 1)) -> Tuple[float, str]:
-    """Wall seconds of ``kzgit ARGV`` with the render cache at ``cache``; its output."""
-    env = dict(os.environ, KZGIT_CACHE_DIR=cache)
-    t0 = time.perf_counter()
-    p = subprocess.run(KZ + argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       text=True, timeout=3600)
-    wall = time.perf_counter() - t0
-    if p.returncode not in ok:
-        raise SystemExit(f"kzgit {' '.join(argv)} failed (exit {p.returncode}):\n{p.stdout[-3000:]}")
-    return wall, p.stdout
+
 
 
 def cold_pair(root: str, tmp: str, label: str) -> None:
@@ -75,20 +61,9 @@ def warm_commit(root: str, tmp: str) -> float:
 
 
 def main(argv: List[str]) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--overlays", type=int, default=30)
-    ap.add_argument("--resources", type=int, default=300)
-    ap.add_argument("--tree", help="also time a git work tree (e.g. a Kubeflow manifests checkout)")
-    args = ap.parse_args(argv)
-    print(f"cpus: {os.cpu_count()}; load average before: {os.getloadavg()[0]:.1f}")
+    args = bench_args(__doc__ or "", argv, "also time a git work tree (e.g. a Kubeflow manifests checkout)")
     with tempfile.TemporaryDirectory(prefix="kzgit-bench-lint-") as tmp:
-        KZ[:] = [install(os.path.join(tmp, "install"))]
-        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-        os.environ["PYTHONPYCACHEPREFIX"] = os.path.join(tmp, "pycache")
-        root = os.path.join(tmp, "repo")
-        os.makedirs(root)
-        make_repo(root, args.overlays, args.resources)
-        timed(["lint", "--help"], root, os.path.join(tmp, "warm-up"))   # compiles the bytecode
+        root = installed_repo(tmp, args.overlays, args.resources, "lint")
         cold_pair(root, tmp, f"{args.overlays} overlays x {args.resources} resources")
         warm = warm_commit(root, tmp)
         print(f"warm kzgit-lint commit touching one file: {warm:.3f} s (median of 3; goal < 0.5 s)")

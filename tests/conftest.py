@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, Iterator
 
 import pytest
 
@@ -37,3 +38,11 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     monkeypatch.setenv("HOME", str(h))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(h / ".config"))
     monkeypatch.delenv("KUSTOMIZE_PLUGIN_HOME", raising=False)
+
+
+@pytest.fixture(scope="session")
+def session(tmp_path_factory: pytest.TempPathFactory) -> "Iterator[Any]":
+    """The session's pre-commit hook environment (tests/precommit_session.py): built once, for
+    the tests that drive the real pre-commit tool (tests/hooks, tests/fix)."""
+    from precommit_session import make_session
+    yield from make_session(tmp_path_factory)

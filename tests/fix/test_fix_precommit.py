@@ -3,12 +3,9 @@ with a deprecated field is stopped with the file rewritten (exit 1, "files were 
 this hook"); the commit of the rewritten file passes."""
 from __future__ import annotations
 
-import importlib.util
 import re
 import shlex
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from pre_commit.clientlib import load_manifest
@@ -16,21 +13,6 @@ from pre_commit.clientlib import load_manifest
 from helpers import PROJECT
 from kzgit.cli.main import make_parser
 
-
-def _harness() -> ModuleType:
-    """tests/hooks/test_hooks_precommit.py, whose session-wide hook environment (one pip
-    install of this checkout) these tests share: the module pytest collects, when it has."""
-    name = "test_hooks_precommit"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, PROJECT / "tests/hooks" / f"{name}.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-session = _harness().session   # the fixture
 
 FILES = {
     "base/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
