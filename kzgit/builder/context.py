@@ -3,7 +3,6 @@ reaches: the plugin loader, remote access, the OpenAPI schema in force), and the
 recording of :mod:`kzgit.builder.cache`."""
 from __future__ import annotations
 
-import contextvars
 
 import kzgit.openapi as oa
 from kzgit.builder import BuildOptions
@@ -22,25 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kzgit.builder.pipeline import Target
     from kzgit.plugins.builtin import PluginRunner
 
-__all__ = ["BuildContext", "UNMATCHED", "note_unmatched"]
-
-# Target selectors that select no resource, for `kzgit lint` (patch-matches-nothing,
-# replacement-matches-nothing).  kustomize passes silently there (api/filters/patchjson6902 and
-# patchstrategicmerge apply to an empty selection; api/filters/replacement/replacement.go
-# applyReplacement loops over no target), so a build only *tells*: kzgit.lint sets a list
-# around the builds it makes, every other build has none and nothing changes.  A context
-# variable, not an argument: the builtins are called with what kustomize's plugins receive.
-UNMATCHED: "contextvars.ContextVar[Optional[List[Tuple[str, str, Any]]]]" = contextvars.ContextVar(
-    "kzgit_unmatched", default=None)
-
-
-def note_unmatched(field: str, kfile: str, selector: Any) -> None:
-    """Record that ``selector`` of a ``field`` entry (``patches``, ``patchesJson6902``,
-    ``replacements``) of ``kfile`` selected nothing, when a listener asked (:data:`UNMATCHED`)."""
-    got = UNMATCHED.get()
-    if got is not None:
-        got.append((field, kfile, selector))
-
+__all__ = ["BuildContext"]
 
 class BuildContext:
     """State shared by every level of one build: warnings, plugin runner, remote access."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 
+from kzgit.builtins.common import note_unmatched
 from kzgit.errors import BuildError, KzgitError
 from kzgit.versions import DEFAULT, V5_7, V5_8, parse
 from kzgit.loader import Loader
@@ -206,11 +207,9 @@ def patch(m: ResMap, entry: Dict[str, Any], loader: Loader, kfile: str,
 
 def _select(m: ResMap, sel: Selector, field: str, kfile: str) -> List[Resource]:
     """What ``sel`` selects; an empty selection is told to a listener (kzgit lint's
-    patch-matches-nothing, :func:`kzgit.builder.context.note_unmatched`), never an error."""
+    patch-matches-nothing, :func:`kzgit.builtins.common.note_unmatched`), never an error."""
     got = sel.select(m)
     if not got:
-        # cycle: the builder imports the builtins; reached only when a target selects nothing
-        from kzgit.builder.context import note_unmatched
         note_unmatched(field, kfile, sel.spec)
     return got
 

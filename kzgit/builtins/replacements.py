@@ -25,6 +25,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
+from kzgit.builtins.common import note_unmatched
 from kzgit.errors import BuildError
 from kzgit.kustomization import schema
 from kzgit.yamlio import load_yaml11
@@ -166,8 +167,6 @@ def apply_replacements(resmap: ResMap, replacements: List[Dict[str, Any]], sourc
         except BuildError as e:
             raise BuildError(f"{source}: {FIELD}: {e}") from None
         if unmatched:
-            # cycle: the builder imports the builtins; reached only when a target selects nothing
-            from kzgit.builder.context import note_unmatched
             for select in unmatched:
                 note_unmatched(FIELD, source, select)
     resmap.invalidate()

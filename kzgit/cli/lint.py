@@ -56,11 +56,11 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 def run(args: argparse.Namespace) -> int:
     from kzgit import gitio, walk   # start-up
     from kzgit.cli.cache import open_for_workspace   # start-up
-    from kzgit.cli.validate import _repo, _select_roots   # start-up
+    from kzgit.cli.validate import repository, select_roots   # start-up
     from kzgit.config import load_config   # start-up
     from kzgit.hooks import Workspace   # start-up
     from kzgit.versions import with_flag   # start-up
-    repo, in_git = _repo()
+    repo, in_git = repository()
     if args.all and args.roots:
         raise UsageError(f"--all and ROOT ({args.roots[0]}) exclude each other: --all is every root "
                          "of the repository", tip="name ROOTs, or use --all alone")
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     files = gitio.worktree_files(repo) if in_git else walk.tree_files(repo)
     ws = Workspace(repo, files, None, config, repo=repo)
     store = open_for_workspace(ws, args.no_cache)   # before the graph: it is kept there too
-    roots = _select_roots(args, ws, repo)
+    roots = select_roots(args, ws, repo)
     return emit(args, lint(args, ws, roots, args.all or False, store))
 
 

@@ -149,7 +149,9 @@ def _count_line(report: "Report") -> str:
     return line + "\n"
 
 
-def _repo() -> Tuple[str, bool]:
+def repository() -> Tuple[str, bool]:
+    """The repository's top and True, or the current directory and False outside a git work
+    tree (``kzgit validate`` and ``kzgit lint`` choose roots the same way)."""
     from kzgit import gitio   # start-up
     try:
         return os.path.realpath(gitio.repo_root(".")), True
@@ -157,7 +159,8 @@ def _repo() -> Tuple[str, bool]:
         return os.path.realpath(os.getcwd()), False
 
 
-def _select_roots(args: argparse.Namespace, ws: "Workspace", repo: str) -> List[str]:
+def select_roots(args: argparse.Namespace, ws: "Workspace", repo: str) -> List[str]:
+    """The roots ``--all``, the ROOT arguments or the change select (validate and lint)."""
     g = ws.graph
     if args.all:
         return list(g.roots)
@@ -196,7 +199,7 @@ def check_arguments(args: argparse.Namespace, in_git: bool) -> None:
 def run(args: argparse.Namespace) -> int:
     from kzgit.hooks import Workspace   # start-up
     from kzgit.hooks import validate as hook   # start-up
-    repo, in_git = _repo()
+    repo, in_git = repository()
     check_arguments(args, in_git)
     from kzgit.versions import with_flag   # start-up
     config = with_flag(load_config(repo), args.kustomize_version)
@@ -211,7 +214,7 @@ def run(args: argparse.Namespace) -> int:
     ws = Workspace(repo, files, None, config, repo=repo)
     from kzgit.cli.cache import open_for_workspace   # start-up
     store = open_for_workspace(ws, args.no_cache)   # before the graph: it is kept there too
-    roots = _select_roots(args, ws, repo)
+    roots = select_roots(args, ws, repo)
     report = validate_report(args, ws, policy, names, roots, store)
     if args.manifests:
         more = hook.run_manifests(_read_manifests(args.manifests), policy, repo, names)

@@ -2,7 +2,7 @@
 ``replacement-matches-nothing``, ``render-error``.
 
 A lint build is a builtin build with a listener for target selectors that select nothing
-(:data:`kzgit.builder.context.UNMATCHED`; the build itself is unchanged), stored in the render
+(:data:`kzgit.builtins.common.UNMATCHED`; the build itself is unchanged), stored in the render
 cache under its own flavour (``lint``): its payload is the list of those selectors, its warnings
 the build's.  A root whose inputs did not change is not built again.  The run's base cache
 (:mod:`kzgit.builder.cache`) is not used here: a reused base would replay its warnings but not
@@ -29,7 +29,7 @@ FLAVOUR = "lint"
 def _produce(path: str) -> Any:
     def produce(options: BuildOptions) -> Tuple[bytes, List[str]]:
         from kzgit.builder import build   # start-up: only the builds that need it pay for it
-        from kzgit.builder.context import UNMATCHED   # start-up: as above
+        from kzgit.builtins.common import UNMATCHED   # start-up: as above
         seen: List[Tuple[str, str, Any]] = []
         token = UNMATCHED.set(seen)
         try:

@@ -240,7 +240,7 @@ def test_bad_severity_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.Monke
 def test_the_build_does_not_change_when_a_target_matches_nothing(tmp_path: Path) -> None:
     """The recording hook only listens: the same output with and without a listener."""
     from kzgit.builder import build
-    from kzgit.builder.context import UNMATCHED
+    from kzgit.builtins.common import UNMATCHED
     case = CASES["patch-matches-nothing"]
     root = git_tree(tmp_path, case.files)
     plain = build(str(root / "app")).to_yaml()
