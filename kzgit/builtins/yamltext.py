@@ -23,23 +23,15 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from kzgit.errors import BuildError
 from kzgit.builtins.fieldpath import Scalar, decode, is_scalar, resolve, scalar_of
 from kzgit.yamlio._gonum import parse_timestamp
+from kzgit.yamlio.emit import NODE_TAG, TagFreeDumper
 
 __all__ = ["StructuredText", "Unsupported"]
 
-_TAG = "tag:yaml.org,2002:str"   # every node: the dumper below writes no tag (emit.py's trick)
 _QUOTED = ("'", '"', "|", ">")
 
 
 class Unsupported(BuildError):
     """A YAML text kzgit cannot write back as kyaml would."""
-
-
-class _Dumper(yaml.CSafeDumper):
-    """libyaml with every node implicit (no tag written), as :class:`kzgit.yamlio.emit._Dumper`."""
-
-    resolve = staticmethod(_TAG.format)
-    descend_resolver = staticmethod(slice)  # type: ignore[assignment]  # a no-op
-    ascend_resolver = staticmethod(tuple)  # type: ignore[assignment]  # a no-op
 
 
 def _resolved_tag(text: str) -> str:
@@ -132,15 +124,15 @@ class StructuredText:
                 style = "|"
             elif tag == "!!str" and _resolved_tag(text) != "!!str":
                 style = '"'   # forceQuoting
-        return ScalarNode(_TAG, text, style=style)
+        return ScalarNode(NODE_TAG, text, style=style)
 
     def _fresh(self, v: Any) -> Node:
         """A node for a value that has no original (a created field, a copied node)."""
         if isinstance(v, dict):
-            return MappingNode(_TAG, [(ScalarNode(_TAG, str(k)), self._fresh(x)) for k, x in v.items()],
+            return MappingNode(NODE_TAG, [(ScalarNode(NODE_TAG, str(k)), self._fresh(x)) for k, x in v.items()],
                                flow_style=not v)
         if isinstance(v, list):
-            return SequenceNode(_TAG, [self._fresh(x) for x in v], flow_style=not v)
+            return SequenceNode(NODE_TAG, [self._fresh(x) for x in v], flow_style=not v)
         s = scalar_of(v)
         return self._scalar_node(s.text, s.tag, None)
 
@@ -157,7 +149,7 @@ class StructuredText:
         if original is None:
             return self._fresh(v)
         if isinstance(original, ScalarNode):
-            return ScalarNode(_TAG, original.value, style=original.style)
+            return ScalarNode(NODE_TAG, original.value, style=original.style)
         return self._node(v)
 
     def _node(self, v: Any) -> Node:
@@ -170,14 +162,14 @@ class StructuredText:
             pairs: List[Tuple[Node, Node]] = []
             for k in v:
                 kn, vn = by_key.get(k, (None, None))
-                key_node = ScalarNode(_TAG, kn.value, style=kn.style) if kn is not None \
+                key_node = ScalarNode(NODE_TAG, kn.value, style=kn.style) if kn is not None \
                     else self._scalar_node(str(k), "!!str", None)
                 pairs.append((key_node, self._value_node(v, k, vn)))
-            return MappingNode(_TAG, pairs, flow_style=not pairs)
+            return MappingNode(NODE_TAG, pairs, flow_style=not pairs)
         assert isinstance(original, SequenceNode)
         items = [self._value_node(v, i, original.value[i] if i < len(original.value) else None)
                  for i in range(len(v))]
-        return SequenceNode(_TAG, items, flow_style=not items)
+        return SequenceNode(NODE_TAG, items, flow_style=not items)
 
     def dump(self) -> str:
         """``RNode.String()`` of the document, trimmed (replacement.go serializeAsYAML)."""
@@ -186,7 +178,7 @@ class StructuredText:
         class _Sink:
             write = staticmethod(out.append)
 
-        d = _Dumper(_Sink(), width=-1, indent=2, allow_unicode=True,  # type: ignore[arg-type]
+        d = TagFreeDumper(_Sink(), width=-1, indent=2, allow_unicode=True,  # type: ignore[arg-type]
                     default_flow_style=False, explicit_start=False, explicit_end=False,
                     line_break="\n")
         try:

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import re
 
-from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
+
+from kzgit.yamlio.roundtrip import indent_of, round_trip
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
@@ -30,21 +31,10 @@ class Unsupported(Exception):
     """The file's shape is one the in-place edit does not handle; the message says which."""
 
 
-def _yaml() -> YAML:
-    y = YAML(typ="rt")
-    y.preserve_quotes = True
-    y.allow_duplicate_keys = True
-    return y
-
-
 def is_comment_or_blank(line: str) -> bool:
     """kustfile.go isCommentOrBlankLine: blank, or a comment after leading spaces."""
     s = line.strip(" \r\n")
     return not s or s.startswith("#")
-
-
-def indent_of(line: str) -> int:
-    return len(line) - len(line.lstrip(" "))
 
 
 def shift(lines: List[str], delta: int) -> List[str]:
@@ -163,7 +153,7 @@ class Document:
         self.source = source
         self.newline = "\r\n" if "\r\n" in text else "\n"
         try:
-            docs = list(_yaml().load_all(text))
+            docs = list(round_trip().load_all(text))
         except YAMLError as e:
             raise Unsupported(f"not valid YAML: {' '.join(str(e).split())}") from None
         if len(docs) > 1:

@@ -27,8 +27,9 @@ import posixpath
 
 import yaml
 
-from kzgit.fix._text import Document, Field, Unsupported, flow_items, indent_of, is_comment_or_blank
+from kzgit.fix._text import Document, Field, Unsupported, flow_items, is_comment_or_blank
 from kzgit.fix._text import set_flow_items, shift
+from kzgit.yamlio.roundtrip import indent_of
 from kzgit.record import Record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md

@@ -22,6 +22,7 @@ from ruamel.yaml.error import YAMLError
 from ruamel.yaml.scalarstring import LiteralScalarString
 
 from kzgit.errors import YamlError
+from kzgit.yamlio.roundtrip import indent_of, round_trip
 
 # A string that every YAML 1.1 and 1.2 reader takes as the same plain string:
 # starts with a safe character, no ": " or " #", not a bool/null/number look-alike.
@@ -35,10 +36,8 @@ Container = Union[CommentedMap, CommentedSeq]
 
 
 def _yaml() -> YAML:
-    y = YAML(typ="rt")
-    y.preserve_quotes = True
-    y.allow_duplicate_keys = True
-    y.width = 1 << 16
+    y = round_trip()
+    y.width = 1 << 16   # the fallback dump never folds a line
     return y
 
 
@@ -173,10 +172,6 @@ def _quoted_end(body: str, col: int) -> "int | None":
     return None
 
 
-def _indent(s: str) -> int:
-    return len(s) - len(s.lstrip(" "))
-
-
 def _splice_block(lines: List[str], line: int, col: int, new: str) -> "bool | None":
     """Replace the block scalar whose indicator is at (line, col) with a literal of ``new``."""
     head = lines[line].rstrip("\r\n")
@@ -194,10 +189,10 @@ def _splice_block(lines: List[str], line: int, col: int, new: str) -> "bool | No
             end = i + 1
             continue
         if first is None:
-            first = _indent(s)
+            first = indent_of(s)
             if first <= _parent_indent(lines, line):
                 break
-        if _indent(s) < first:
+        if indent_of(s) < first:
             break
         end = i + 1
     if first is None:
@@ -221,4 +216,4 @@ def _parent_indent(lines: List[str], line: int) -> int:
     """Indentation of the line holding the block indicator ("- |" counts the dash)."""
     s = lines[line]
     m = re.match(r"^( *)(- +)*", s)
-    return len(m.group(0)) - 1 if m and m.group(2) else _indent(s)
+    return len(m.group(0)) - 1 if m and m.group(2) else indent_of(s)

@@ -33,9 +33,9 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Dict, List, Optional, Tuple
 
-# One tag for every node: see _Dumper.
-_TAG = "tag:yaml.org,2002:str"
-_STR = _MAP = _SEQ = _TAG
+# One tag for every node: see TagFreeDumper.
+NODE_TAG = "tag:yaml.org,2002:str"
+_STR = _MAP = _SEQ = NODE_TAG
 
 # resolveMap of goyaml.v2/resolve.go: every spelling that is not a string.
 _V2_WORDS = frozenset(
@@ -370,19 +370,19 @@ def _bom_escaped(s: str) -> str:
     return "".join(out)
 
 
-class _Dumper(yaml.CSafeDumper):
+class TagFreeDumper(yaml.CSafeDumper):
     """libyaml's emitter, with PyYAML's per-node Python callbacks made C calls.
 
     The C serializer asks ``resolve(kind, value, implicit)`` twice per scalar
     and calls ``descend_resolver``/``ascend_resolver`` around every node;
     with ~100 000 nodes in a 3,000-resource stream those Python calls cost
     about as much as the emitting.  Every node kzgit builds carries the tag
-    :data:`_TAG`, and ``resolve`` is the bound ``str.format`` of that tag,
+    :data:`NODE_TAG`, and ``resolve`` is the bound ``str.format`` of that tag,
     which returns it whatever it is given, so every node is "implicit" and
     no tag is ever written; the path resolvers (unused) become no-op builtins.
     """
 
-    resolve = staticmethod(_TAG.format)
+    resolve = staticmethod(NODE_TAG.format)
     descend_resolver = staticmethod(slice)  # type: ignore[assignment]  # a no-op, see above
     ascend_resolver = staticmethod(tuple)  # type: ignore[assignment]  # a no-op, see above
 
@@ -399,7 +399,7 @@ class _Sink:
 
 def _emit(roots: List[Any], w: "_Writer") -> str:
     sink = _Sink()
-    d = _Dumper(sink, width=80,  # type: ignore[arg-type]  # a write() is all it needs
+    d = TagFreeDumper(sink, width=80,  # type: ignore[arg-type]  # a write() is all it needs
                 indent=2, allow_unicode=True, default_flow_style=False,
                 explicit_start=False, explicit_end=False, line_break="\n")
     try:
