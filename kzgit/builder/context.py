@@ -5,6 +5,7 @@ from __future__ import annotations
 
 
 import kzgit.openapi as oa
+from kzgit.errors import BuildError
 from kzgit.builder import BuildOptions
 from kzgit.builder.accumulator import Accumulator
 from kzgit.builtins.config import TransformerConfig
@@ -14,6 +15,7 @@ from kzgit.plugins.helpers import SharedState
 from kzgit.remote import looks_remote, open_remote, parse_repo_spec
 from kzgit.versions import V5_8
 from kzgit.yamlio import load_documents, load_yaml11
+from kzgit.yamlio.gostruct import go_json_kind
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
@@ -130,11 +132,20 @@ class BuildContext:
         rows = [[fs.group, fs.version, fs.kind, fs.path, fs.create] for fs in ra.config.tables["varReference"]]
         self.warnings.extend(resolve_vars(ra.resmap, ra.varset, rows))
 
-    def merge_crds(self, ra: Accumulator, loader: Loader, path: str) -> None:
+    def merge_crds(self, ra: Accumulator, loader: Loader, path: str, paths: List[str]) -> None:
         docs = load_documents(loader.load(path), path)
         cfg = TransformerConfig()
         for d in docs:
             if isinstance(d, dict):
+                # loadconfigfromcrds.go makeNameToApiMap: every value decodes into an
+                # OpenAPIDefinition struct, so a file that is not one (a kustomization, whose
+                # values are lists and strings) fails the build
+                for v in d.values():
+                    if v is not None and not isinstance(v, dict):
+                        raise BuildError(
+                            f"loading CRDs [{' '.join(paths)}]: unable to parse open API definition from "
+                            f"'{path}': error unmarshaling JSON: while decoding JSON: json: cannot "
+                            f"unmarshal {go_json_kind(v)} into Go value of type accumulator.OpenAPIDefinition")
                 cfg.add_rows(crd_fieldspecs(d))
         ra.merge_config(cfg)
 

@@ -177,7 +177,7 @@ class Target:
             cfg.merge(parse_config_file(self.loader.load(p), p))
         ra.merge_config(cfg)
         for p in k.get("crds", []):
-            self.ctx.merge_crds(ra, self.loader, p)
+            self.ctx.merge_crds(ra, self.loader, p, k.get("crds", []))
         self.run_generators(ra)
         try:
             for c in k.get("components", []):

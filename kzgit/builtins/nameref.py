@@ -12,6 +12,7 @@ from collections import defaultdict
 from kzgit.errors import BuildError
 from kzgit.resource import TOTALLY_NOT_A_NAMESPACE, Gvk, ResMap, Resource
 from kzgit.resource.fieldspec import FieldSpec, apply_fieldspec
+from kzgit.yamlio.tree import spelled
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
@@ -64,10 +65,33 @@ def _role_binding_namespaces(r: Resource) -> Set[str]:
     return out
 
 
+def _null_text(d: Any, key: str) -> str:
+    """kyaml's node ``Value`` of ``d[key]`` when the field holds a YAML null, else "": ``~``,
+    ``null`` or ``Null`` as written (the loader records a spelling that does not print back),
+    nothing for ``key:`` with no value."""
+    if not isinstance(d, dict) or key not in d or d[key] is not None:
+        return ""
+    text = spelled(d, key)
+    return "null" if text is None else text
+
+
+def _confirm_matches_referrer(r: Resource) -> None:
+    """nameref.Filter.confirmNodeMatchesReferrer (api/filters/nameref/nameref.go, unchanged
+    from v5.5.0 to v5.8.1): the referrer's ``GetMeta`` (Go decoding: a null is "") against its
+    id (kyaml's node text: ``~`` is "~"). They differ for an ``apiVersion`` that is a null
+    written as text, and kustomize then fails the build: ``apiVersion: ~`` on a Deployment is
+    "node-referrerOriginal 'APIVersion' mismatch '' != '~'" with every release. (A null kind
+    or name fails earlier, at load; kubectl 1.32 and 1.36 render a ``namespace: Null``.)"""
+    text = _null_text(r.obj, "apiVersion")
+    if text:
+        raise BuildError(f"node-referrerOriginal 'APIVersion' mismatch '' != '{text}'")
+
+
 class _Referrer:
     """One referrer resource with its candidate test (SubsetThatCouldBeReferencedByResource)."""
 
     def __init__(self, r: Resource) -> None:
+        _confirm_matches_referrer(r)
         self.r = r
         self.cur = r.cur_id()
         self.cluster = self.cur.is_cluster_scoped()

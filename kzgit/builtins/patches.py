@@ -339,7 +339,8 @@ def patch_strategic_merge(m: ResMap, entries: List[str], loader: Loader, kfile: 
         patches.extend((d, len(entries), True) for d in docs)
         entries = entries + [content]
     if not patches:
-        raise BuildError(f"{kfile}: patch appears to be empty; files={entries}")
+        # Go's %v of the []string (an empty entry, a null item, prints as nothing)
+        raise BuildError(f"{kfile}: patch appears to be empty; files=[{' '.join(entries)}]")
     for p, i, inline in patches:
         try:
             res = _get_by_id(m, _patch_id(p))

@@ -78,6 +78,11 @@ class MapOf:
         self.go = "map[string]" + _go_name(elem)
 
 
+def _kind(typ: Any) -> Any:
+    """The underlying kind of ``typ``: a ``Named`` string type is a string."""
+    return typ.kind if isinstance(typ, Named) else typ
+
+
 def _go_name(typ: Any) -> str:
     return typ if isinstance(typ, str) else typ.go
 
@@ -164,7 +169,7 @@ class _JsonDecoder:
             return value
         if value is None:
             return None
-        kind = typ.kind if isinstance(typ, Named) else typ
+        kind = _kind(typ)
         if kind == STR and self.to_target and not promoted:
             value = _scalar_as_target_string(value)
         if kind == STR:
@@ -186,12 +191,13 @@ class _JsonDecoder:
             if isinstance(value, dict):
                 out_map = {str(k): self.decode(v, typ.elem, struct, path, promoted) for k, v in value.items()}
                 # a null map value of a map[string]string is "" (Go's zero value)
-                return {k: "" if v is None and typ.elem == STR else v for k, v in out_map.items()}
+                return {k: "" if v is None and _kind(typ.elem) == STR else v for k, v in out_map.items()}
         elif isinstance(typ, ListOf):
             if isinstance(value, list):
                 out = [self.decode(v, typ.elem, struct, path, promoted) for v in value]
-                # a null element of a []string is "" (Go's zero value), of a []T{} the zero T
-                return ["" if v is None and typ.elem == STR else v for v in out]
+                # a null element of a []string (or of a named string type such as
+                # types.PatchStrategicMerge) is "" (Go's zero value), of a []T{} the zero T
+                return ["" if v is None and _kind(typ.elem) == STR else v for v in out]
         elif isinstance(typ, Struct):
             if isinstance(value, dict):
                 return self.struct(value, typ, path, promoted)
