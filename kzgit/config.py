@@ -433,17 +433,18 @@ _KEYS: Dict[str, Tuple[str, Any, str]] = {
 
 
 def _regexes(v: Any) -> Optional[Tuple[str, ...]]:
+    """A list of Go regular expressions (:mod:`kzgit.gore`: RE2, linear in the text)."""
     pats = _str_list(v)
     if pats is None:
         return None
+    from kzgit import gore   # start-up: only a repository with `refs` patterns loads RE2
     for p in pats:
         try:
-            re.compile(p)
-        except re.error as e:
+            gore.compile(p)
+        except gore.RegexError as e:
             # Name the pattern and what is wrong with it: a list of ten regexes with one typo
             # is otherwise a hunt.
-            where = f" at position {e.pos}" if e.pos is not None else ""
-            raise ValueError(f"pattern {p!r} is not a valid regular expression: {e.msg}{where}") from None
+            raise ValueError(f"pattern {p!r} is not a valid regular expression: {e}") from None
     return pats
 
 
@@ -729,14 +730,14 @@ def glob_match(path: str, patterns: Sequence[str]) -> bool:
     parts = path.strip("/").split("/")
     for n in range(len(parts), 0, -1):
         prefix = "/".join(parts[:n])
-        if any(r.fullmatch(prefix) for r in regexes):
+        if any(r.test(prefix) for r in regexes):
             return True
     return False
 
 
 def glob_names(path: str, patterns: Sequence[str]) -> bool:
     """Whether a glob matches the repo-relative ``path`` itself (a dir above it is not enough)."""
-    return any(_glob_re(p).fullmatch(path.strip("/")) for p in patterns)
+    return any(_glob_re(p).test(path.strip("/")) for p in patterns)
 
 
 def unmatched_globs(patterns: Sequence[str], paths: Iterable[str]) -> List[str]:
@@ -746,20 +747,29 @@ def unmatched_globs(patterns: Sequence[str], paths: Iterable[str]) -> List[str]:
     for path in paths:
         if not left:
             break
-        for p in [p for p, r in left.items() if r.fullmatch(path.strip("/"))]:
+        for p in [p for p, r in left.items() if r.test(path.strip("/"))]:
             del left[p]
     return [p for p in patterns if p in left]
 
 
-def _glob_re(pattern: str) -> "re.Pattern[str]":
+_globs: Dict[str, Any] = {}
+
+
+def _glob_re(pattern: str) -> Any:
+    """The glob as a Go regular expression run by RE2 (:mod:`kzgit.gore`): ``**/**/**x``
+    against a long path backtracks in Python's ``re``; RE2 is linear in the path."""
+    rx = _globs.get(pattern)
+    if rx is not None:
+        return rx
+    from kzgit import gore   # start-up: only a configuration with globs loads RE2
     out, i = [], 0
-    pattern = pattern.strip("/")
-    while i < len(pattern):
-        c = pattern[i]
-        if pattern.startswith("**/", i):
+    text = pattern.strip("/")
+    while i < len(text):
+        c = text[i]
+        if text.startswith("**/", i):
             out.append("(?:.*/)?")
             i += 3
-        elif pattern.startswith("**", i):
+        elif text.startswith("**", i):
             out.append(".*")
             i += 2
         elif c == "*":
@@ -769,6 +779,7 @@ def _glob_re(pattern: str) -> "re.Pattern[str]":
             out.append("[^/]")
             i += 1
         else:
-            out.append(re.escape(c))
+            out.append(gore.escape(c))
             i += 1
-    return re.compile("".join(out))
+    rx = _globs[pattern] = gore.compile("^(?:" + "".join(out) + ")$")
+    return rx

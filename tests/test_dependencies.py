@@ -18,7 +18,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 # distribution name -> the top-level module it provides
-MODULE_OF = {"pyyaml": "yaml", "ruamel.yaml": "ruamel", "tomli": "tomli", "cel-expr-python": "cel_expr_python"}
+MODULE_OF = {"pyyaml": "yaml", "ruamel.yaml": "ruamel", "tomli": "tomli", "cel-expr-python": "cel_expr_python",
+             "google-re2": "re2"}
 # The test extra's distributions that tests import (the linters and stubs are not imported).
 TEST_MODULE_OF = {"pytest": "pytest", "pre-commit": "pre_commit", "jsonpatch": "jsonpatch",
                   "jsonschema": "jsonschema", "kubernetes-validate": "kubernetes_validate"}

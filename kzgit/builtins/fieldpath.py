@@ -428,10 +428,11 @@ def _match_index(node: Any, idx: int, rest: List[str], create: Optional[str],
 def _match_seq(node: Any, part: str, rest: List[str], create: Optional[str],
                into_scalars: bool) -> List[Slot]:
     field, pattern = split_index_name_value(part)
+    from kzgit import gore   # start-up: only a path with a [field=value] matcher loads RE2
     try:
-        rx = re.compile(pattern)
-    except re.error as e:
-        raise FieldPathError(f"error parsing regexp: {e}") from None
+        rx = gore.compile(pattern)   # kyaml yaml/match.go: Go's regexp.Compile
+    except gore.RegexError as e:
+        raise FieldPathError(str(e)) from None
     if node is None:
         return []
     if not isinstance(node, list):
@@ -439,12 +440,12 @@ def _match_seq(node: Any, part: str, rest: List[str], create: Optional[str],
     out: List[Slot] = []
     for i, el in enumerate(node):
         if not field:
-            if rx.search(_element_text(el)):
+            if rx.test(_element_text(el)):
                 out.append((node, i))
             continue
         if not isinstance(el, dict) or field not in el or el[field] is None:
             continue
-        if not rx.search(_element_text(el[field]).strip()):
+        if not rx.test(_element_text(el[field]).strip()):
             continue
         out.extend(path_match(el, rest, create, (node, i), into_scalars))
     if out or not create:

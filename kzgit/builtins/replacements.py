@@ -306,7 +306,7 @@ def _regex_selector(sel: ResId) -> Callable[[ResId], bool]:
     except BuildError as e:
         raise BuildError(f"error creating target selector: {e}") from None
     wanted = [(f, rx) for f, rx in fields if rx is not None]
-    return lambda rid: all(rx.match(getattr(rid, f)) for f, rx in wanted)
+    return lambda rid: all(rx.test(getattr(rid, f)) for f, rx in wanted)
 
 
 def _select_by_anno_and_label(res: Resource, select: Mapping[str, Any],

@@ -29,6 +29,7 @@ import re
 from typing import Any, Iterable, List, Optional
 from urllib.parse import parse_qs, urlsplit
 
+from kzgit import gore
 from kzgit.config import RefPolicy
 from kzgit.graph import RemoteRef, helm_ref_parts
 from kzgit.hooks import HookFinding, Workspace
@@ -122,7 +123,7 @@ def check_http_file(url: str, policy: RefPolicy) -> Optional[str]:
 
 def ignored(value: str, policy: RefPolicy) -> bool:
     """Whether a ``refs.ignore-urls`` pattern matches the reference ``value`` (searched)."""
-    return any(re.search(p, value) for p in policy.ignore_urls)
+    return any(gore.compile(p).test(value) for p in policy.ignore_urls)
 
 
 def ref_of(url: str) -> Optional[str]:
@@ -159,7 +160,7 @@ def check_ref(ref: Optional[str], policy: RefPolicy) -> Optional[str]:
         return None
     if policy.require_sha:
         return f"ref '{ref}' is not a full commit SHA (require-sha is on)"
-    if any(re.fullmatch(p, ref) for p in policy.allowed):
+    if any(gore.compile(p).fullmatch(ref) for p in policy.allowed):
         return None
     return (f"ref '{ref}' does not look like a version or a full commit SHA "
             "(branches such as main or master move)")

@@ -2,8 +2,6 @@
 label selector strings are parsed by :mod:`kzgit.resource.labels`."""
 from __future__ import annotations
 
-import re
-
 from kzgit.errors import BuildError
 from kzgit.resource import ResMap, Resource
 from kzgit.yamlio.tree import DupKeys, canonical_text, spelled
@@ -16,25 +14,24 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Selector", "metadata_texts", "anchored"]
 
 
-def anchored(pattern: Optional[str], field: str) -> Optional["re.Pattern[str]"]:
-    """A selector field as kustomize compiles it, ``^(?:pattern)$``; None when empty.  A
-    pattern that does not compile is named with what is wrong in it, not in its anchoring
-    (``a[0-9`` is an unterminated character set, not a bad escape ``\\Z``)."""
-    try:
-        re.compile(pattern or "")
-    except re.error as e:
-        raise BuildError(f"invalid regular expression for {field} '{pattern}': {e}") from None
+def anchored(pattern: Optional[str], field: str) -> Optional[Any]:
+    """A selector field as kustomize compiles it, ``^(?:pattern)$`` with Go's ``regexp``
+    (api/types/selector.go NewSelectorRegex), run by RE2 (:mod:`kzgit.gore`); None when
+    empty.  A pattern Go refuses fails with kubectl's words, which quote the anchored form:
+    ``error parsing regexp: missing closing ]: `[0-9)$```."""
     return _anchor(pattern, field)
 
 
-def _anchor(pattern: Optional[str], field: str) -> Optional["re.Pattern[str]"]:
+def _anchor(pattern: Optional[str], field: str) -> Optional[Any]:
     if not pattern:
         return None
+    from kzgit import gore   # start-up: only a build with a target selector loads RE2
     try:
-        # \Z, not $: Go's $ never matches before a final newline (a kind written "ConfigMap\n")
-        return re.compile("^(?:" + pattern + r")\Z")
-    except re.error as e:
-        raise BuildError(f"invalid regular expression for {field} '{pattern}': {e}") from None
+        # Go's $ never matches before a final newline (a kind written "ConfigMap\n"): RE2's
+        # neither, without (?m)
+        return gore.compile("^(?:" + pattern + ")$")
+    except gore.RegexError as e:
+        raise BuildError(str(e)) from None
 
 
 def metadata_texts(d: Mapping[str, Any]) -> Dict[str, str]:
@@ -82,17 +79,17 @@ class Selector:
 
     def matches(self, r: Resource) -> bool:
         cur, org = r.cur_id(), r.org_id()
-        if self.namespace and not (self.namespace.match(org.effective_namespace())
-                                   or self.namespace.match(cur.effective_namespace())):
+        if self.namespace and not (self.namespace.test(org.effective_namespace())
+                                   or self.namespace.test(cur.effective_namespace())):
             return False
-        if self.name and not (self.name.match(org.name) or self.name.match(cur.name)):
+        if self.name and not (self.name.test(org.name) or self.name.test(cur.name)):
             return False
         g = r.gvk
-        if self.group and not self.group.match(g.group):
+        if self.group and not self.group.test(g.group):
             return False
-        if self.version and not self.version.match(g.version):
+        if self.version and not self.version.test(g.version):
             return False
-        if self.kind and not self.kind.match(g.kind):
+        if self.kind and not self.kind.test(g.kind):
             return False
         if self._label_text:
             if self._labels is None:

@@ -38,7 +38,6 @@ from urllib.parse import urlsplit
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_optional, ext_strings
 
-from kzgit.validate import re2
 
 T = cel.Type
 DYN = T.DYN
@@ -307,13 +306,22 @@ def _query(m: Any) -> Dict[str, List[str]]:
 
 
 # -- regex, lists, sets ------------------------------------------------------------------------
+def _go_regex(pattern: str) -> Any:
+    """k8s.io/apiserver pkg/cel/library/regex.go: Go's ``regexp.Compile`` (:mod:`kzgit.gore`)."""
+    from kzgit import gore   # start-up: RE2 loads with the first rule that needs it
+    try:
+        return gore.compile(pattern)
+    except gore.RegexError as e:
+        raise CelError(str(e)) from None
+
+
 def _find(s: str, pattern: str) -> str:
-    m = re2.compile(pattern).search(s)
+    m = _go_regex(pattern).search(s)
     return m.group(0) if m else ""
 
 
 def _find_all(s: str, pattern: str, limit: int = -1) -> List[str]:
-    found = [m.group(0) for m in re2.compile(pattern).finditer(s)]
+    found = [m.group(0) for m in _go_regex(pattern).finditer(s)]
     return found if limit < 0 else found[:limit]
 
 
@@ -384,8 +392,34 @@ def _slice(lst: List[Any], start: int, end: int) -> List[Any]:
 
 
 def _fn(name: str, *overloads: Tuple[str, Any, List[Any], bool, Callable[..., Any]]) -> Any:
-    return cel.FunctionDecl(name, [cel.Overload(oid, ret, params, is_member=member, impl=impl)
+    return cel.FunctionDecl(name, [cel.Overload(oid, ret, params, is_member=member,
+                                                impl=_interruptible(impl))
                                    for oid, ret, params, member, impl in overloads])
+
+
+#: A KeyboardInterrupt (Ctrl-C, or SIGTERM as kzgit.cli.main maps it) or SystemExit raised in
+#: a function kzgit gives the runtime: the runtime turns any exception of a callback into an
+#: error value, which would become a finding on the resource; :func:`evaluate` raises it again.
+_interrupted: List[BaseException] = []
+
+
+def _interruptible(impl: Callable[..., Any]) -> Callable[..., Any]:
+    def call(*args: Any) -> Any:
+        try:
+            return impl(*args)
+        except Exception:
+            raise
+        except BaseException as e:   # an interrupt, not the rule's error: the run must stop
+            _interrupted.append(e)
+            raise
+    return call
+
+
+def _raise_interrupt() -> None:
+    if _interrupted:
+        e = _interrupted[0]
+        _interrupted.clear()
+        raise e
 
 
 def _functions() -> List[Any]:
@@ -537,7 +571,9 @@ def evaluate(program: Any, value: Any, bound: Any = None) -> Tuple[Any, Optional
     try:
         v = program.eval(data={"self": value}) if bound is None else program.eval(activation=bound)
     except (RuntimeError, ValueError, TypeError) as e:   # a value the runtime cannot take
+        _raise_interrupt()
         return None, str(e).partition("\n")[0]
+    _raise_interrupt()
     t = v.type()
     if t == _BOOL:   # the common case first: a rule's verdict
         return v.value(), None

@@ -45,7 +45,6 @@ import math
 import re
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from kzgit.validate import re2
 
 # A path is a linked list built as the walk goes down: (parent, key) or None at the root.
 # Pointers are only spelled out for problems, so a valid value costs no string work.
@@ -302,7 +301,7 @@ class Compiler:
                         continue
                     matched = False
                     for rx, pc in patterns:
-                        if rx.search(k):
+                        if rx.test(k):
                             matched = True
                             pc(v, (path, k), out)
                     if matched:
@@ -420,7 +419,7 @@ class Compiler:
             shown = schema["pattern"]
 
             def check_pattern(inst: Any, path: Path, out: List[Problem]) -> None:
-                if isinstance(inst, str) and not rx.search(inst):
+                if isinstance(inst, str) and not rx.test(inst):
                     out.append(Problem(path, "pattern", f"{show(inst)} does not match {shown!r}"))
             checks.append(check_pattern)
         openapi = self.dialect == "openapi"
@@ -633,14 +632,15 @@ _FORMATS: Dict[str, Check] = {
 }
 
 
-def _regex(pattern: Any) -> "re.Pattern[str]":
+def _regex(pattern: Any) -> Any:
     """A ``pattern`` (or ``patternProperties`` key) with Go's meaning: the API server and
-    kubeconform match them with Go's regexp (RE2 syntax), see :mod:`kzgit.validate.re2`."""
+    kubeconform match them with Go's regexp, run by RE2 in linear time (:mod:`kzgit.gore`)."""
+    from kzgit import gore   # start-up: RE2 loads with the first schema that has a pattern
     if not isinstance(pattern, str):
         raise SchemaError(f"a pattern must be a string, not {show(pattern)}")
     try:
-        return re2.compile(pattern)
-    except re2.RegexError as e:
+        return gore.compile(pattern)
+    except gore.RegexError as e:
         raise SchemaError(f"pattern {pattern!r}: {e}") from None
 
 

@@ -62,7 +62,7 @@ def test_helm_command_reaches_the_render_hook(tmp_path: Path, monkeypatch: pytes
     (".kzgit.toml", "jobs = true\n", "bad value for 'jobs'"),
     (".kzgit.toml", "[refs]\nallowed = ['v1', '(']\n",
      "bad value for 'refs.allowed': pattern '(' is not a valid regular expression: "
-     "missing ), unterminated subpattern at position 0"),
+     "error parsing regexp: missing closing ): `(`"),
     (".kzgit.toml", "[refs]\ncheck-cache = 1\n", "bad value for 'refs.check-cache'"),
     (".kzgit.toml", "[refs]\nrequire_sha = true\n", "unknown key 'refs.require_sha'"),
     ("pyproject.toml", "[tool.kzgit.refs]\nrequire-sha = 'yes'\n", "bad value for 'tool.kzgit.refs.require-sha'"),

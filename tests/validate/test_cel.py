@@ -235,3 +235,32 @@ def test_cluster_api_machine_condition_type(v: Validator) -> None:
                     "ExternallyRemediated")]
     cluster["spec"]["topology"]["controlPlane"]["healthCheck"]["checks"]["unhealthyMachineConditions"][0]["type"] = "DiskPressure"
     assert _cel(v, cluster) == []
+
+
+def test_a_signal_during_an_evaluation_interrupts_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIGINT arriving while the runtime is in one of kzgit's functions: the runtime turns any
+    exception of a callback into an error value, which was reported as a finding on the
+    resource (issue 32); the interrupt reaches the caller (kzgit.cli.main: exit 130)."""
+    import os
+    import signal
+    import time
+
+    def slow_find(s: str, pattern: str) -> str:
+        os.kill(os.getpid(), signal.SIGINT)   # a real signal, handled inside the callback
+        for _ in range(1000):
+            time.sleep(0.001)
+        return ""
+
+    monkeypatch.setattr(cel_k8s, "_find", slow_find)
+    monkeypatch.setattr(cel_k8s, "_env", None)   # an environment with the slow function
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        program = cel_k8s.compile_expression("self.find('a') == ''")
+        with pytest.raises(KeyboardInterrupt):
+            cel_k8s.evaluate(program, "abc")
+        # the next evaluation is not affected by the one interrupted
+        monkeypatch.setattr(cel_k8s, "_find", lambda s, p: "")
+        monkeypatch.setattr(cel_k8s, "_env", None)
+        assert cel_k8s.evaluate(cel_k8s.compile_expression("self.find('a') == ''"), "abc") == (True, None)
+    finally:
+        signal.signal(signal.SIGINT, old)

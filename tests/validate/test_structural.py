@@ -81,10 +81,11 @@ def test_a_pattern_go_refuses_names_the_crd_and_pattern() -> None:
                   {"name": "v1", "served": True, "schema": {"openAPIV3Schema": {
                       "type": "object", "properties": {"a": {"type": "string", "pattern": "(a)\\1"}}}}}]}},
              "crds/x.yaml")
-    with pytest.raises(UsageError, match=r"crds/x.yaml: .*X example.com/v1.*pattern '\(a\)\\\\1': backreference"):
+    with pytest.raises(UsageError, match=r"crds/x.yaml: .*X example.com/v1.*pattern '\(a\)\\\\1': "
+                                         r"error parsing regexp: invalid escape sequence: `\\1`"):
         crds.check_for("example.com/v1", "X")
 
 
 def test_pattern_errors_are_schema_errors() -> None:
-    with pytest.raises(SchemaError, match="lookahead"):
+    with pytest.raises(SchemaError, match="invalid or unsupported Perl syntax: `\\(\\?=`"):
         Compiler({}, "json").compile({"pattern": "a(?=b)"})
