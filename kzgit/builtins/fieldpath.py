@@ -24,7 +24,7 @@ import re
 from typing import Any, Callable, List, NamedTuple, Optional, Tuple, Union
 
 from kzgit.errors import BuildError, YamlError
-from kzgit.yamlio.tree import MAPPING, SEQUENCE, SpelledDict, node_kind
+from kzgit.yamlio.tree import MAPPING, SEQUENCE, SpelledDict, node_kind, spelled
 
 __all__ = [
     "FieldPathError", "Scalar", "Slot", "CREATED", "path_splitter", "smarter_path_splitter",
@@ -383,6 +383,12 @@ def _match_field(node: Any, part: str, rest: List[str], create: Optional[str],
             return []
         node[part] = _new_node(_part_kind(rest[0] if rest else "", create))
     elif node[part] is None and create and rest:
+        if into_scalars and spelled(node, part) == "":
+            # 5.8.1 (kubectl 1.36, the only 5.8 kzgit renders): a null written as nothing
+            # (``annotations:``) is a node of no kind to kyaml's ErrorIfInvalid, which 5.7.1
+            # let pass as null; a spelled null (``null``, ``~``) still passes
+            raise FieldPathError(f"wrong node kind: expected {_part_kind(rest[0], create)} "
+                                 f"but got : node contents:\nnull")
         # match.go doField: Get finds the null node, and the next level's SetField appends
         # to that scalar's content (ErrorIfInvalid lets a null pass), which never prints:
         # the value goes to a node outside the resource, and the field stays null

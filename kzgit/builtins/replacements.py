@@ -357,6 +357,14 @@ def _copy_value_to_target(res: Resource, value: _Value, field_paths: List[str],
     create = bool(options.get("create"))
     into_scalars = version >= V5_8
     for fp in field_paths:
+        if create and not into_scalars and fp.startswith("metadata.annotations."):
+            md = res.obj.get("metadata")
+            if isinstance(md, dict) and "annotations" in md and md["annotations"] is None:
+                # up to 5.7.1, kio.ByteReader set (and later cleared) its index annotations
+                # on every resource read, which turned a null metadata.annotations into a
+                # mapping: a created annotation lands there [verified with kubectl 1.32,
+                # 1.33 and 1.35; 1.36 leaves the null, so the value goes nowhere]
+                md["annotations"] = {}
         if into_scalars:
             # 5.8: a path may continue inside a scalar holding JSON or YAML (kzgit.builtins.structured)
             from kzgit.builtins.structured import set_in_structured_data   # start-up: 5.8 only

@@ -10,8 +10,10 @@ from their original style, touched ones from the rules above.
 kzgit writes the node tree with libyaml (PyYAML's emitter, whose analysis go-yaml's emitter
 ports) at v3's settings.  What that cannot reproduce byte for byte is refused, naming the
 feature, rather than written differently: comments (v3 keeps and re-indents them), anchors,
-aliases and tags, non-empty flow collections, duplicate keys, and a touched scalar whose tag
-its new text does not fit (v3 writes an explicit ``!!int``).
+aliases and tags, duplicate keys, and a touched scalar whose tag its new text does not fit (v3
+writes an explicit ``!!int``).  A flow collection (``{a: 1}``, ``[x, y]``) keeps its flow style,
+as v3's encoder keeps a node's ``Style``; what is inside it is written in flow too (libyaml and
+v3's emitter both force flow below a flow level).
 """
 from __future__ import annotations
 
@@ -55,13 +57,9 @@ def _refuse_features(text: str) -> None:
         tokens = list(yaml.scan(text, Loader=yaml.CSafeLoader))
     except yaml.YAMLError as e:
         raise Unsupported(f"not YAML: {e}") from None
-    for i, tok in enumerate(tokens):
+    for tok in tokens:
         if isinstance(tok, (yaml.TagToken, yaml.AnchorToken, yaml.AliasToken)):
             raise Unsupported("it holds a tag, an anchor or an alias")
-        if isinstance(tok, (yaml.FlowMappingStartToken, yaml.FlowSequenceStartToken)):
-            nxt = tokens[i + 1] if i + 1 < len(tokens) else None
-            if not isinstance(nxt, (yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)):
-                raise Unsupported("it holds a flow collection ({...} or [...])")
         if isinstance(tok, yaml.DocumentStartToken):
             raise Unsupported("it holds a document marker (---)")
         if isinstance(tok, yaml.ScalarToken):
@@ -165,11 +163,11 @@ class StructuredText:
                 key_node = ScalarNode(NODE_TAG, kn.value, style=kn.style) if kn is not None \
                     else self._scalar_node(str(k), "!!str", None)
                 pairs.append((key_node, self._value_node(v, k, vn)))
-            return MappingNode(NODE_TAG, pairs, flow_style=not pairs)
+            return MappingNode(NODE_TAG, pairs, flow_style=bool(original.flow_style) or not pairs)
         assert isinstance(original, SequenceNode)
         items = [self._value_node(v, i, original.value[i] if i < len(original.value) else None)
                  for i in range(len(v))]
-        return SequenceNode(NODE_TAG, items, flow_style=not items)
+        return SequenceNode(NODE_TAG, items, flow_style=bool(original.flow_style) or not items)
 
     def dump(self) -> str:
         """``RNode.String()`` of the document, trimmed (replacement.go serializeAsYAML)."""

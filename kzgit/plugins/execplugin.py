@@ -8,7 +8,6 @@ documents; Go ``.so`` plugins are refused with a clear message.
 from __future__ import annotations
 
 import os
-import shlex
 import tempfile
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -104,6 +103,53 @@ def shlex_split(s: str) -> List[str]:
     return out
 
 
+def google_shlex_split(s: str) -> List[str]:
+    """github.com/google/shlex ``Split`` as kustomize 5.5.0 and 5.6.0 call it for ``argsOneLiner``
+    (the error ignored): the words before an error (an unclosed quote, a trailing backslash
+    drops the word being read). Unlike POSIX shells (and Python's shlex), a backslash inside
+    double quotes escapes any character (``"x\\ny"`` is ``xny``: shlex.go
+    escapingQuotedState); a ``#`` that starts a word starts a comment up to a newline; white
+    space is space, tab, CR and LF only."""
+    out: List[str] = []
+    cur: List[str] = []
+    state = "start"     # start, word, escape, dquote, dquote-escape, squote, comment
+    for c in s:
+        if state == "start":
+            if c in " \t\r\n":
+                continue
+            state = {"\"": "dquote", "'": "squote", "\\": "escape", "#": "comment"}.get(c, "word")
+            if state == "word":
+                cur.append(c)
+        elif state == "word":
+            if c in " \t\r\n":
+                out.append("".join(cur))
+                cur, state = [], "start"
+            else:
+                state = {"\"": "dquote", "'": "squote", "\\": "escape"}.get(c, "word")
+                if state == "word":
+                    cur.append(c)
+        elif state in ("escape", "dquote-escape"):
+            cur.append(c)
+            state = "word" if state == "escape" else "dquote"
+        elif state == "dquote":
+            if c == '"':
+                state = "word"
+            elif c == "\\":
+                state = "dquote-escape"
+            else:
+                cur.append(c)
+        elif state == "squote":
+            if c == "'":
+                state = "word"
+            else:
+                cur.append(c)
+        elif c == "\n":    # comment
+            cur, state = [], "start"
+    if state == "word":
+        out.append("".join(cur))
+    return out
+
+
 def _go_is_space(c: str) -> bool:
     """Go's unicode.IsSpace: Latin-1's \\t \\n \\v \\f \\r, space, U+0085 and U+00A0, and
     Unicode's White_Space beyond (Python's isspace also counts U+001C..U+001F)."""
@@ -122,16 +168,8 @@ def _legacy_args(config: Dict[str, Any], source: str, loader: Loader,
         except ValueError as e:
             raise PluginError(f"{describe(config, source)}: failed to parse argsOneLiner: {e}") from None
     elif one:
-        # github.com/google/shlex Split: the words before an error (an unclosed quote), the
-        # error ignored (`p.args, _ = shlex.Split(...)`) [verified with kubectl 1.32]
-        lexer = shlex.shlex(str(one), posix=True)
-        lexer.whitespace_split = True
-        lexer.commenters = ""
-        try:
-            for word in lexer:
-                args.append(word)
-        except ValueError:
-            pass
+        # github.com/google/shlex Split, whose error is ignored (`p.args, _ = shlex.Split(...)`)
+        args += google_shlex_split(str(one))
     from_file = config.get("argsFromFile")
     if from_file:
         content = loader.load(str(from_file)).decode("utf-8", errors="replace")

@@ -38,7 +38,6 @@ def _conf(root: Path, release: str = "5.8.1") -> Any:
     ("server:\n  host: old  # the host\n", "it holds comments"),
     ("# settings\nserver:\n  host: old\n", "it holds comments"),
     ("base: &b\n  host: old\nserver: *b\n", "a tag, an anchor or an alias"),
-    ("server: {host: old}\n", "a flow collection"),
     ("---\nserver:\n  host: old\n", "a document marker"),
     ("server:\n  host: !!str old\n", "a tag, an anchor or an alias"),
 ])

@@ -19,6 +19,7 @@ from kzgit.config import SandboxSettings
 from kzgit.errors import KzgitError, PluginError
 from kzgit.loader import Loader
 from kzgit.plugins import external
+from kzgit.plugins.execplugin import google_shlex_split
 from kzgit.resource import Resource, ResMap
 from kzgit.versions import parse
 from kzgit.yamlio import load_documents
@@ -162,6 +163,24 @@ def test_args_one_liner_is_split_as_the_release_splits_it(home: Path, root: Path
            "argsOneLiner": one_liner}
     [r] = external.generate(cfg, "g.yaml", Loader(str(root)), opts(kustomize_version=parse(release)))
     assert list((r.obj.get("data") or {}).values()) == want
+
+
+# github.com/google/shlex as 5.5.0 and 5.6.0 split argsOneLiner: each row verified with
+# kubectl 1.32 through an exec plugin that prints its argv
+@pytest.mark.parametrize("one_liner, want", [
+    ('"a4=x\\ny" \'c\\d\'', ["a4=xny", "c\\d"]),   # a backslash in double quotes escapes any character
+    ("a #b c", ["a"]),                        # a word starting with # is a comment to the line's end
+    ("a#b c", ["a#b", "c"]),
+    ('"" x', ["", "x"]),                      # an empty pair is an empty word
+    ('a "unclosed', ["a"]),                   # the error ignored: the words before it
+    ("a b\\", ["a"]),                        # a trailing backslash drops the word being read
+    ("#c\nd e", ["d", "e"]),
+    ('a\\ b "q\\"r" \'s\\\'', ["a b", 'q"r', "s\\"]),
+    ("x\u00a0y\tz", ["x\u00a0y", "z"]),         # only space, tab, CR and LF separate words
+    ("a\\#b #c", ["a#b"]),
+])
+def test_args_one_liner_before_5_7_is_google_shlex(one_liner: str, want: List[str]) -> None:
+    assert google_shlex_split(one_liner) == want
 
 
 def test_an_unclosed_quote_in_args_one_liner_fails_from_5_7(home: Path, root: Path) -> None:
