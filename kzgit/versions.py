@@ -51,15 +51,16 @@ V5_8 = (5, 8)
 SUPPORTED: Dict[str, Tuple[str, str, str]] = {
     "5.5.0": ("api/v0.18.0", "1.32", "kustomize-(devel)"),
     "5.6.0": ("api/v0.19.0", "1.33", "kustomize-(devel)"),
+    # no kubectl embeds 5.7.0; Argo CD 3.1 and 3.2 ship its kustomize binary. It renders as
+    # 5.7.1 but for argsOneLiner, which kzgit refuses at 5.7.0 (kzgit.plugins.execplugin)
+    "5.7.0": ("api/v0.20.0", "", "kustomize-v5.7.0"),
     "5.7.1": ("api/v0.20.1", "1.35", "kustomize-v5.7.1"),
     "5.8.1": ("api/v0.21.1", "1.36", "kustomize-v5.8.1"),
 }
 DEFAULT = "5.8.1"
 
-#: Releases kzgit does not reproduce, and why (``5.7.0``: kzgit reproduces 5.7.1's tokenizer).
+#: Releases kzgit does not reproduce, and why.
 REFUSED: Dict[str, str] = {
-    "5.7.0": "its argsOneLiner tokenizer (carapace-shlex) is not 5.7.1's (kustomize PR #5943, "
-             "ShlexSplit)",
     "5.8.0": "its namespace propagation regressed (kustomize PR #6044 fixed it in 5.8.1)",
 }
 

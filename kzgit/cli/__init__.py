@@ -53,10 +53,10 @@ def add_render_flags(p: argparse.ArgumentParser, verb: str = "render", setting: 
 
 def add_version_flag(p: argparse.ArgumentParser, setting: str = "the") -> None:
     """``--kustomize-version``: the Kustomize release every render of the command renders as."""
-    from kzgit.versions import DEFAULT, ENV_VAR   # start-up: only the commands that render
+    from kzgit.versions import DEFAULT, DEPLOYERS, ENV_VAR, SUPPORTED   # start-up: only the commands that render
     p.add_argument("--kustomize-version", metavar="VERSION",
-                   help="render as this Kustomize release: 5.5.0, 5.6.0, 5.7.1, 5.8.1, a minor "
-                        "(5.7) or a deployer (kubectl-1.33, argocd-3.0, flux-2.7); default: "
+                   help=f"render as this Kustomize release: {', '.join(SUPPORTED)}, a minor (5.7 "
+                        f"is its newest patch) or a deployer ({', '.join(DEPLOYERS)}); default: "
                         f"${ENV_VAR}, else {setting} kustomize-version setting, else {DEFAULT}")
 
 

@@ -161,6 +161,12 @@ def _legacy_args(config: Dict[str, Any], source: str, loader: Loader,
     """execplugin.processOptionalArgsFields: ``argsOneLiner`` (shlex) then ``argsFromFile`` lines."""
     args: List[str] = []
     one = config.get("argsOneLiner")
+    if one and version == (5, 7, 0):
+        # 5.7.0 split with carapace-shlex, replaced in 5.7.1 by kustomize's own ShlexSplit
+        # (PR #5943) before anyone recorded how the two differ: kzgit does not guess
+        raise PluginError(f"{describe(config, source)}: argsOneLiner is not supported as Kustomize 5.7.0 "
+                          "splits it (carapace-shlex); kzgit reproduces 5.7.1's splitting",
+                          tip="pin kustomize-version 5.7.1, or pass the arguments with argsFromFile")
     if one and version >= V5_7:
         # kustomize's own tokenizer, whose errors fail the build (PR #5943, 5.7.1)
         try:

@@ -25,6 +25,7 @@ TREE = {
     ("kubectl-1.32", "5.5.0"), ("kubectl-1.33", "5.6.0"), ("kubectl-1.34", "5.7.1"),
     ("kubectl-1.35", "5.7.1"), ("kubectl-1.36", "5.8.1"), ("kubectl-1.37", "5.8.1"),
     ("argocd-3.0", "5.6.0"), ("argocd-3.3", "5.8.1"), ("ArgoCD-3.5", "5.8.1"),
+    ("5.7.0", "5.7.0"), ("argocd-3.1", "5.7.0"), ("argocd-3.2", "5.7.0"),
     ("flux-2.6", "5.6.0"), ("flux-2.7", "5.7.1"), ("flux-2.8", "5.8.1"), ("flux-2.9", "5.8.1"),
 ])
 def test_values_resolve_through_the_one_table(text: str, release: str) -> None:
@@ -32,8 +33,7 @@ def test_values_resolve_through_the_one_table(text: str, release: str) -> None:
 
 
 @pytest.mark.parametrize("text, says", [
-    ("5.7.0", "5.6.0 or 5.7.1"), ("argocd-3.1", "5.6.0 or 5.7.1"), ("argocd-3.2", "argsOneLiner"),
-    ("5.8.0", "5.7.1 or 5.8.1"), ("5.4.3", "5.5.0"), ("4.5.7", "older than 5.5.0"),
+    ("5.8.0", "5.7.1 or 5.8.1"), ("argocd-3.3.0", "unknown"), ("5.4.3", "5.5.0"), ("4.5.7", "older than 5.5.0"),
     ("5.9.0", "nearest supported: 5.8.1"), ("kubectl-1.31", "unknown"), ("latest", "known: 5.5.0"),
 ])
 def test_releases_kzgit_cannot_reproduce_are_refused_naming_the_nearest(text: str, says: str) -> None:
@@ -47,6 +47,30 @@ def test_every_deployer_names_a_release_the_table_knows() -> None:
     for deployer, release in versions.DEPLOYERS.items():
         assert release in versions.SUPPORTED or release in versions.REFUSED, deployer
     assert versions.DEFAULT == max(versions.SUPPORTED, key=versions.parse)
+
+
+def test_5_7_0_renders_as_5_7_1_and_refuses_only_its_args_one_liner(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Argo CD 3.1 and 3.2 ship Kustomize 5.7.0, which differs from 5.7.1 in the tokenizer of
+    an exec plugin's argsOneLiner alone (kustomize PR #5943): kzgit renders the rest as 5.7.1,
+    with 5.7.0's managed-by value, and refuses argsOneLiner naming the way out."""
+    monkeypatch.delenv(versions.ENV_VAR, raising=False)
+    monkeypatch.setenv("KZGIT_CACHE_DIR", str(tmp_path / "cache"))
+    root = _tree(tmp_path / "r", 'kustomize-version = "argocd-3.2"\n')
+    assert _managed_by(capsys, str(root)) == "kustomize-v5.7.0"
+    home = tmp_path / "plugins"
+    plugin = home / "x.example.com" / "v1" / "args" / "Args"
+    plugin.parent.mkdir(parents=True)
+    plugin.write_text("#!/bin/sh\necho '{}'\n")
+    plugin.chmod(0o755)
+    (root / "gen.yaml").write_text("apiVersion: x.example.com/v1\nkind: Args\nmetadata:\n  name: a\n"
+                                   "argsOneLiner: a b\n")
+    (root / "kustomization.yaml").write_text("generators:\n- gen.yaml\n")
+    monkeypatch.setenv("KUSTOMIZE_PLUGIN_HOME", str(home))
+    assert main(["build", "--enable-alpha-plugins", "--enable-exec", "--sandbox", "off", str(root)]) == 1
+    err = capsys.readouterr().err
+    assert "argsOneLiner is not supported as Kustomize 5.7.0 splits it" in err
+    assert "5.7.1" in err and "argsFromFile" in err
 
 
 def _tree(root: Path, config: str = "") -> Path:
