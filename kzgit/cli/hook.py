@@ -129,13 +129,9 @@ class _Source:
         else:
             try:
                 repo, index = top_and_index(".")
-            except UsageError as e:
+            except UsageError:
                 os.getcwd()   # a deleted working directory is its own error (cli.main says so)
-                # a hook checks a repository: outside one, `--all` walked whatever directory
-                # it was started in (all of /tmp)
-                raise UsageError(f"{e.message}: the hooks check a git repository",
-                                 tip="run it inside a git work tree, or name the kustomizations to "
-                                     "check: kzgit validate ROOT... or kzgit build DIR") from None
+                return self._plain_directory()
         repo = os.path.realpath(repo)
         config: Config = load_config(repo)
         if getattr(a, "kustomize_version", None):   # --kustomize-version of the rendering hooks
@@ -172,6 +168,20 @@ class _Source:
             # breaks every root that reached it: add the deletions.
             changed += deletions(repo)
         return Workspace(repo, files, changed, config, repo=repo)
+
+    def _plain_directory(self) -> Workspace:
+        """Outside a git work tree (an exported tarball, a CI artefact), the current directory
+        is the repository: its files as :func:`kzgit.walk.tree_files` finds them (hidden
+        directories and what ``.gitignore`` files exclude left out); nothing was deleted."""
+        from kzgit import walk   # start-up: only outside a work tree
+        a = self.args
+        repo = os.path.realpath(".")
+        config: Config = load_config(repo)
+        if getattr(a, "kustomize_version", None):
+            from kzgit.versions import with_flag   # start-up
+            config = with_flag(config, a.kustomize_version)
+        changed = None if a.all else [r for r in (_rel(repo, f) for f in a.files) if r is not None]
+        return Workspace(repo, walk.tree_files(repo), changed, config, repo=repo)
 
     def __exit__(self, *exc: object) -> None:
         if self.tmp:

@@ -64,12 +64,6 @@ def run(args: argparse.Namespace) -> int:
     if args.all and args.roots:
         raise UsageError(f"--all and ROOT ({args.roots[0]}) exclude each other: --all is every root "
                          "of the repository", tip="name ROOTs, or use --all alone")
-    if not in_git and not args.roots:
-        import os   # start-up: only this error
-        raise UsageError(f"'{os.getcwd()}' is not inside a git work tree: "
-                         f"{'--all' if args.all else 'the roots under the current directory'} "
-                         "are found only in a repository",
-                         tip="name the kustomization directories: kzgit lint ROOT...")
     config = with_flag(load_config(repo), args.kustomize_version)
     # the work tree as it is, untracked files included (ignored ones not): what a user edits
     files = gitio.worktree_files(repo) if in_git else walk.tree_files(repo)

@@ -184,16 +184,12 @@ def select_roots(args: argparse.Namespace, ws: "Workspace", repo: str) -> List[s
 
 
 def check_arguments(args: argparse.Namespace, in_git: bool) -> None:
-    """Arguments that would be ignored, or that contradict each other, are usage errors;
-    outside a git work tree the roots must be named (``--all`` walked all of /tmp)."""
+    """Arguments that would be ignored, or that contradict each other, are usage errors.
+    Outside a git work tree the current directory is the repository (``--all`` finds its roots
+    with :func:`kzgit.walk.tree_files`: hidden directories and ignored files left out)."""
     if args.all and args.roots:
         raise UsageError(f"--all and ROOT ({args.roots[0]}) exclude each other: --all is every root "
                          "of the repository", tip="name ROOTs, or use --all alone")
-    if not in_git and not args.roots and not (args.manifests and not args.all):
-        raise UsageError(f"'{os.getcwd()}' is not inside a git work tree: "
-                         f"{'--all' if args.all else 'the roots under the current directory'} "
-                         "are found only in a repository",
-                         tip="name the kustomization directories: kzgit validate ROOT...")
 
 
 def run(args: argparse.Namespace) -> int:
