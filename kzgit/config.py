@@ -49,6 +49,11 @@ Keys (all optional)::
     deprecated-field = "error"      # a rule id = "error", "warning" or "off" (README: Lint)
     unreferenced-file = "warning"   # (off by default)
 
+    [tool.kzgit.gitops]             # `[gitops]` in .kzgit.toml (kzgit apps, build --app, hooks)
+    repo-urls = ["https://github.com/old/name"]  # other URLs of this repository
+    flux-strict-substitution = false  # kustomize-controller StrictPostBuildSubstitutions
+    argocd-build-options = "--load-restrictor LoadRestrictionsNone"  # when no argocd-cm
+
     [tool.kzgit.sandbox]            # `[sandbox]` in .kzgit.toml; read by `kzgit build` too;
                                     # only narrows the user's (SandboxSettings.granted)
     mode = "auto"                   # "require" (fail where plugins cannot be confined) / "off"
@@ -154,6 +159,22 @@ class LintPolicy(Record):
         if warnings_as_errors and rule in ("warnings", "deprecated-field"):
             return "error"
         return LINT_RULES[rule]
+
+
+class GitopsPolicy(Record):
+    """``[gitops]``: what the controllers' own configuration says (:mod:`kzgit.gitops`)."""
+
+    __slots__ = ("repo_urls", "flux_strict_substitution", "argocd_build_options", "source")
+
+    def __init__(self, repo_urls: Tuple[str, ...] = (), flux_strict_substitution: bool = False,
+                 argocd_build_options: Optional[str] = None, source: str = "") -> None:
+        #: other URLs of this repository (a repository that moved keeps its old URL)
+        self.repo_urls = repo_urls
+        #: kustomize-controller's StrictPostBuildSubstitutions feature gate
+        self.flux_strict_substitution = flux_strict_substitution
+        #: argocd-cm ``kustomize.buildOptions`` where the repository holds no argocd-cm
+        self.argocd_build_options = argocd_build_options
+        self.source = source   # the file whose table set it ("" without one)
 
 
 SANDBOX_MODES = ("auto", "require", "off")
@@ -332,7 +353,8 @@ class Config(Record):
     __slots__ = ("roots", "exclude", "engine", "engine_path", "timeout", "jobs", "load_restrictor",
                  "enable_alpha_plugins", "enable_exec", "enable_helm", "helm_command", "localized",
                  "cache", "cache_size_mb", "refs", "validate", "sandbox", "source",
-                 "kustomize_version", "kustomize_version_origin", "warnings_as_errors", "lint")
+                 "kustomize_version", "kustomize_version_origin", "warnings_as_errors", "lint",
+                 "gitops")
 
     def __init__(self, roots: Tuple[str, ...] = (), exclude: Tuple[str, ...] = (),
                  engine: str = "builtin", engine_path: Optional[str] = None, timeout: float = 120.0,
@@ -342,7 +364,8 @@ class Config(Record):
                  refs: Optional[RefPolicy] = None, validate: Optional[ValidatePolicy] = None,
                  sandbox: Optional[SandboxSettings] = None, source: Optional[str] = None,
                  kustomize_version: Optional[str] = None, kustomize_version_origin: str = "",
-                 warnings_as_errors: bool = False, lint: Optional[LintPolicy] = None) -> None:
+                 warnings_as_errors: bool = False, lint: Optional[LintPolicy] = None,
+                 gitops: Optional[GitopsPolicy] = None) -> None:
         self.roots = roots
         self.exclude = exclude
         self.engine = engine
@@ -367,6 +390,7 @@ class Config(Record):
         self.kustomize_version_origin = kustomize_version_origin
         self.warnings_as_errors = warnings_as_errors   # the render hook fails on warnings too
         self.lint = LintPolicy() if lint is None else lint
+        self.gitops = GitopsPolicy() if gitops is None else gitops
 
 
 def _str_list(v: Any) -> Optional[Tuple[str, ...]]:
@@ -476,6 +500,15 @@ _LINT_KEYS: Dict[str, Tuple[str, Any, str]] = {
     for rule in LINT_RULES}
 
 
+_GITOPS_KEYS: Dict[str, Tuple[str, Any, str]] = {
+    "repo-urls": ("repo_urls", _str_list, "a list of repository URLs"),
+    "flux-strict-substitution": ("flux_strict_substitution", _bool, "true or false"),
+    "argocd-build-options": ("argocd_build_options", lambda v: v if isinstance(v, str) else None,
+                             'kustomize build flags, e.g. "--load-restrictor '
+                             'LoadRestrictionsNone"'),
+}
+
+
 _SANDBOX_KEYS: Dict[str, Tuple[str, Any, str]] = {
     "mode": ("mode", _one_of(SANDBOX_MODES), "one of " + ", ".join(repr(m) for m in SANDBOX_MODES)),
     "allow-read": ("allow_read", _str_list, "a list of paths"),
@@ -519,7 +552,9 @@ def parse_config(table: Dict[str, Any], source: str, prefix: str = "",
     validate = table.pop("validate", None)
     sandbox = table.pop("sandbox", None)
     lint = table.pop("lint", None)
-    _apply(cfg, table, _KEYS, prefix, source, tables=("refs", "validate", "sandbox", "lint"))
+    gitops = table.pop("gitops", None)
+    _apply(cfg, table, _KEYS, prefix, source, tables=("refs", "validate", "sandbox", "lint",
+                                                       "gitops"))
     if cfg.kustomize_version is not None:
         cfg.kustomize_version_origin = f"{os.path.basename(source)} {prefix}kustomize-version"
     if refs is not None:
@@ -537,6 +572,11 @@ def parse_config(table: Dict[str, Any], source: str, prefix: str = "",
         cfg.lint.source = source
         # each key a rule id (one severity each): the registry is the one list of keys
         _apply(cfg.lint.severities, lint, _LINT_KEYS, f"{prefix}lint.", source)
+    if gitops is not None:
+        if not isinstance(gitops, dict):
+            raise UsageError(f"{source}: bad value for '{prefix}gitops': expected a table")
+        cfg.gitops = GitopsPolicy(source=source)
+        _apply(cfg.gitops, gitops, _GITOPS_KEYS, f"{prefix}gitops.", source)
     if sandbox is not None:
         if not isinstance(sandbox, dict):
             raise UsageError(f"{source}: bad value for '{prefix}sandbox': expected a table")

@@ -75,6 +75,9 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                    help="confine exec plugins, KRM exec functions and helm (Landlock): where the "
                         "kernel can (auto), or fail where it cannot (require), or never (off); "
                         "wins over [sandbox] mode of the repository's .kzgit.toml")
+    p.add_argument("--app", metavar="ID",
+                   help="render an Argo CD Application or Flux Kustomization of the repository "
+                        "holding DIR as its controller deploys it (ids: kzgit apps)")
     add_version_flag(p, "the repository's")
     p.set_defaults(func=run)
 
@@ -168,7 +171,35 @@ def _check_working_directory(target: str) -> None:
                              f"'{target}' : getwd: no such file or directory") from None
 
 
+def _run_app(args: argparse.Namespace) -> int:
+    """``kzgit build --app ID``: the application rendered as its controller deploys it."""
+    from kzgit.cli.apps import open_catalog   # start-up: --app only
+    from kzgit.gitops.render import render_app   # start-up: --app only
+    catalog = open_catalog(args.dir, getattr(args, "kustomize_version", None))
+    app = catalog.find(args.app)
+    rendered = render_app(catalog, app)
+    for w in rendered.warnings:
+        print(w, file=sys.stderr)
+    for note in rendered.notes:
+        print(f"kzgit: {app.id}: {note}", file=sys.stderr)
+    if args.verbose:
+        from kzgit.versions import name   # start-up: -v only
+        print(f"kzgit: {app.id}: {app.renderer}"
+              + (f" (Kustomize {name(app.version)}, {app.version_origin})" if app.version else ""),
+              file=sys.stderr)
+    text = rendered.to_yaml()
+    if args.output:
+        from kzgit.atomic import write_atomic   # start-up: only -o FILE writes a file
+        write_atomic(args.output, text)
+        return 0
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "app", None):
+        return _run_app(args)
     if not os.path.isabs(args.dir):
         _check_working_directory(args.dir)
     options = options_from_args(args)

@@ -1,0 +1,572 @@
+"""Argo CD: an ``Application`` rendered as its repo-server renders it.
+
+Sources (argoproj/argo-cd at v3.x, ``master`` of 2026-08):
+
+- ``reposerver/repository/repository.go`` ``GetAppSourceType``: an explicit source type
+  (``helm``, ``kustomize``, ``directory``, ``plugin`` blocks; more than one is an error,
+  ``ApplicationSource.ExplicitType``), else ``util/app/discovery/discovery.go`` ``AppType``:
+  the files directly in the path, in lexical order, a name ending ``Chart.yaml`` making it
+  Helm and a kustomization file Kustomize (the later file wins, so a kustomization file
+  wins over ``Chart.yaml``), else a directory.
+- ``util/kustomize/kustomize.go`` ``Build``: ``kustomize edit`` commands in this order:
+  ``set nameprefix``, ``set namesuffix``, ``set image`` (``${ARGOCD_APP_*}`` substituted),
+  ``set replicas``, ``add label`` (``--force``, ``--without-selector``,
+  ``--include-templates``), ``add annotation`` (``--force``), ``set namespace``; ``patches``
+  appended to the file's own; ``add component`` (``ignoreMissingComponents`` drops the absent
+  ones first); then ``kustomize build <path> <buildOptions>`` from the repository's top.
+  The edits' semantics are kustomize's (kubernetes-sigs/kustomize ``kustomize/v5.8.1``
+  ``kustomize/commands/edit/set/setimage.go``: an entry of the same name replaced whole, the
+  list sorted by name; ``setreplicas.go`` likewise; ``add/addmetadata.go``: an existing key
+  is an error without ``--force``; ``--without-selector`` writes a ``labels`` entry;
+  ``add/addcomponent.go``: a path already listed is skipped).
+- ``util/settings/settings.go`` ``GetKustomizeSettings`` / ``GetKustomizeBinaryPath``:
+  ``kustomize.buildOptions`` (and ``kustomize.buildOptions.<v>``), ``kustomize.version.<v>``
+  and ``kustomize.path.<v>`` of ``argocd-cm``; an Application's ``kustomize.version`` must
+  name a registered ``<v>`` ("kustomize version ... is not registered").
+- ``repository.go`` ``findManifests`` / ``getPotentiallyValidManifests``: a directory
+  application reads ``.yaml``, ``.yml`` and ``.json`` files (``directory.recurse`` descends),
+  ``exclude`` then ``include`` globs on the path relative to the application's (Argo CD's
+  ``util/glob``: gobwas/glob without separators, so ``*`` crosses ``/``), skipping files
+  containing ``+argocd:skip-file-rendering``; a JSON file holds one object.
+"""
+from __future__ import annotations
+
+import posixpath
+import re
+
+from kzgit.errors import KzgitError
+from kzgit.gitops.model import as_dict
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict, List, Optional, Tuple
+    from kzgit.gitops.model import App
+    from kzgit.loader import FileSystem
+
+KUSTOMIZATION_FILE_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+SKIP_MARKER = b"+argocd:skip-file-rendering"
+KUSTOMIZE = "Kustomize"
+HELM = "Helm"
+DIRECTORY = "Directory"
+PLUGIN = "Plugin"
+
+
+class ArgoError(KzgitError):
+    """An Application that does not render; ``field`` is the spec field to point at."""
+
+    def __init__(self, message: str, field: Tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+# -- argocd-cm ------------------------------------------------------------------------------
+
+class KustomizeSettings:
+    """``argocd-cm``'s Kustomize keys."""
+
+    def __init__(self, data: Dict[str, Any], where: str) -> None:
+        self.where = where
+        self.build_options: Optional[str] = None
+        self.versions: Dict[str, str] = {}          # <v> -> the binary's path (or version)
+        self.version_options: Dict[str, str] = {}   # <v> -> its own build options
+        for k, v in data.items():
+            k, v = str(k), str(v)
+            if k == "kustomize.buildOptions":
+                self.build_options = v
+            elif k.startswith("kustomize.buildOptions."):
+                self.version_options[k[len("kustomize.buildOptions."):]] = v
+            elif k.startswith(("kustomize.version.", "kustomize.path.")):
+                name = k.split(".", 2)[2]
+                if name in self.versions:
+                    raise ArgoError(f"{where}: failed to add kustomize version from {k!r}: "
+                                    f"found duplicate kustomize version: {name}")
+                self.versions[name] = v
+
+
+def resolve_version(name: str, settings: Optional[KustomizeSettings]
+                    ) -> Tuple[Tuple[int, int, int], str]:
+    """The release an Application's ``kustomize.version`` names, through argocd-cm."""
+    from kzgit.versions import resolve   # start-up: only versioned Applications
+    where = settings.where if settings else "argocd-cm (not in this repository)"
+    if settings is None or name not in settings.versions:
+        raise ArgoError(f"kustomize version {name} is not registered (no kustomize.version."
+                        f"{name} or kustomize.path.{name} in {where})",
+                        ("spec", "source", "kustomize", "version"))
+    origin = f"{where} kustomize.*.{name}"
+    try:
+        return resolve(name, origin), origin
+    except KzgitError as first:
+        m = re.search(r"(\d+)[._](\d+)[._](\d+)", settings.versions[name])
+        if m is None:
+            raise ArgoError(str(first), ("spec", "source", "kustomize", "version")) from None
+        try:
+            return resolve(".".join(m.groups()), origin), origin
+        except KzgitError as e:
+            raise ArgoError(str(e), ("spec", "source", "kustomize", "version")) from None
+
+
+# -- the source type --------------------------------------------------------------------------
+
+def explicit_type(source: Dict[str, Any]) -> Optional[str]:
+    """ApplicationSource.ExplicitType."""
+    found = [t for key, t in (("helm", HELM), ("kustomize", KUSTOMIZE),
+                              ("directory", DIRECTORY), ("plugin", PLUGIN))
+             if source.get(key) is not None]
+    if len(found) > 1:
+        raise ArgoError("multiple application sources defined", ("spec", "source"))
+    return found[0] if found else None
+
+
+def discovered_type(fs: FileSystem, app_dir: str) -> str:
+    """discovery.go AppType: the files directly in the path decide."""
+    got = DIRECTORY
+    for name in fs.listdir(app_dir):
+        p = posixpath.join(app_dir, name)
+        if fs.is_dir(p):
+            continue
+        if name.endswith("Chart.yaml"):
+            got = HELM
+        if name in KUSTOMIZATION_FILE_NAMES:
+            got = KUSTOMIZE
+    return got
+
+
+# -- environment (ARGOCD_APP_*) -----------------------------------------------------------
+
+def app_env(app: App, source: Dict[str, Any]) -> Dict[str, str]:
+    """repository.go newEnv: the build environment Argo CD gives an Application's source."""
+    return {"ARGOCD_APP_NAME": app.name, "ARGOCD_APP_NAMESPACE": _dest_namespace(app.obj),
+            "ARGOCD_APP_PROJECT_NAME": str((app.obj.get("spec") or {}).get("project") or ""),
+            "ARGOCD_APP_REVISION": str(source.get("targetRevision") or "HEAD"),
+            "ARGOCD_APP_REVISION_SHORT": str(source.get("targetRevision") or "HEAD")[:7],
+            "ARGOCD_APP_SOURCE_PATH": str(source.get("path") or ""),
+            "ARGOCD_APP_SOURCE_REPO_URL": str(source.get("repoURL") or ""),
+            "ARGOCD_APP_SOURCE_TARGET_REVISION": str(source.get("targetRevision") or "")}
+
+
+def _dest_namespace(obj: Dict[str, Any]) -> str:
+    spec = as_dict(obj.get("spec"))
+    dest = as_dict(spec.get("destination"))
+    return str(dest.get("namespace") or "")
+
+
+_SHELL_SPECIAL = "*#$@!?-0123456789"
+
+
+def expand(text: str, env: Dict[str, str]) -> str:
+    """v1alpha1 Env.Envsubst: Go's os.Expand, ``$$`` a dollar, an unknown variable empty."""
+    out: List[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c != "$" or i + 1 >= n:
+            out.append(c)
+            i += 1
+            continue
+        nxt = text[i + 1]
+        if nxt == "{":
+            end = text.find("}", i + 2)
+            if end < 0 or end == i + 2:
+                # os.Expand: a bad syntax (no closing brace, or ${}) eats the "${"
+                i += 2 if end < 0 else 3
+                continue
+            name = text[i + 2:end]
+            i = end + 1
+        elif nxt in _SHELL_SPECIAL:
+            name = nxt
+            i += 2
+        else:
+            j = i + 1
+            while j < n and (text[j] == "_" or text[j].isascii() and text[j].isalnum()):
+                j += 1
+            if j == i + 1:
+                out.append("$")   # "$" before a character that starts no name: kept (os.Expand)
+                i += 1
+                continue
+            name = text[i + 1:j]
+            i = j
+        out.append("$" if name == "$" else env.get(name, ""))
+    return "".join(out)
+
+
+# -- kustomize edit ---------------------------------------------------------------------------
+
+_IMAGE_FORMATS = """invalid format of image, use one of the following options:
+- <image>=<newimage>:<newtag>
+- <image>=<newimage>@<digest>
+- <image>=<newimage>:<newtag>@<digest>
+- <image>=<newimage>
+- <image>:<newtag>
+- <image>:<newtag>@<digest>
+- <image>@<digest>"""
+
+
+def parse_image(arg: str) -> Dict[str, str]:
+    """setimage.go parse: ``[name=]newName[:tag][@digest]``."""
+    from kzgit.builtins.images import split_image   # kustomize's image.Split, one port
+    key, sep, value = arg.partition("=")
+    if not sep:
+        key, value = "", arg
+    name, tag, digest = split_image(value)
+    if name == arg:
+        raise ArgoError(f"kustomize edit set image {arg}: {_IMAGE_FORMATS}",
+                        ("spec", "source", "kustomize", "images"))
+    out = {"name": key or name, "newName": name if key else "", "newTag": tag, "digest": digest}
+    return out
+
+
+def _set_images(kus: Dict[str, Any], args: List[str]) -> None:
+    """setimage.go RunSetImage: the arguments replace entries of the same name whole; ``*``
+    keeps the existing field; the list sorted by name."""
+    wanted: Dict[str, Dict[str, str]] = {}
+    for arg in args:
+        img = parse_image(arg)
+        wanted[img["name"]] = img
+    for im in kus.get("images") or []:
+        if not isinstance(im, dict):
+            continue
+        name = str(im.get("name") or "")
+        if name in wanted:
+            arg_im = wanted[name]
+            for f in ("newName", "newTag", "digest"):
+                if arg_im[f] == "*":
+                    arg_im[f] = str(im.get(f) or "")
+            continue
+        wanted[name] = {"name": name, **{f: str(im.get(f) or "") for f in
+                                         ("newName", "newTag", "digest")}}
+    images = []
+    for name in sorted(wanted, key=lambda s: s.encode("utf-8")):
+        v = wanted[name]
+        entry = {"name": name}
+        for f in ("newName", "newTag", "digest"):
+            value = "" if v[f] == "*" else v[f]
+            if value:
+                entry[f] = value
+        images.append(entry)
+    kus["images"] = images
+
+
+def _set_replicas(kus: Dict[str, Any], replicas: List[Any]) -> None:
+    wanted: Dict[str, Dict[str, Any]] = {}
+    for r in replicas:
+        if not isinstance(r, dict) or not isinstance(r.get("name"), str):
+            raise ArgoError("kustomize.replicas: each entry needs a name and a count",
+                            ("spec", "source", "kustomize", "replicas"))
+        count = r.get("count")
+        if isinstance(count, str):
+            # Replica.GetIntCount: an int or a string holding one (intstr)
+            if not re.fullmatch(r"-?\d+", count.strip()):
+                raise ArgoError(f"kustomize.replicas: count {count!r} of {r['name']} is not "
+                                "an integer", ("spec", "source", "kustomize", "replicas"))
+            count = int(count)
+        if not isinstance(count, int) or isinstance(count, bool):
+            raise ArgoError(f"kustomize.replicas: count of {r['name']} is not an integer",
+                            ("spec", "source", "kustomize", "replicas"))
+        wanted[r["name"]] = {"name": r["name"], "count": count}
+    for rep in kus.get("replicas") or []:
+        if isinstance(rep, dict) and rep.get("name") not in wanted:
+            wanted[str(rep.get("name"))] = rep
+    kus["replicas"] = [wanted[k] for k in sorted(wanted, key=lambda s: s.encode("utf-8"))]
+
+
+def _pairs(values: Dict[str, Any]) -> Dict[str, str]:
+    """util.ConvertSliceToMap of Argo CD's ``name:value`` arguments."""
+    out = {}
+    for k, v in values.items():
+        arg = f"{k}:{v}"
+        c = arg.find(":")
+        if c == 0:
+            raise ArgoError(f"invalid label: '{arg}' (need k:v pair where v may be quoted)")
+        value = arg[c + 1:]
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]   # trimQuotes
+        out[arg[:c]] = value
+    return out
+
+
+def _add_metadata(kus: Dict[str, Any], kind: str, values: Dict[str, str], force: bool,
+                  without_selector: bool = False, include_templates: bool = False) -> None:
+    """addmetadata.go: commonLabels / commonAnnotations, or a ``labels`` entry."""
+    field = ("spec", "source", "kustomize", "commonLabels" if kind == "label" else
+             "commonAnnotations")
+    if include_templates and not without_selector:
+        raise ArgoError("--without-selector flag must be specified for --include-templates "
+                        "to work", field)
+
+    def put(m: Dict[str, Any], k: str, v: str) -> None:
+        if k in m and not force:
+            raise ArgoError(f"{kind} {k} already in kustomization file. Use --force to "
+                            "override.", field)
+        m[k] = v
+
+    if kind == "label" and without_selector:
+        labels = kus.get("labels")
+        if not isinstance(labels, list):
+            labels = []
+            kus["labels"] = labels
+        for k, v in values.items():
+            entry = next((e for e in labels if isinstance(e, dict)
+                          and bool(e.get("includeSelectors")) is False
+                          and bool(e.get("includeTemplates")) is include_templates), None)
+            if entry is None:
+                entry = {"pairs": {}, "includeSelectors": False}
+                if include_templates:
+                    entry["includeTemplates"] = True
+                labels.append(entry)
+            if not isinstance(entry.get("pairs"), dict):
+                entry["pairs"] = {}
+            put(entry["pairs"], k, v)
+        return
+    key = "commonLabels" if kind == "label" else "commonAnnotations"
+    m = kus.get(key)
+    if not isinstance(m, dict):
+        m = {}
+        kus[key] = m
+    for k, v in values.items():
+        put(m, k, v)
+
+
+def _add_components(kus: Dict[str, Any], fs: FileSystem, app_dir: str, paths: List[str]) -> None:
+    """addcomponent.go: each path (a glob) must match, else be a loadable root."""
+    found: List[str] = []
+    for pattern in paths:
+        matched = _glob(fs, app_dir, pattern)
+        if matched is None:
+            raise ArgoError(f"{pattern} has no match: must build at directory: not a valid "
+                            "directory", ("spec", "source", "kustomize", "components"))
+        found.extend(matched)
+    comps = kus.get("components")
+    if not isinstance(comps, list):
+        comps = []
+    for c in found:
+        if c not in comps:
+            comps.append(c)
+    if comps:
+        kus["components"] = comps
+
+
+def _glob(fs: FileSystem, base: str, pattern: str) -> Optional[List[str]]:
+    """filepath.Glob relative to ``base`` (literal paths as written when they exist)."""
+    from kzgit.gitops.gomatch import BadPattern, match
+    if not any(ch in pattern for ch in "*?[\\"):
+        p = posixpath.normpath(posixpath.join(base, pattern))
+        return [pattern] if fs.exists(p) else None
+    parts = pattern.split("/")
+    results = [""]
+    for part in parts:
+        nxt = []
+        for prefix in results:
+            d = posixpath.normpath(posixpath.join(base, prefix)) if prefix else base
+            if part in ("", ".", "..") or not any(ch in part for ch in "*?[\\"):
+                cand = posixpath.join(prefix, part) if prefix else part
+                if fs.exists(posixpath.normpath(posixpath.join(base, cand))):
+                    nxt.append(cand)
+                continue
+            if not fs.is_dir(d):
+                continue
+            for name in fs.listdir(d):
+                try:
+                    if match(part, name):
+                        nxt.append(posixpath.join(prefix, name) if prefix else name)
+                except BadPattern:
+                    return None
+        results = nxt
+    return sorted(results) or None
+
+
+def edited_kustomization(fs: FileSystem, app_dir: str, opts: Dict[str, Any],
+                         env: Dict[str, str], repo_top: str) -> Optional[Tuple[str, bytes]]:
+    """(the kustomization file, its text after Argo CD's ``kustomize edit`` commands), or None
+    when ``opts`` asks for no edit."""
+    from kzgit.yamlio import dump, load_yaml11   # start-up: only edited Applications
+    edits = [k for k in ("namePrefix", "nameSuffix", "images", "replicas", "commonLabels",
+                         "commonAnnotations", "namespace", "patches", "components") if opts.get(k)]
+    if not edits:
+        return None
+    kfile = next((posixpath.join(app_dir, n) for n in KUSTOMIZATION_FILE_NAMES
+                  if fs.is_file(posixpath.join(app_dir, n))), None)
+    if kfile is None:
+        if edits == ["patches"]:
+            raise ArgoError("kustomization file not found in the path",
+                            ("spec", "source", "kustomize", "patches"))
+        raise ArgoError("Missing kustomization file 'kustomization.yaml'.",
+                        ("spec", "source", "kustomize"))
+    raw = load_yaml11(fs.read_bytes(kfile), kfile)
+    kus: Dict[str, Any] = dict(raw) if isinstance(raw, dict) else {}
+    for field in ("namePrefix", "nameSuffix"):
+        if isinstance(opts.get(field), str) and opts[field]:
+            kus[field] = opts[field]
+    if opts.get("images"):
+        _set_images(kus, [expand(str(i), env) for i in opts["images"]])
+    if opts.get("replicas"):
+        _set_replicas(kus, list(opts["replicas"]))
+    if isinstance(opts.get("commonLabels"), dict) and opts["commonLabels"]:
+        labels = {k: expand(str(v), env) for k, v in opts["commonLabels"].items()}
+        _add_metadata(kus, "label", _pairs(labels), bool(opts.get("forceCommonLabels")),
+                      bool(opts.get("labelWithoutSelector")),
+                      bool(opts.get("labelIncludeTemplates")))
+    if isinstance(opts.get("commonAnnotations"), dict) and opts["commonAnnotations"]:
+        ann = opts["commonAnnotations"]
+        if opts.get("commonAnnotationsEnvsubst"):
+            ann = {k: expand(str(v), env) for k, v in ann.items()}
+        _add_metadata(kus, "annotation", _pairs(ann), bool(opts.get("forceCommonAnnotations")))
+    if isinstance(opts.get("namespace"), str) and opts["namespace"]:
+        kus["namespace"] = opts["namespace"]
+    if opts.get("patches"):
+        existing = kus.get("patches")
+        if existing is not None and not isinstance(existing, list):
+            raise ArgoError("expected 'patches' field in kustomization.yaml to be []any",
+                            ("spec", "source", "kustomize", "patches"))
+        kus["patches"] = list(existing or []) + [dict(p) for p in opts["patches"]]
+    if opts.get("components"):
+        comps = [str(c) for c in opts["components"]]
+        if opts.get("ignoreMissingComponents"):
+            comps = [c for c in comps
+                     if fs.exists(posixpath.normpath(posixpath.join(app_dir, c)))
+                     and _inside(posixpath.normpath(posixpath.join(app_dir, c)), repo_top)]
+        if comps:
+            _add_components(kus, fs, app_dir, comps)
+    return kfile, dump(kus).encode("utf-8")
+
+
+def _inside(path: str, top: str) -> bool:
+    return path == top or path.startswith(top.rstrip("/") + "/")
+
+
+# -- build options ------------------------------------------------------------------------------
+
+#: kustomize build flags an Argo CD buildOptions string may carry, and what kzgit does with each
+_VALUE_FLAGS = ("--load-restrictor", "--load_restrictor", "--reorder", "--helm-command",
+                "--helm-kube-version", "--helm-api-versions")
+_BOOL_FLAGS = ("--enable-helm", "--enable-alpha-plugins", "--enable-exec",
+               "--enable-managedby-label", "--helm-debug")
+
+
+def parse_build_options(text: str, origin: str) -> Dict[str, Any]:
+    """``kustomize build`` flags of an Argo CD buildOptions string (``strings.Fields``)."""
+    out: Dict[str, Any] = {}
+    words = text.split()
+    i = 0
+    while i < len(words):
+        w = words[i]
+        flag, eq, value = w.partition("=")
+        if flag in _BOOL_FLAGS:
+            out[flag] = (value.lower() in ("", "true", "1")) if eq else True
+        elif flag in _VALUE_FLAGS:
+            if not eq:
+                i += 1
+                if i >= len(words):
+                    raise ArgoError(f"{origin}: flag needs an argument: {flag}")
+                value = words[i]
+            out[flag.replace("_", "-")] = value
+        else:
+            raise ArgoError(f"{origin}: kzgit does not know the kustomize build option "
+                            f"{w!r}")
+        i += 1
+    return out
+
+
+# -- directory applications ----------------------------------------------------------------
+
+def _gobwas(pattern: str) -> "re.Pattern[str]":
+    """Argo CD util/glob.Match: gobwas/glob without separators (``*`` crosses ``/``),
+    ``{a,b}`` alternatives, ``[...]``/``[!...]`` classes."""
+    out: List[str] = []
+    i, depth = 0, 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "*":
+            out.append(".*")
+            while i + 1 < len(pattern) and pattern[i + 1] == "*":
+                i += 1
+        elif c == "?":
+            out.append(".")
+        elif c == "{":
+            out.append("(?:")
+            depth += 1
+        elif c == "}" and depth:
+            out.append(")")
+            depth -= 1
+        elif c == "," and depth:
+            out.append("|")
+        elif c == "[":
+            end = pattern.find("]", i + 1)
+            if end < 0:
+                out.append(re.escape(c))
+            else:
+                body = pattern[i + 1:end]
+                neg = body[:1] == "!"
+                body = body[1:] if neg else body
+                out.append("[" + ("^" if neg else "") + body.replace("\\", "\\\\") + "]")
+                i = end
+        elif c == "\\" and i + 1 < len(pattern):
+            i += 1
+            out.append(re.escape(pattern[i]))
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return re.compile("".join(out), re.DOTALL)
+
+
+def _glob_match(pattern: str, path: str) -> bool:
+    try:
+        return _gobwas(pattern).fullmatch(path) is not None
+    except re.error:
+        return False
+
+
+def directory_objects(fs: FileSystem, app_dir: str, directory: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """findManifests: the objects of a plain directory application, in the walk's order."""
+    from kzgit.yamlio import load_documents   # start-up: only directory applications
+    recurse = directory.get("recurse") is True
+    include = str(directory.get("include") or "")
+    exclude = str(directory.get("exclude") or "")
+    if directory.get("jsonnet"):
+        pass   # jsonnet settings matter only for .jsonnet files, refused below
+    files: List[str] = []
+
+    def walk(d: str) -> None:
+        for name in fs.listdir(d):
+            p = posixpath.join(d, name)
+            if fs.is_dir(p):
+                if recurse:
+                    walk(p)
+                continue
+            files.append(p)
+    walk(app_dir)
+    objs: List[Dict[str, Any]] = []
+    for p in files:
+        name = posixpath.basename(p)
+        if not re.match(r"^.*\.(yaml|yml|json|jsonnet)$", name):
+            continue
+        rel = p[len(app_dir) + 1:]
+        if exclude and _glob_match(exclude, rel):
+            continue
+        if include and not _glob_match(include, rel):
+            continue
+        data = fs.read_bytes(p)
+        if SKIP_MARKER in data:
+            continue
+        if name.endswith(".jsonnet"):
+            raise ArgoError(f"{rel}: jsonnet is not rendered by kzgit", ("spec", "source"))
+        try:
+            docs = load_documents(data, p)
+        except KzgitError as e:
+            if b"apiVersion:" in data and b"kind:" in data and b"metadata:" in data:
+                raise ArgoError(f'Failed to unmarshal "{name}": {e}') from None
+            continue   # "it might be an unrelated YAML file which we will ignore"
+        if name.endswith(".json") and len([d for d in docs if d is not None]) > 1:
+            raise ArgoError(f'Found multiple objects in "{name}". Only single objects are '
+                            "allowed in JSON files.")
+        for d in docs:
+            if d is None:
+                continue
+            if not isinstance(d, dict):
+                raise ArgoError(f'Failed to unmarshal "{name}": not an object')
+            if d.get("kind", "").endswith("List") and isinstance(d.get("items"), list):
+                objs.extend(x for x in d["items"] if isinstance(x, dict))
+                continue
+            objs.append(d)
+    return objs
+
+

@@ -1,0 +1,571 @@
+"""Finding the applications of a repository as the cluster receives them.
+
+1. Every YAML/JSON file of the repository is scanned once for the objects that matter: Flux
+   ``Kustomization``s, Argo CD ``Application``s and ``ApplicationSet``s (candidates), Flux
+   sources (``GitRepository`` ...), and the ``ConfigMap``s and ``Secret``s a
+   ``substituteFrom`` or ``argocd-cm`` may name.
+2. The entry points are the candidates no other candidate delivers (its path does not hold
+   their file).  Each is rendered as its controller renders it (:mod:`kzgit.gitops.render`),
+   and the applications in its output are its children, as delivered: a parent's patches,
+   ``targetNamespace`` and substitutions applied, as real repositories rely on
+   (onedr0p/home-ops ``kubernetes/flux/cluster/ks.yaml`` patches every child's
+   ``spec.patches``).  A file that is only a patch of an application (a partial
+   Kustomization listed under ``patches``) never appears in an output, so it is no
+   application.  A parent is rendered for discovery only when its path holds a candidate.
+3. Ids: ``flux:<namespace>/<name>`` and ``argocd:<namespace>/<name>``; where two share one,
+   ``@<directory of the defining file>``, or ``@<parent id>`` when one file is delivered by
+   two parents.
+
+Flux candidates in files the ``flux-system`` source leaves out (``.sourceignore``, its
+``spec.ignore``: bjw-s/home-ops ignores ``.archive/``) are not entry points: Flux never sees
+them.  An object without a namespace is given its parent's target namespace (Flux:
+``targetNamespace``, else the parent's own; Argo CD: ``destination.namespace``), or, at an
+entry point, the controller's install namespace (``flux-system``, ``argocd``).
+"""
+from __future__ import annotations
+
+import os
+import posixpath
+
+from kzgit.errors import KzgitError, UsageError
+from kzgit.gitops import argocd, flux
+from kzgit.gitops.model import (as_dict, DIRECTORY, FLUX, FLUX_SOURCE_GROUP, NOT_RENDERED, App,
+                                Doc, Repository, Settings, app_kind, group_of)
+from kzgit.record import Record
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict, List, Optional, Set, Tuple
+    from kzgit.config import Config
+    from kzgit.gitops.render import Rendered
+    from kzgit.gitops.sourceignore import Matcher
+
+_EXTS = (".yaml", ".yml", ".json")
+_WORDS = (b"Kustomization", b"Application", b"Repository", b"ConfigMap", b"Secret",
+          b"ExternalArtifact", b"Bucket")
+FLUX_NAMESPACE = "flux-system"
+ARGOCD_NAMESPACE = "argocd"
+_FLUX_SOURCE_KINDS = ("GitRepository", "OCIRepository", "Bucket", "HelmRepository",
+                      "HelmChart", "ExternalArtifact")
+
+
+def field_line(doc: Doc, path: Tuple[str, ...]) -> int:
+    """The line of the key ``path[-1]`` under ``path[:-1]`` in ``doc``'s text (by
+    indentation), else of the deepest key found, else the document's first line."""
+    lines = doc.text.split("\n")
+    best = doc.line
+    indent = -1
+    i = doc.line - doc.line   # index into the document's own lines
+    start_offset = _first_line_offset(doc.text)
+    i = start_offset
+    for key in path:
+        found = None
+        for j in range(i, len(lines)):
+            raw = lines[j]
+            stripped = raw.lstrip(" -")
+            ind = len(raw) - len(stripped)
+            if stripped.startswith((f"{key}:", f'"{key}":')) and ind > indent:
+                found = j
+                indent = ind
+                break
+            if stripped and not stripped.startswith("#") and ind <= indent and j > i:
+                break
+        if found is None:
+            return best
+        best = doc.line - start_offset + found
+        i = found + 1
+    return best
+
+
+def _first_line_offset(text: str) -> int:
+    """The index of the first line of ``text`` holding content (not blank, comment or ``---``)."""
+    for i, line in enumerate(text.split("\n")):
+        s = line.strip()
+        if s and not s.startswith("#") and not s.startswith("---"):
+            return i
+    return 0
+
+
+class Index(Record):
+    """What the scan found, by kind."""
+
+    __slots__ = ("candidates", "sources", "objects", "by_file", "argocd_cm")
+
+    def __init__(self) -> None:
+        self.candidates: List[Doc] = []
+        self.sources: Dict[Tuple[str, str, str], Doc] = {}   # (kind, ns, name)
+        self.objects: Dict[Tuple[str, str], List[Doc]] = {}   # (kind, name) -> docs
+        self.by_file: Dict[str, List[Doc]] = {}
+        self.argocd_cm: Optional[Doc] = None
+
+
+def scan(repo: Repository) -> Index:
+    """Step 1: the documents of every YAML/JSON file that may matter."""
+    from kzgit.yamlio.load import load_documents, split_documents, decode_text
+    index = Index()
+    for rel in repo.files:
+        if not rel.endswith(_EXTS):
+            continue
+        data = repo.read(rel)
+        if not data or b"kind" not in data or not any(w in data for w in _WORDS):
+            continue
+        try:
+            text = decode_text(data, rel)
+            parts = split_documents(text.replace("\r\n", "\n"), rel)
+        except KzgitError:
+            continue
+        for part, line in parts:
+            try:
+                docs = load_documents(part, rel)
+            except KzgitError:
+                continue   # a broken file is the render hooks' finding, not discovery's
+            if len(docs) != 1 or not isinstance(docs[0], dict):
+                continue
+            obj = docs[0]
+            doc = Doc(obj, rel, line + _first_line_offset(part), part)
+            _index(index, doc)
+    return index
+
+
+def _index(index: Index, doc: Doc) -> None:
+    obj = doc.obj
+    kind = obj.get("kind")
+    if not isinstance(kind, str):
+        return
+    meta = as_dict(obj.get("metadata"))
+    name, ns = str(meta.get("name") or ""), str(meta.get("namespace") or "")
+    if app_kind(obj):
+        index.candidates.append(doc)
+    elif group_of(obj.get("apiVersion")) == FLUX_SOURCE_GROUP and kind in _FLUX_SOURCE_KINDS:
+        index.sources[(kind, ns or FLUX_NAMESPACE, name)] = doc
+    elif obj.get("apiVersion") == "v1" and kind in ("ConfigMap", "Secret"):
+        index.objects.setdefault((kind, name), []).append(doc)
+        if kind == "ConfigMap" and name == "argocd-cm":
+            index.argocd_cm = doc
+    else:
+        return
+    index.by_file.setdefault(doc.file, []).append(doc)
+
+
+class Catalog:
+    """The applications of a repository (:func:`discover`), and what rendering them needs."""
+
+    def __init__(self, repo: Repository, index: Index) -> None:
+        self.repo = repo
+        self.index = index
+        self.apps: List[App] = []
+        self.renders: Dict[int, Rendered] = {}        # id(app) -> its rendering
+        self.render_errors: Dict[int, KzgitError] = {}
+        # ConfigMaps and Secrets delivered by rendered applications: (kind, ns, name) -> Doc
+        self.delivered: Dict[Tuple[str, str, str], Doc] = {}
+        self._matcher: Optional[Matcher] = None
+        self._argo: Optional[argocd.KustomizeSettings] = None
+        self._argo_read = False
+
+    # -- lookups ----------------------------------------------------------------------------
+    def find(self, query: str) -> App:
+        """The application ``query`` names: its id, or a shorter spelling that is unique
+        (``flux-system/apps``, ``apps``)."""
+        exact = [a for a in self.apps if a.id == query]
+        if exact:
+            return exact[0]
+        hits = [a for a in self.apps if query in (a.id.split(":", 1)[1], a.base_id,
+                                                  a.base_id.split(":", 1)[1], a.name)]
+        if len(hits) == 1:
+            return hits[0]
+        if not hits:
+            known = ", ".join(a.id for a in self.apps[:20]) or "none"
+            raise UsageError(f"no application {query!r} in this repository",
+                             tip=f"kzgit apps lists them ({known})")
+        raise UsageError(f"{query!r} names {len(hits)} applications: "
+                         + ", ".join(a.id for a in hits), tip="pass one of these ids")
+
+    def lookup_object(self, kind: str, namespace: str, name: str) -> Optional[Doc]:
+        """A ConfigMap or Secret delivered in ``namespace`` (rendered outputs first, then the
+        files; a file's object without a namespace counts for any)."""
+        got = self.delivered.get((kind, namespace, name))
+        if got is not None:
+            return got
+        docs = self.index.objects.get((kind, name), [])
+        for want_ns in (True, False):
+            for d in docs:
+                meta = as_dict(d.obj.get("metadata"))
+                ns = meta.get("namespace")
+                if (ns == namespace) if want_ns else not ns:
+                    return d
+        return None
+
+    def flux_matcher(self) -> Matcher:
+        """The ``flux-system`` artifact's ignore patterns."""
+        if self._matcher is None:
+            self._matcher = self.matcher_for(self.index.sources.get(
+                ("GitRepository", FLUX_NAMESPACE, FLUX_NAMESPACE)))
+        return self._matcher
+
+    def matcher_for(self, source: Optional[Doc]) -> Matcher:
+        from kzgit.gitops.sourceignore import repository_matcher
+        spec = as_dict(source.obj.get("spec")) if source else {}
+        ignore = spec.get("ignore") if isinstance(spec.get("ignore"), str) else None
+        return repository_matcher(self.repo.files, self.repo.read, ignore)
+
+    def argo_settings(self) -> Optional[argocd.KustomizeSettings]:
+        if not self._argo_read:
+            self._argo_read = True
+            doc = self.index.argocd_cm
+            if doc is not None and isinstance(doc.obj.get("data"), dict):
+                self._argo = argocd.KustomizeSettings(doc.obj["data"], f"{doc.file}:{doc.line}")
+        return self._argo
+
+
+# -- resolution: where an application renders from, or why it does not -------------------
+
+def _abs(repo: Repository, rel: str) -> str:
+    return posixpath.join(repo.top, rel) if rel else repo.top
+
+
+def resolve(catalog: Catalog, app: App) -> None:
+    """Set ``app``'s path, renderer and reason (or error)."""
+    try:
+        if app.controller == FLUX:
+            _resolve_flux(catalog, app)
+        elif app.kind == "ApplicationSet":
+            app.renderer = NOT_RENDERED
+        else:
+            _resolve_argo(catalog, app)
+    except (flux.FluxError, argocd.ArgoError) as e:
+        app.error = _located(app, str(e), e.field)
+        app.path = None
+
+
+def _located(app: App, message: str, field: Tuple[str, ...]) -> str:
+    line = app.doc.field_line(*field) if field and app.doc.text else app.line
+    return f"{app.file}:{line}: {message}"
+
+
+def _spec(app: App) -> Dict[str, Any]:
+    spec = app.obj.get("spec")
+    if not isinstance(spec, dict):
+        raise flux.FluxError("malformed: spec is missing or not an object", ("spec",)) \
+            if app.controller == FLUX else argocd.ArgoError("malformed: spec is missing or not "
+                                                            "an object", ("spec",))
+    return spec
+
+
+def _resolve_flux(catalog: Catalog, app: App) -> None:
+    repo = catalog.repo
+    spec = _spec(app)
+    ref = spec.get("sourceRef")
+    if not isinstance(ref, dict) or not ref.get("name") or not ref.get("kind"):
+        raise flux.FluxError("malformed: spec.sourceRef needs a kind and a name",
+                             ("spec", "sourceRef"))
+    kind, name = str(ref["kind"]), str(ref["name"])
+    ns = str(ref.get("namespace") or app.namespace)
+    if kind != "GitRepository":
+        app.reason = f"source {kind} {ns}/{name} is not a git repository kzgit renders"
+        return
+    source = catalog.index.sources.get((kind, ns, name))
+    if (ns, name) != (FLUX_NAMESPACE, FLUX_NAMESPACE):
+        if source is None:
+            app.reason = f"GitRepository {ns}/{name} is not defined in this repository"
+            return
+        from kzgit.gitops.urls import normalise
+        url = str((source.obj.get("spec") or {}).get("url") or "")
+        if normalise(url) not in repo.urls:
+            app.reason = f"GitRepository {ns}/{name} is {url or 'without a url'}, not this repository"
+            return
+    other = flux.gitrepository_ref(source)
+    if other is not None:
+        app.reason = (f"GitRepository {ns}/{name} follows {other}; kzgit renders the checked-out "
+                      "tree only")
+        return
+    app.extra["source"] = source
+    path = flux.spec_path(spec)
+    matcher = catalog.flux_matcher() if source is None or \
+        (ns, name) == (FLUX_NAMESPACE, FLUX_NAMESPACE) else catalog.matcher_for(source)
+    app.extra["matcher"] = matcher
+    if not _dir_exists(repo, path, matcher):
+        raise flux.FluxError(f"kustomization path not found: stat {path or '.'}: no such file "
+                             "or directory", ("spec", "path"))
+    app.path = path
+    app.version, app.version_origin = repo.version, repo.version_origin
+    from kzgit.versions import name as version_name
+    app.renderer = f"kustomize {version_name(app.version)}"
+
+
+def _dir_exists(repo: Repository, rel: str, matcher: Optional[Matcher]) -> bool:
+    if matcher is not None and rel:
+        from kzgit.gitops.sourceignore import excluded_path
+        parts = rel.split("/")
+        for n in range(1, len(parts) + 1):
+            if matcher.excluded(parts[:n], True):
+                return False
+        del excluded_path
+    prefix = rel + "/" if rel else ""
+    return any(f.startswith(prefix) for f in repo.files)
+
+
+def this_repo_sources(app: App, repo: Repository) -> Tuple[List[Dict[str, Any]], List[str]]:
+    """An Application's sources kzgit renders, and why the others are not."""
+    from kzgit.gitops.urls import normalise
+    spec = _spec(app)
+    if isinstance(spec.get("source"), dict):
+        sources = [spec["source"]]
+    elif isinstance(spec.get("sources"), list) and spec["sources"]:
+        sources = [s for s in spec["sources"] if isinstance(s, dict)]
+    else:
+        raise argocd.ArgoError("malformed: spec.source or spec.sources is required",
+                               ("spec",))
+    ours, others = [], []
+    for s in sources:
+        url = str(s.get("repoURL") or "")
+        if s.get("chart"):
+            others.append(f"Helm chart {s.get('chart')} from {url}: helm: not rendered")
+        elif normalise(url) not in repo.urls:
+            others.append(f"source {url or '(no repoURL)'} is not this repository")
+        elif s.get("path") is None:
+            if not s.get("ref"):
+                others.append(f"source {url} has no path")
+        else:
+            ours.append(s)
+    return ours, others
+
+
+def _resolve_argo(catalog: Catalog, app: App) -> None:
+    repo = catalog.repo
+    ours, others = this_repo_sources(app, repo)
+    if not ours:
+        app.reason = "; ".join(others) or "no source kzgit renders"
+        app.renderer = "helm: not rendered" if any("helm" in o for o in others) else NOT_RENDERED
+        return
+    app.extra["sources"] = ours
+    app.extra["skipped"] = others
+    renderers = []
+    paths = []
+    for s in ours:
+        path = flux.spec_path({"path": s.get("path")})
+        if not _dir_exists(repo, path, None):
+            raise argocd.ArgoError(f"{s.get('path')}: app path does not exist",
+                                   ("spec", "source", "path"))
+        typ = argocd.explicit_type(s)
+        if typ is None:
+            from kzgit.loader import DiskFS
+            typ = argocd.discovered_type(repo.fs or DiskFS(), _abs(repo, path))
+        if typ == argocd.HELM:
+            app.renderer, app.reason = "helm: not rendered", f"{path or '.'} is a Helm chart"
+            return
+        if typ == argocd.PLUGIN:
+            app.renderer, app.reason = "plugin: not rendered", "a config management plugin"
+            return
+        paths.append(path)
+        s["_kzgit_type"] = typ
+        if typ == argocd.KUSTOMIZE:
+            opts = as_dict(s.get("kustomize"))
+            if opts.get("version"):
+                app.version, app.version_origin = argocd.resolve_version(
+                    str(opts["version"]), catalog.argo_settings())
+            else:
+                app.version, app.version_origin = repo.version, repo.version_origin
+            from kzgit.versions import name as version_name
+            renderers.append(f"kustomize {version_name(app.version)}")
+        else:
+            renderers.append(DIRECTORY)
+    app.path = paths[0]
+    app.extra["paths"] = paths
+    app.renderer = ", ".join(dict.fromkeys(renderers))
+
+
+# -- the walk ------------------------------------------------------------------------------
+
+def _candidate_path(app: App) -> Optional[str]:
+    return app.path if app.rendered else None
+
+
+def _delivers(parent: App, file: str) -> bool:
+    if not parent.rendered:
+        return False
+    paths = parent.extra.get("paths") or [parent.path]
+    for p in paths:
+        if p == "" or file.startswith(p + "/"):
+            return True
+    return False
+
+
+def discover(repo: Repository, render_children: bool = True) -> Catalog:
+    """The applications of ``repo`` (see the module docstring)."""
+    from kzgit.gitops import appset, render
+    catalog = Catalog(repo, scan(repo))
+    index = catalog.index
+    candidates: List[App] = []
+    for doc in index.candidates:
+        controller = app_kind(doc.obj)
+        assert controller is not None
+        app = App(controller, doc.obj, doc)
+        if not app.namespace:
+            app.namespace = FLUX_NAMESPACE if controller == FLUX else ARGOCD_NAMESPACE
+        if controller == FLUX:
+            from kzgit.gitops.sourceignore import excluded_path
+            if excluded_path(catalog.flux_matcher(), doc.file):
+                continue   # outside every artifact Flux builds (.sourceignore, spec.ignore)
+        resolve(catalog, app)
+        candidates.append(app)
+    entries = [a for a in candidates
+               if not any(d is not a and _delivers(d, a.file) for d in candidates)]
+    seen_docs: Set[Tuple[str, int]] = set()
+    queue: List[App] = []
+    for a in entries:
+        queue.append(a)
+    out: List[App] = []
+    visiting = 0
+    while visiting < len(queue):
+        app = queue[visiting]
+        visiting += 1
+        if app.parent is None and (app.file, app.line) in seen_docs:
+            continue   # an entry point some application delivers after all
+        out.append(app)
+        if app.kind == "ApplicationSet":
+            for child in appset.expand(catalog, app):
+                resolve(catalog, child)
+                queue.append(child)
+            continue
+        if not render_children or not app.rendered:
+            continue
+        holds = [c for c in candidates if c is not app and _delivers(app, c.file)]
+        if not holds:
+            continue
+        ancestors = _ancestry(app, queue)
+        try:
+            rendered = render.render_app(catalog, app)
+        except KzgitError as e:
+            catalog.render_errors[id(app)] = e
+            for c in holds:   # the children as their files define them, still checked
+                if (c.file, c.line) not in seen_docs:
+                    seen_docs.add((c.file, c.line))
+                    child = App(c.controller, c.obj, c.doc, parent=_ref(app))
+                    child.namespace = c.namespace
+                    resolve(catalog, child)
+                    queue.append(child)
+            continue
+        for r in rendered.resources:
+            controller = app_kind(r.obj)
+            if controller is None:
+                continue
+            doc = _doc_of(catalog, r)
+            child = App(controller, r.obj, doc, parent=_ref(app))
+            if not child.namespace:
+                child.namespace = _child_namespace(app)
+            if (child.controller, child.kind, child.namespace, child.name) in ancestors:
+                continue   # the application delivering itself (flux-system)
+            seen_docs.add((doc.file, doc.line))
+            resolve(catalog, child)
+            queue.append(child)
+    # queue order is a breadth-first walk: parents come before their children
+    catalog.apps = out
+    assign_ids(out)
+    for a in out:
+        if a.error and a.parent is not None and not a.error.startswith(a.file):
+            a.error = f"{a.file}:{a.line}: {a.error}"
+    return catalog
+
+
+def _ref(app: App) -> str:
+    """A provisional reference to a parent (its final id is set by :func:`assign_ids`)."""
+    app.extra.setdefault("ref", f"#{id(app)}")
+    return str(app.extra["ref"])
+
+
+def _ancestry(app: App, queue: List[App]) -> Set[Tuple[str, str, str, str]]:
+    by_ref = {a.extra.get("ref"): a for a in queue if a.extra.get("ref")}
+    out = set()
+    cur: Optional[App] = app
+    while cur is not None:
+        out.add((cur.controller, cur.kind, cur.namespace, cur.name))
+        cur = by_ref.get(cur.parent) if cur.parent else None
+    return out
+
+
+def _child_namespace(parent: App) -> str:
+    spec = as_dict(parent.obj.get("spec"))
+    if parent.controller == FLUX:
+        return str(spec.get("targetNamespace") or parent.namespace)
+    dest = as_dict(spec.get("destination"))
+    return str(dest.get("namespace") or parent.namespace)
+
+
+def _doc_of(catalog: Catalog, r: Any) -> Doc:
+    """The file document a rendered application came from (by its source file and name)."""
+    repo = catalog.repo
+    src = getattr(r, "source", "") or ""
+    src = posixpath.normpath(src) if src else src
+    rel = src[len(repo.top) + 1:] if src.startswith(repo.top + "/") else src
+    docs = catalog.index.by_file.get(rel, [])
+    names = {str((r.obj.get("metadata") or {}).get("name") or "")}
+    try:
+        names.add(r.org_id.name)
+    except AttributeError:
+        pass
+    for d in docs:
+        meta = as_dict(d.obj.get("metadata"))
+        if d.obj.get("kind") == r.obj.get("kind") and meta.get("name") in names:
+            return Doc(r.obj, d.file, d.line, d.text)
+    for d in docs:
+        if d.obj.get("kind") == r.obj.get("kind"):
+            return Doc(r.obj, d.file, d.line, d.text)
+    return Doc(r.obj, rel or "?", 1, "")
+
+
+def assign_ids(apps: List[App]) -> None:
+    """Set each application's id (the module docstring's rule)."""
+    groups: Dict[str, List[App]] = {}
+    for a in apps:
+        groups.setdefault(a.base_id, []).append(a)
+    by_ref = {a.extra.get("ref"): a for a in apps if a.extra.get("ref")}
+    taken: Set[str] = set()
+    for a in apps:   # parents first: a child's "@parent" uses the parent's final id
+        group = groups[a.base_id]
+        if len(group) == 1:
+            a.id = a.base_id
+        else:
+            d = posixpath.dirname(a.file) or "."
+            same_dir = [b for b in group if (posixpath.dirname(b.file) or ".") == d]
+            parent = by_ref.get(a.parent) if a.parent else None
+            if len(same_dir) == 1 or parent is None:
+                a.id = f"{a.base_id}@{d}"
+            else:
+                a.id = f"{a.base_id}@{parent.id}"
+        base, n = a.id, 2
+        while a.id in taken:
+            a.id = f"{base}#{n}"
+            n += 1
+        taken.add(a.id)
+    for a in apps:
+        if a.parent and a.parent in by_ref:
+            a.parent = by_ref[a.parent].id
+
+
+# -- the repository ----------------------------------------------------------------------
+
+def settings_of(config: Config) -> Settings:
+    return config.gitops
+
+
+def open_worktree(top: str, config: Config, files: Optional[List[str]] = None) -> Repository:
+    """The work tree at ``top`` as a :class:`Repository` (``files``: git's list by default)."""
+    from kzgit.gitops.urls import git_remotes, repository_urls
+    from kzgit.versions import from_config
+    top = os.path.realpath(top)
+    if files is None:
+        from kzgit.walk import tree_files
+        files = tree_files(top)
+
+    def read(rel: str) -> Optional[bytes]:
+        try:
+            with open(os.path.join(top, rel), "rb") as f:
+                return f.read()
+        except OSError:
+            return None
+    settings = settings_of(config)
+    sel = from_config(config)
+    return Repository(top, files, read, None, repository_urls(git_remotes(top), settings.repo_urls),
+                      settings, sel.version, sel.origin, enable_helm=config.enable_helm,
+                      enable_alpha_plugins=config.enable_alpha_plugins,
+                      enable_exec=config.enable_exec)

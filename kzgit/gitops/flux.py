@@ -1,0 +1,408 @@
+"""Flux: a ``Kustomization`` rendered as the kustomize-controller renders it.
+
+Sources, all at the tags named:
+
+- fluxcd/kustomize-controller ``internal/controller/kustomization_controller.go`` (v1.9.x):
+  ``reconcile`` joins ``spec.path`` to the artifact (``securejoin``: ``..`` cannot leave it)
+  and fails with "kustomization path not found" when it is absent; ``generate`` then
+  ``build`` (``SecureBuild``: load restrictions off, nothing outside the artifact, no
+  plugins); post-build substitution of each resource; ``commonMetadata`` at apply.
+- fluxcd/pkg ``kustomize/kustomize_generator.go`` (``kustomize/v1.39.0``) ``GenerateManifest``:
+  a directory without a kustomization file gets one listing its manifests
+  (``scanManifests``: the walk in lexical order, every ``.yaml``/``.yml`` that decodes as
+  Kubernetes YAML, a subdirectory holding a kustomization file as one entry, no resources at
+  all -> ``namespace: _placeholder``); an existing file is read into ``types.Kustomization``
+  (unknown fields dropped: ``sigs.k8s.io/yaml.Unmarshal`` is not strict) and, when it lists no
+  resources, gets ``buildMetadata: [originAnnotations]``; then ``targetNamespace`` ->
+  ``namespace``, ``namePrefix``, ``nameSuffix``, ``patches`` appended, ``components``
+  (local and relative; ``ignoreMissingComponents`` skips absent ones), ``patchesStrategicMerge``
+  and ``patchesJson6902`` (v1beta2), ``images`` merged into an entry of the same name (a new
+  tag or digest replaces both).
+- fluxcd/pkg ``kustomize/kustomize_varsub.go`` ``SubstituteVariables``: skipped for a resource
+  labelled or annotated ``kustomize.toolkit.fluxcd.io/substitute: disabled``; variables from
+  ``substituteFrom`` (ConfigMap ``data``, Secret ``data``; ``optional`` ones may be absent),
+  then ``substitute`` over them, newlines removed from values, names checked against
+  ``^[_[:alpha:]][_[:alpha:][:digit:]]*$``; run only when a variable is defined or
+  ``substituteStrategy: Always``; the resource's YAML is substituted as text and read back
+  as ``sigs.k8s.io/yaml.YAMLToJSON`` reads it (YAML 1.1).
+- fluxcd/pkg ``ssa/utils`` ``SetCommonMetadata``: labels and annotations merged into each
+  object's own metadata.
+
+The owner labels the controller adds at apply (``kustomize.toolkit.fluxcd.io/name``,
+``/namespace``) are the apply's bookkeeping, not the rendering: kzgit leaves them out, as
+``flux build kustomization`` does without ``--dry-run`` server state.
+"""
+from __future__ import annotations
+
+import posixpath
+import re
+
+from kzgit.errors import BuildError, KzgitError
+from kzgit.gitops import envsubst
+from kzgit.gitops.model import Doc, as_dict
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict, List, Optional, Tuple
+    from kzgit.gitops.model import App
+    from kzgit.loader import FileSystem
+    from kzgit.resource import Resource
+
+KUSTOMIZATION_FILE_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+SUBSTITUTE_KEY = "kustomize.toolkit.fluxcd.io/substitute"
+DISABLED = "disabled"
+_VAR_NAME = re.compile(r"^[_A-Za-z][_A-Za-z0-9]*$")
+# kustomize_generator.go IsLocalRelativePath: the remote prefixes, in its order
+_REMOTE_PREFIXES = ("git::", "gh:", "ssh://", "https://", "http://", "git@", "github.com:",
+                    "github.com/")
+
+
+class FluxError(KzgitError):
+    """A Flux Kustomization that does not render; ``field`` is the spec field to point at."""
+
+    def __init__(self, message: str, field: Tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def spec_path(spec: Dict[str, Any]) -> str:
+    """``spec.path`` joined to the artifact as ``securejoin`` joins it: repo-relative, ``..``
+    clamped at the top ("" the top itself)."""
+    raw = spec.get("path")
+    text = raw if isinstance(raw, str) else ""
+    parts: List[str] = []
+    for p in text.replace("\\", "/").split("/"):
+        if p in ("", "."):
+            continue
+        if p == "..":
+            if parts:
+                parts.pop()
+            continue
+        parts.append(p)
+    return "/".join(parts)
+
+
+def is_local_relative(path: str) -> bool:
+    """kustomize_generator.go IsLocalRelativePath."""
+    low = path.lower()
+    for p in _REMOTE_PREFIXES:
+        if len(p) < len(path) and low[:len(p)] == p:
+            return False
+    return not (path.startswith("/") or low.startswith("file:///"))
+
+
+# -- the generated kustomization ----------------------------------------------------------
+
+def _kustomization_fields(version: Tuple[int, int, int]) -> Dict[str, str]:
+    """The JSON names of ``types.Kustomization``'s fields, by their lower-case spelling
+    (encoding/json matches names case-insensitively)."""
+    from kzgit.kustomization import schema   # start-up: only Flux renders need it
+    return {k.lower(): k for k in schema(version)["Kustomization"]}
+
+
+def _scan_manifests(fs: FileSystem, base: str) -> List[str]:
+    """kustomize_generator.go scanManifests: absolute paths, in filepath.Walk's order."""
+    from kzgit.yamlio import load_documents   # start-up: only generated kustomizations
+    out: List[str] = []
+
+    def walk(d: str) -> None:
+        for name in fs.listdir(d):   # sorted, as filepath.Walk reads a directory
+            p = posixpath.join(d, name)
+            if fs.is_dir(p):
+                if any(fs.exists(posixpath.join(p, k)) and not fs.is_dir(posixpath.join(p, k))
+                       for k in KUSTOMIZATION_FILE_NAMES):
+                    out.append(p)
+                    continue
+                walk(p)
+                continue
+            if posixpath.splitext(p)[1] not in (".yaml", ".yml"):
+                continue
+            try:
+                load_documents(fs.read_bytes(p), p)
+            except KzgitError as e:
+                raise BuildError(f"failed to decode Kubernetes YAML from {p}: {e}") from None
+            out.append(p)
+    walk(base)
+    return out
+
+
+def generate(fs: FileSystem, dir_path: str, spec: Dict[str, Any],
+             version: Tuple[int, int, int]) -> Tuple[str, bytes, bool]:
+    """(the kustomization file's path, its text, whether Flux created it) for ``dir_path``."""
+    from kzgit.yamlio import dump, load_yaml11   # start-up: only Flux renders need them
+    kfile = ""
+    for name in KUSTOMIZATION_FILE_NAMES:
+        p = posixpath.join(dir_path, name)
+        if fs.exists(p) and not fs.is_dir(p):
+            kfile = p
+            break
+    created = not kfile
+    kus: Dict[str, Any] = {"apiVersion": "kustomize.config.k8s.io/v1beta1",
+                           "kind": "Kustomization"}
+    if created:
+        kfile = posixpath.join(dir_path, "kustomization.yaml")
+        resources = ["." + p[len(dir_path):] for p in _scan_manifests(fs, dir_path)]
+        if resources:
+            kus["resources"] = resources
+        else:
+            kus["namespace"] = "_placeholder"
+    else:
+        raw = load_yaml11(fs.read_bytes(kfile), kfile)
+        if raw is not None and not isinstance(raw, dict):
+            raise BuildError(f"{kfile}: error unmarshaling JSON: json: cannot unmarshal into "
+                             "Go value of type types.Kustomization")
+        known = _kustomization_fields(version)
+        for k, v in (raw or {}).items():
+            canon = known.get(str(k).lower())
+            if canon is not None and v is not None:
+                kus[canon] = v   # an unknown field is dropped, as yaml.Unmarshal drops it
+        if not kus.get("resources"):
+            # "if there are no resources, set the build metadata to avoid
+            # 'kustomization.yaml is empty' build error"
+            kus["buildMetadata"] = ["originAnnotations"]
+    if "targetNamespace" in spec and isinstance(spec["targetNamespace"], str):
+        kus["namespace"] = spec["targetNamespace"]
+    for field in ("namePrefix", "nameSuffix"):
+        if isinstance(spec.get(field), str):
+            kus[field] = spec[field]
+    for patch in _dicts(spec.get("patches"), "patches"):
+        entry: Dict[str, Any] = {"patch": patch.get("patch", "")}
+        if isinstance(patch.get("target"), dict):
+            entry["target"] = _selector(patch["target"])
+        kus.setdefault("patches", []).append(entry)
+    components = spec.get("components") or []
+    if not isinstance(components, list) or not all(isinstance(c, str) for c in components):
+        raise FluxError("unable to get components: .spec.components accessor error: "
+                        "expected a list of strings", ("spec", "components"))
+    for c in components:
+        if not is_local_relative(c):
+            raise FluxError(f"component path '{c}' must be local and relative",
+                            ("spec", "components"))
+        if spec.get("ignoreMissingComponents") is True and \
+                not fs.exists(posixpath.normpath(posixpath.join(dir_path, c))):
+            continue
+        kus.setdefault("components", []).append(c)
+    from kzgit.yamlio import go_json_dumps   # start-up: as above
+    for patch in _dicts(spec.get("patchesStrategicMerge"), "patchesStrategicMerge"):
+        kus.setdefault("patchesStrategicMerge", []).append(go_json_dumps(patch))
+    for patch in _dicts(spec.get("patchesJson6902"), "patchesJson6902"):
+        entry = {"patch": go_json_dumps(patch.get("patch") or [])}
+        if isinstance(patch.get("target"), dict):
+            entry["target"] = _selector(patch["target"])
+        kus.setdefault("patchesJson6902", []).append(entry)
+    for image in _dicts(spec.get("images"), "images"):
+        _merge_image(kus, image)
+    return kfile, dump(kus).encode("utf-8"), created
+
+
+def _dicts(v: Any, field: str) -> List[Dict[str, Any]]:
+    if v is None:
+        return []
+    if not isinstance(v, list) or not all(isinstance(x, dict) for x in v):
+        raise FluxError(f"unable to get {field}: each entry must be an object", ("spec", field))
+    return v
+
+
+def _selector(target: Dict[str, Any]) -> Dict[str, Any]:
+    """kustomize_generator.go adaptSelector: the fields kustypes.Selector has."""
+    return {k: target[k] for k in ("group", "version", "kind", "name", "namespace",
+                                   "labelSelector", "annotationSelector")
+            if isinstance(target.get(k), str) and target[k]}
+
+
+def _merge_image(kus: Dict[str, Any], image: Dict[str, Any]) -> None:
+    """Merge into the entry of the same name: a new name replaces the name, a new tag or
+    digest replaces both (the image transformer replaces both, kustomize
+    api/filters/imagetag/updater.go); else append."""
+    images = kus.setdefault("images", [])
+    name = image.get("name", "")
+    new = {k: image[k] for k in ("newName", "newTag", "digest") if image.get(k)}
+    for entry in images:
+        if isinstance(entry, dict) and entry.get("name") == name:
+            if new.get("newName"):
+                entry["newName"] = new["newName"]
+            if new.get("newTag") or new.get("digest"):
+                entry.pop("newTag", None)
+                entry.pop("digest", None)
+                entry.update({k: new[k] for k in ("newTag", "digest") if k in new})
+            return
+    images.append({"name": name, **new})
+
+
+# -- post-build -----------------------------------------------------------------------------
+
+class Variables:
+    """The values of a Kustomization's ``postBuild``: defined ones, and those only a Secret
+    the repository holds encrypted (SOPS) could give, whose values are unknown offline."""
+
+    def __init__(self) -> None:
+        self.values: Dict[str, str] = {}
+        self.encrypted: Dict[str, str] = {}   # variable -> "Secret ns/name (SOPS)"
+
+    def __len__(self) -> int:
+        return len(self.values) + len(self.encrypted)
+
+
+def load_variables(app: App, spec: Dict[str, Any], lookup: Any) -> Variables:
+    """``substituteFrom`` then ``substitute`` (kustomize_varsub.go LoadVariables and
+    SubstituteVariables).  ``lookup(kind, namespace, name)`` returns the object's Doc (a
+    ConfigMap or Secret the repository delivers), or None."""
+    out = Variables()
+    post = spec.get("postBuild")
+    if not isinstance(post, dict):
+        return out
+    refs = post.get("substituteFrom") or []
+    if not isinstance(refs, list):
+        raise FluxError("unable to get subsituteFrom: expected a list",
+                        ("spec", "postBuild", "substituteFrom"))
+    for ref in refs:
+        if not isinstance(ref, dict):
+            continue
+        kind, name = ref.get("kind"), ref.get("name")
+        if kind not in ("ConfigMap", "Secret"):
+            continue
+        doc: Optional[Doc] = lookup(kind, app.namespace, name)
+        if doc is None:
+            if ref.get("optional") is True:
+                continue
+            raise FluxError(f"substitute from '{kind}/{name}' error: {kind} "
+                            f"\"{name}\" not found in namespace {app.namespace} (neither this "
+                            "repository nor what its applications deliver defines it)",
+                            ("spec", "postBuild", "substituteFrom"))
+        obj = doc.obj
+        if kind == "ConfigMap":
+            for k, v in (obj.get("data") or {}).items():
+                out.values[str(k)] = str(v).replace("\n", "")
+            continue
+        if isinstance(obj.get("sops"), dict):
+            where = f"Secret {app.namespace}/{name} ({doc.file}, SOPS-encrypted)"
+            for k in [*(obj.get("data") or {}), *(obj.get("stringData") or {})]:
+                out.values.pop(str(k), None)
+                out.encrypted[str(k)] = where
+            continue
+        import base64   # start-up: only Secrets
+        for k, v in (obj.get("stringData") or {}).items():
+            out.values[str(k)] = str(v).replace("\n", "")
+        for k, v in (obj.get("data") or {}).items():
+            try:
+                text = base64.b64decode(str(v), validate=True).decode("utf-8", "replace")
+            except ValueError:
+                raise FluxError(f"substitute from 'Secret/{name}' error: data.{k} is not "
+                                f"base64 ({doc.file}:{doc.line})",
+                                ("spec", "postBuild", "substituteFrom")) from None
+            out.values[str(k)] = text.replace("\n", "")
+    subst = post.get("substitute")
+    if subst is not None:
+        if not isinstance(subst, dict):
+            raise FluxError(".spec.postBuild.substitute accessor error: expected a map of "
+                            "strings", ("spec", "postBuild", "substitute"))
+        for k, v in subst.items():
+            if not isinstance(v, str):
+                raise FluxError(f".spec.postBuild.substitute.{k} accessor error: {v!r} is of "
+                                "the type " + type(v).__name__ + ", expected string",
+                                ("spec", "postBuild", "substitute"))
+            out.encrypted.pop(str(k), None)
+            out.values[str(k)] = v.replace("\n", "")
+    return out
+
+
+def _gvk_text(obj: Dict[str, Any]) -> str:
+    """resid.Gvk String(): group_version_kind, ``~G`` for the core group."""
+    api = str(obj.get("apiVersion") or "")
+    group, _, ver = api.rpartition("/")
+    return f"{group or '~G'}_{ver or '~V'}_{obj.get('kind') or '~K'}"
+
+
+def substitute(resources: List[Resource], spec: Dict[str, Any], variables: Variables,
+               strict: bool, notes: List[str]) -> None:
+    """Post-build substitution of each resource, in place (kustomize_varsub.go)."""
+    post = spec.get("postBuild")
+    if not isinstance(post, dict):
+        return
+    always = post.get("substituteStrategy") == "Always"
+    if not (len(variables) or always):
+        return
+    for name in [*variables.values, *variables.encrypted]:
+        if not _VAR_NAME.match(name):
+            raise FluxError(f"'{name}' var name is invalid, must match "
+                            "'^[_[:alpha:]][_[:alpha:][:digit:]]*$'",
+                            ("spec", "postBuild"))
+    from kzgit.yamlio import dump, load_yaml11   # start-up: only substitutions
+    unknown_seen: Dict[str, str] = {}
+
+    def lookup(name: str) -> Tuple[str, bool]:
+        if name in variables.values:
+            return variables.values[name], True
+        if name in variables.encrypted:
+            unknown_seen[name] = variables.encrypted[name]
+            return f"kzgit-unknown-{name}", True
+        return "", not strict
+
+    for r in resources:
+        meta = as_dict(r.obj.get("metadata"))
+        labels = as_dict(meta.get("labels"))
+        annotations = as_dict(meta.get("annotations"))
+        if labels.get(SUBSTITUTE_KEY) == DISABLED or annotations.get(SUBSTITUTE_KEY) == DISABLED:
+            continue
+        text = dump(r.obj)
+        where = f"{_gvk_text(r.obj)}/{meta.get('name', '')}"
+        try:
+            out = envsubst.evaluate(text, lookup)
+        except envsubst.SubstitutionError as e:
+            raise FluxError(f"post build failed for '{where}': envsubst error: variable "
+                            f"substitution failed: {e}", ("spec", "postBuild")) from None
+        if out == text:
+            continue
+        try:
+            obj = load_yaml11(out, where)
+        except KzgitError as e:
+            raise FluxError(f"post build failed for '{where}': envsubst error: YAMLToJSON: "
+                            f"{e}", ("spec", "postBuild")) from None
+        if not isinstance(obj, dict):
+            raise FluxError(f"post build failed for '{where}': UnmarshalJSON: the substituted "
+                            "resource is not an object", ("spec", "postBuild"))
+        r.obj = obj
+    for name, where in sorted(unknown_seen.items()):
+        notes.append(f"${{{name}}} comes from {where}: its value is unknown offline "
+                     f"(rendered as 'kzgit-unknown-{name}')")
+
+
+def common_metadata(resources: List[Resource], spec: Dict[str, Any]) -> None:
+    """ssa/utils SetCommonMetadata: merged into each object's own labels and annotations."""
+    cm = spec.get("commonMetadata")
+    if not isinstance(cm, dict):
+        return
+    for field in ("labels", "annotations"):
+        extra = cm.get(field)
+        if not isinstance(extra, dict) or not extra:
+            continue
+        for r in resources:
+            meta = r.obj.setdefault("metadata", {})
+            current = meta.get(field)
+            if not isinstance(current, dict):
+                current = {}
+            current.update({str(k): str(v) for k, v in extra.items()})
+            meta[field] = current
+
+
+def check_objects(resources: List[Resource]) -> None:
+    """kustomization_controller.go build: every object needs apiVersion, kind and name."""
+    for r in resources:
+        meta = as_dict(r.obj.get("metadata"))
+        if not (r.obj.get("apiVersion") and r.obj.get("kind") and meta.get("name")):
+            from kzgit.yamlio import go_json_dumps   # start-up: an error path only
+            raise FluxError("failed to decode Kubernetes apiVersion, kind and name from: "
+                            + go_json_dumps(r.obj))
+
+
+def gitrepository_ref(doc: Optional[Doc]) -> Optional[str]:
+    """What a GitRepository follows other than a branch (a tag, semver, commit or name), as
+    ``tag v1.2``; None for a branch or no ref (kzgit renders the work tree for those)."""
+    if doc is None:
+        return None
+    spec = as_dict(doc.obj.get("spec"))
+    ref = as_dict(spec.get("ref"))
+    for k in ("commit", "name", "semver", "tag"):
+        if ref.get(k):
+            return f"{k} {ref[k]}"
+    return None

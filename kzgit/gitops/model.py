@@ -1,0 +1,163 @@
+"""The model: an application as the cluster receives it, and the repository it comes from.
+
+An :class:`App` is one Flux ``Kustomization`` or Argo CD ``Application`` (or an
+``ApplicationSet`` kzgit did not expand) as delivered: its manifest is the one its parent
+renders (a parent's patches applied), or the file's own for an entry point.  Its id
+(``flux:<namespace>/<name>``, ``argocd:<namespace>/<name>``, with ``@<directory>`` or
+``@<parent id>`` where two would share one) names it in every command.
+"""
+from __future__ import annotations
+
+from kzgit.config import GitopsPolicy
+from kzgit.record import Record
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
+    from kzgit.loader import FileSystem
+
+FLUX = "flux"
+ARGOCD = "argocd"
+
+#: apiVersion groups and kinds (kustomize-controller api/v1, argo-cd pkg/apis/application/v1alpha1)
+FLUX_KUSTOMIZE_GROUP = "kustomize.toolkit.fluxcd.io"
+FLUX_SOURCE_GROUP = "source.toolkit.fluxcd.io"
+ARGO_GROUP = "argoproj.io"
+FLUX_KINDS = ("Kustomization",)
+ARGO_KINDS = ("Application", "ApplicationSet")
+
+#: renderer values (``kzgit apps``' column)
+DIRECTORY = "directory"
+NOT_RENDERED = "not rendered"
+
+
+def group_of(api_version: Any) -> str:
+    return api_version.split("/", 1)[0] if isinstance(api_version, str) and "/" in api_version else ""
+
+
+def app_kind(obj: Any) -> Optional[str]:
+    """``"flux"``/``"argocd"`` when ``obj`` is an application kzgit knows, else None."""
+    if not isinstance(obj, dict):
+        return None
+    group, kind = group_of(obj.get("apiVersion")), obj.get("kind")
+    if group == FLUX_KUSTOMIZE_GROUP and kind in FLUX_KINDS:
+        return FLUX
+    if group == ARGO_GROUP and kind in ARGO_KINDS:
+        return ARGOCD
+    return None
+
+
+#: ``[gitops]`` of ``.kzgit.toml`` (its keys live with the others in kzgit.config)
+Settings = GitopsPolicy
+
+
+class Repository(Record):
+    """The tree applications are read from: its top (the absolute path builds see), its files
+    (repo-relative, as git lists them), how to read one, the file system builds read through
+    (None: the disk), this repository's normalised URLs and the settings."""
+
+    __slots__ = ("top", "files", "read", "fs", "urls", "settings", "version", "version_origin",
+                 "enable_helm", "enable_alpha_plugins", "enable_exec", "label")
+
+    def __init__(self, top: str, files: List[str], read: Callable[[str], Optional[bytes]],
+                 fs: Optional[FileSystem], urls: FrozenSet[str], settings: Settings,
+                 version: Tuple[int, int, int], version_origin: str, enable_helm: bool = False,
+                 enable_alpha_plugins: bool = False, enable_exec: bool = False,
+                 label: str = "") -> None:
+        self.top = top
+        self.files = files
+        self.read = read
+        self.fs = fs
+        self.urls = urls
+        self.settings = settings
+        #: the Kustomize release applications render as unless their own spec picks one
+        self.version = version
+        self.version_origin = version_origin
+        #: what the repository's kzgit configuration lets builds run (argocd buildOptions may
+        #: ask for these; they are honoured only when the configuration enables them too)
+        self.enable_helm = enable_helm
+        self.enable_alpha_plugins = enable_alpha_plugins
+        self.enable_exec = enable_exec
+        self.label = label   # "" for the work tree; "BASE", "HEAD" in kzgit diff
+
+
+class Doc(Record):
+    """One YAML document of a repository file, with the line its object starts on."""
+
+    __slots__ = ("obj", "file", "line", "text")
+
+    def __init__(self, obj: Dict[str, Any], file: str, line: int, text: str) -> None:
+        self.obj = obj
+        self.file = file
+        self.line = line
+        self.text = text   # the document's own text (field lines for messages)
+
+    def field_line(self, *path: str) -> int:
+        """The line of ``path``'s last key within this document (its first line when absent)."""
+        from kzgit.gitops.discover import field_line   # cycle: discover builds Docs
+        return field_line(self, path)
+
+
+class App(Record):
+    """One application as the cluster receives it."""
+
+    __slots__ = ("controller", "kind", "namespace", "name", "id", "obj", "doc", "parent",
+                 "path", "renderer", "reason", "expanded", "appset", "error", "version",
+                 "version_origin", "extra")
+
+    def __init__(self, controller: str, obj: Dict[str, Any], doc: Doc,
+                 parent: Optional[str] = None) -> None:
+        self.controller = controller
+        self.obj = obj
+        self.kind: str = obj.get("kind", "")
+        meta = as_dict(obj.get("metadata"))
+        self.name: str = str(meta.get("name") or "")
+        self.namespace: str = str(meta.get("namespace") or "")
+        self.doc = doc                  # where it is defined (file and line)
+        self.parent = parent            # the id of the application that delivers it
+        self.id = ""                    # set once every application is known (discover.assign_ids)
+        self.path: Optional[str] = None  # the repo-relative directory it renders ("" the top)
+        self.renderer = NOT_RENDERED    # "kustomize 5.8.1", "directory", "helm: not rendered" ...
+        self.reason: Optional[str] = None   # why it is not rendered
+        self.expanded: Optional[bool] = None   # ApplicationSets: whether kzgit expanded it
+        self.appset: Optional[str] = None   # the ApplicationSet that generated it
+        self.error: Optional[str] = None    # a malformed spec: the finding's message
+        self.version: Optional[Tuple[int, int, int]] = None
+        self.version_origin = ""
+        self.extra: Dict[str, Any] = {}     # per-controller facts (the Flux source, ...)
+
+    @property
+    def base_id(self) -> str:
+        return f"{self.controller}:{self.namespace}/{self.name}"
+
+    @property
+    def file(self) -> str:
+        return self.doc.file
+
+    @property
+    def line(self) -> int:
+        return self.doc.line
+
+    @property
+    def rendered(self) -> bool:
+        return self.reason is None and self.error is None and self.path is not None
+
+    def as_json(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = {"id": self.id, "kind": self.kind, "path": self.path,
+                               "renderer": self.renderer, "file": self.file, "line": self.line}
+        if self.parent:
+            out["parent"] = self.parent
+        if self.appset:
+            out["applicationSet"] = self.appset
+        if self.expanded is not None:
+            out["expanded"] = self.expanded
+        if self.reason:
+            out["reason"] = self.reason
+        if self.error:
+            out["error"] = self.error
+        return out
+
+
+def as_dict(value: Any) -> Dict[str, Any]:
+    """``value`` when it is a mapping, else an empty one (a manifest's optional object fields)."""
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,247 @@
+"""Rendering an application as its controller renders it (:func:`render_app`).
+
+A Flux Kustomization reads the repository as its source artifact shows it
+(:class:`~kzgit.gitops.sourceignore.IgnoreFS`), with the kustomization Flux generates or
+rewrites shown in place (:class:`~kzgit.loader.overlay.OverlayFS`), load restrictions off but
+nothing outside the repository (:class:`ConfinedFS`); then post-build substitution and
+``commonMetadata`` (:mod:`kzgit.gitops.flux`).  An Argo CD Application reads the repository
+with its ``kustomize edit`` changes shown in place, built with its ``buildOptions``
+(:mod:`kzgit.gitops.argocd`), or is a plain directory of manifests.  Nothing is written to the
+repository.
+"""
+from __future__ import annotations
+
+import posixpath
+
+from kzgit.errors import KzgitError, LoadRestrictionError
+from kzgit.gitops import argocd, flux
+from kzgit.gitops.model import FLUX, App, as_dict
+from kzgit.record import Record
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict, List, Optional
+    from kzgit.builder import BuildOptions
+    from kzgit.gitops.discover import Catalog
+    from kzgit.loader import FileSystem
+    from kzgit.resource import Resource
+
+
+class AppError(KzgitError):
+    """An application that does not render: one finding naming it and where it is defined."""
+
+    def __init__(self, app: App, message: str) -> None:
+        super().__init__(message)
+        self.app = app
+
+
+class Rendered(Record):
+    """An application's resources as the cluster receives them, with the build's warnings and
+    notes (variables only an encrypted Secret gives, sources not rendered)."""
+
+    __slots__ = ("resources", "warnings", "notes")
+
+    def __init__(self, resources: List[Resource], warnings: List[str], notes: List[str]) -> None:
+        self.resources = resources
+        self.warnings = warnings
+        self.notes = notes
+
+    def to_yaml(self) -> str:
+        from kzgit.yamlio import dump_documents
+        return dump_documents([r.obj for r in self.resources])
+
+
+class ConfinedFS:
+    """``base`` with nothing outside ``top``: a path resolving outside it does not load
+    (fluxcd/pkg ``kustomize/filesys`` MakeFsOnDiskSecure; for Argo CD, kzgit's own rule that
+    a repository may narrow what a build reads, never widen it)."""
+
+    def __init__(self, base: FileSystem, top: str) -> None:
+        self.base = base
+        self.top = top.rstrip("/")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ConfinedFS) and other.base == self.base and other.top == self.top
+
+    def __hash__(self) -> int:
+        return hash((self.top, hash(self.base)))
+
+    def _check(self, path: str) -> None:
+        if not (path == self.top or path.startswith(self.top + "/")):
+            raise LoadRestrictionError(f"security; file '{path}' is not in or below '{self.top}'")
+
+    def read_bytes(self, path: str) -> bytes:
+        self._check(self.base.realpath(path))
+        return self.base.read_bytes(path)
+
+    def is_dir(self, path: str) -> bool:
+        return self.base.is_dir(path)
+
+    def is_file(self, path: str) -> bool:
+        return self.base.is_file(path)
+
+    def exists(self, path: str) -> bool:
+        return self.base.exists(path)
+
+    def realpath(self, path: str) -> str:
+        real = self.base.realpath(path)
+        self._check(real)
+        return real
+
+    def listdir(self, path: str) -> List[str]:
+        return self.base.listdir(path)
+
+
+def _base_fs(catalog: Catalog) -> FileSystem:
+    if catalog.repo.fs is not None:
+        return catalog.repo.fs
+    from kzgit.loader import DiskFS
+    return DiskFS()
+
+
+def render_app(catalog: Catalog, app: App) -> Rendered:
+    """``app`` rendered as deployed (cached per catalog); :class:`AppError` when it does not."""
+    got = catalog.renders.get(id(app))
+    if got is not None:
+        return got
+    err = catalog.render_errors.get(id(app))
+    if isinstance(err, AppError):
+        raise err
+    if app.error:
+        raise AppError(app, f"{app.id or app.base_id}: {app.error}")
+    if not app.rendered:
+        raise AppError(app, f"{app.id or app.base_id} ({app.file}:{app.line}) is not rendered: "
+                            f"{app.reason or app.renderer}")
+    try:
+        if app.controller == FLUX:
+            got = _render_flux(catalog, app)
+        else:
+            got = _render_argo(catalog, app)
+    except (flux.FluxError, argocd.ArgoError) as e:
+        line = app.doc.field_line(*e.field) if e.field and app.doc.text else app.line
+        err = AppError(app, f"{app.id or app.base_id} ({app.file}:{line}): {e}")
+        catalog.render_errors[id(app)] = err
+        raise err from None
+    except KzgitError as e:
+        from kzgit.errors import full_message
+        err = AppError(app, f"{app.id or app.base_id} ({app.file}:{app.line}): "
+                            f"{full_message(e)}")
+        catalog.render_errors[id(app)] = err
+        raise err from None
+    catalog.renders[id(app)] = got
+    for r in got.resources:   # what substituteFrom of a later application may name
+        if r.obj.get("apiVersion") == "v1" and r.obj.get("kind") in ("ConfigMap", "Secret"):
+            from kzgit.gitops.model import Doc
+            meta = as_dict(r.obj.get("metadata"))
+            key = (str(r.obj["kind"]), str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+            catalog.delivered.setdefault(key, Doc(r.obj, app.file, app.line, ""))
+    return got
+
+
+def _options(app: App, fs: FileSystem, restrictor: str, extra: Optional[Dict[str, Any]] = None
+             ) -> BuildOptions:
+    from kzgit.builder import BuildOptions
+    kw: Dict[str, Any] = dict(extra or {})
+    return BuildOptions(load_restrictor=restrictor, fs=fs, kustomize_version=app.version,
+                        kustomize_version_origin=app.version_origin or "the default", **kw)
+
+
+def _render_flux(catalog: Catalog, app: App) -> Rendered:
+    from kzgit.builder import build
+    from kzgit.gitops.sourceignore import IgnoreFS
+    from kzgit.loader import NO_RESTRICTIONS
+    from kzgit.loader.overlay import OverlayFS
+    repo = catalog.repo
+    assert app.path is not None and app.version is not None
+    spec = as_dict(app.obj.get("spec"))
+    artifact = IgnoreFS(_base_fs(catalog), repo.top, app.extra["matcher"])
+    dir_path = posixpath.join(repo.top, app.path) if app.path else repo.top
+    kfile, text, _created = flux.generate(artifact, dir_path, spec, app.version)
+    fs = ConfinedFS(OverlayFS(artifact, {kfile: text}), repo.top)
+    result = build(dir_path, _options(app, fs, NO_RESTRICTIONS))
+    resources = list(result.resources)
+    notes: List[str] = []
+    flux.check_objects(resources)
+    post = spec.get("postBuild")
+    if isinstance(post, dict):
+        variables = flux.load_variables(app, spec, catalog.lookup_object)
+        flux.substitute(resources, spec, variables, repo.settings.flux_strict_substitution, notes)
+    flux.common_metadata(resources, spec)
+    return Rendered(resources, list(result.warnings), notes)
+
+
+def _render_argo(catalog: Catalog, app: App) -> Rendered:
+    from kzgit.builder import build
+    from kzgit.loader import ROOT_ONLY
+    from kzgit.loader.overlay import OverlayFS
+    from kzgit.resource import Resource
+    repo = catalog.repo
+    resources: List[Resource] = []
+    warnings: List[str] = []
+    notes: List[str] = list(app.extra.get("skipped") or [])
+    for source in app.extra.get("sources") or []:
+        path = flux.spec_path({"path": source.get("path")})
+        app_dir = posixpath.join(repo.top, path) if path else repo.top
+        base = ConfinedFS(_base_fs(catalog), repo.top)
+        if source.get("_kzgit_type") == argocd.DIRECTORY:
+            directory = as_dict(source.get("directory"))
+            resources.extend(Resource(o, source=app_dir) for o in
+                             argocd.directory_objects(base, app_dir, directory))
+            continue
+        opts = as_dict(source.get("kustomize"))
+        env = argocd.app_env(app, source)
+        edited = argocd.edited_kustomization(base, app_dir, opts, env, repo.top)
+        fs: FileSystem = OverlayFS(base, {edited[0]: edited[1]}) if edited else base
+        build_options = _build_options(catalog, app, opts)
+        restrictor = str(build_options.pop("--load-restrictor", ROOT_ONLY))
+        extra = _plugin_options(repo, build_options)
+        result = build(app_dir, _options(app, ConfinedFS(fs, repo.top), restrictor, extra))
+        resources.extend(result.resources)
+        warnings.extend(result.warnings)
+    return Rendered(resources, warnings, notes)
+
+
+def _build_options(catalog: Catalog, app: App, opts: Dict[str, Any]) -> Dict[str, Any]:
+    """argocd-cm ``kustomize.buildOptions`` (or ``.<v>`` for the Application's version), else
+    ``[gitops] argocd-build-options``."""
+    settings = catalog.argo_settings()
+    text, origin = None, ""
+    if settings is not None:
+        v = str(opts.get("version") or "")
+        if v and v in settings.version_options:
+            text, origin = settings.version_options[v], f"{settings.where} kustomize.buildOptions.{v}"
+        elif settings.build_options is not None:
+            text, origin = settings.build_options, f"{settings.where} kustomize.buildOptions"
+    if text is None and catalog.repo.settings.argocd_build_options is not None:
+        text = catalog.repo.settings.argocd_build_options
+        origin = f"{catalog.repo.settings.source or '.kzgit.toml'} [gitops] argocd-build-options"
+    if not text:
+        return {}
+    return argocd.parse_build_options(text, origin)
+
+
+def _plugin_options(repo: Any, flags: Dict[str, Any]) -> Dict[str, Any]:
+    """What buildOptions ask a build to run, granted only as far as the repository's kzgit
+    configuration enables it (a repository's argocd-cm never widens what kzgit runs)."""
+    out: Dict[str, Any] = {}
+    for flag, attr in (("--enable-helm", "enable_helm"),
+                       ("--enable-alpha-plugins", "enable_alpha_plugins"),
+                       ("--enable-exec", "enable_exec")):
+        if flags.get(flag):
+            if not getattr(repo, attr):
+                raise argocd.ArgoError(
+                    f"buildOptions {flag} needs {attr.replace('_', '-')} = true in the "
+                    "repository's .kzgit.toml (kzgit runs no plugin its configuration does not "
+                    "enable)")
+            out[attr] = True
+    if flags.get("--enable-managedby-label"):
+        out["enable_managedby_label"] = True
+    if flags.get("--reorder"):
+        out["reorder"] = flags["--reorder"]
+    if flags.get("--helm-kube-version"):
+        out["helm_kube_version"] = flags["--helm-kube-version"]
+    if flags.get("--helm-api-versions"):
+        out["helm_api_versions"] = [v for v in str(flags["--helm-api-versions"]).split(",") if v]
+    return out
+
+

@@ -1,0 +1,301 @@
+"""Flux Kustomizations rendered as the kustomize-controller renders them.
+
+The build part is compared byte for byte with ``kubectl kustomize`` (kubectl 1.36, Kustomize
+5.8.1) of the kustomization Flux generates (fluxcd/pkg ``kustomize/kustomize_generator.go``)
+written into a copy of the artifact; substitution and ``commonMetadata`` follow
+``kustomize_varsub.go`` and ``ssa/utils`` (expectations written from those sources)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import pytest
+import yaml
+
+from conftest import catalog_of, kubectl, kubectl_build, render_yaml
+from kzgit.errors import BuildError
+from kzgit.gitops import flux
+from kzgit.gitops.render import AppError, render_app
+from kzgit.loader import DiskFS
+from kzgit.versions import parse
+
+SYNC = """
+    apiVersion: source.toolkit.fluxcd.io/v1
+    kind: GitRepository
+    metadata:
+      name: flux-system
+      namespace: flux-system
+    spec:
+      interval: 1m
+      ref:
+        branch: main
+      url: ssh://git@github.com/acme/fleet
+    ---
+    apiVersion: kustomize.toolkit.fluxcd.io/v1
+    kind: Kustomization
+    metadata:
+      name: flux-system
+      namespace: flux-system
+    spec:
+      interval: 10m
+      path: ./clusters/prod
+      prune: true
+      sourceRef:
+        kind: GitRepository
+        name: flux-system
+    """
+
+DEPLOY = """
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata:
+      name: podinfo
+    spec:
+      replicas: ${REPLICAS:=2}
+      selector:
+        matchLabels: {app: podinfo}
+      template:
+        metadata:
+          labels: {app: podinfo}
+        spec:
+          containers:
+          - name: podinfo
+            image: ghcr.io/stefanprodan/podinfo:6.0.0
+    """
+
+
+def ks(name: str, path: str, extra: str = "") -> str:
+    return f"""
+    apiVersion: kustomize.toolkit.fluxcd.io/v1
+    kind: Kustomization
+    metadata:
+      name: {name}
+      namespace: flux-system
+    spec:
+      interval: 10m
+      path: {path}
+      prune: true
+      sourceRef:
+        kind: GitRepository
+        name: flux-system
+    """.rstrip(" ") + "".join("      " + line + "\n" for line in extra.strip("\n").split("\n") if extra)
+
+
+def test_generated_kustomization_is_what_kubectl_builds(repo: Callable[..., Path]) -> None:
+    """A directory without a kustomization file: Flux lists its manifests (walk order, a
+    subdirectory holding a kustomization as one entry, non-YAML and ignored files left out)."""
+    top = repo({
+        "clusters/prod/flux-system/gotk-sync.yaml": SYNC,
+        "clusters/prod/apps.yaml": ks("apps", "./apps/web"),
+        "apps/web/b-svc.yaml": "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n",
+        "apps/web/a-deploy.yml": DEPLOY.replace("${REPLICAS:=2}", "1"),
+        "apps/web/README.md": "not a manifest\n",
+        "apps/web/sub/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: sub\n",
+        "apps/web/kz/kustomization.yaml": "resources: [cm.yaml]\nnamePrefix: kz-\n",
+        "apps/web/kz/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
+        "apps/web/draft/.sourceignore": "*.yaml\n",
+        "apps/web/draft/broken.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [\n",
+    })
+    fs = DiskFS()
+    # without the artifact's ignore rules the broken file is scanned, and refused as Flux does
+    with pytest.raises(BuildError, match="failed to decode Kubernetes YAML from .*broken.yaml"):
+        flux.generate(fs, str(top / "apps/web"), {}, parse("5.8.1"))
+    got = render_yaml(top, "apps")   # through the artifact: draft/broken.yaml is left out
+    catalog = catalog_of(top)
+    app = catalog.find("apps")
+    from kzgit.gitops.sourceignore import IgnoreFS
+    artifact = IgnoreFS(fs, str(top), app.extra["matcher"])
+    kfile, text, created = flux.generate(artifact, str(top / "apps/web"), {}, parse("5.8.1"))
+    assert created and kfile == str(top / "apps/web/kustomization.yaml")
+    assert yaml.safe_load(text)["resources"] == [
+        "./a-deploy.yml", "./b-svc.yaml", "./kz", "./sub/cm.yaml"]
+    want = kubectl_build(kubectl(), top, "apps/web", {"apps/web/kustomization.yaml": text},
+                         hidden=("apps/web/draft/broken.yaml",))
+    assert got == want
+
+
+def test_spec_fields_over_an_existing_kustomization(repo: Callable[..., Path]) -> None:
+    """targetNamespace, namePrefix, patches appended, images merged into the file's entry,
+    components (a missing one skipped with ignoreMissingComponents)."""
+    top = repo({
+        "clusters/prod/flux-system/gotk-sync.yaml": SYNC,
+        "clusters/prod/apps.yaml": ks("apps", "./apps/web", """
+targetNamespace: web
+namePrefix: prod-
+ignoreMissingComponents: true
+components: [../comp, ../missing]
+images:
+- name: ghcr.io/stefanprodan/podinfo
+  digest: sha256:0000000000000000000000000000000000000000000000000000000000000000
+patches:
+- target: {kind: Deployment}
+  patch: |
+    - op: replace
+      path: /spec/replicas
+      value: 5
+"""),
+        "apps/web/kustomization.yaml": """
+            resources: [deploy.yaml]
+            images:
+            - name: ghcr.io/stefanprodan/podinfo
+              newName: registry.example.com/podinfo
+              newTag: 6.1.0
+            """,
+        "apps/web/deploy.yaml": DEPLOY.replace("${REPLICAS:=2}", "1"),
+        "apps/comp/kustomization.yaml": """
+            apiVersion: kustomize.config.k8s.io/v1alpha1
+            kind: Component
+            commonAnnotations: {component: "yes"}
+            """,
+    })
+    got = render_yaml(top, "flux:flux-system/apps")
+    doc = yaml.safe_load(got)
+    assert doc["metadata"] == {"annotations": {"component": "yes"}, "name": "prod-podinfo",
+                               "namespace": "web"}
+    assert doc["spec"]["replicas"] == 5
+    # the name is kept from the file; the digest replaces the tag (kustomize_generator.go)
+    assert doc["spec"]["template"]["spec"]["containers"][0]["image"] == (
+        "registry.example.com/podinfo@sha256:" + "0" * 64)
+    catalog = catalog_of(top)
+    app = catalog.find("apps")
+    _, text, created = flux.generate(DiskFS(), str(top / "apps/web"), app.obj["spec"],
+                                     parse("5.8.1"))
+    assert not created
+    assert yaml.safe_load(text)["components"] == ["../comp"]
+    want = kubectl_build(kubectl(), top, "apps/web", {"apps/web/kustomization.yaml": text})
+    assert got == want
+
+
+def test_post_build_substitution(repo: Callable[..., Path]) -> None:
+    top = repo({
+        "clusters/prod/flux-system/gotk-sync.yaml": SYNC,
+        "clusters/prod/vars.yaml": """
+            apiVersion: v1
+            kind: ConfigMap
+            metadata:
+              name: cluster-vars
+              namespace: flux-system
+            data:
+              DOMAIN: example.com
+              FLAG: "on"
+            ---
+            apiVersion: v1
+            kind: Secret
+            metadata:
+              name: cluster-secrets
+              namespace: flux-system
+            data:
+              TOKEN: czNjcjN0   # s3cr3t
+            """,
+        "clusters/prod/apps.yaml": ks("apps", "./apps/web", """
+postBuild:
+  substitute:
+    REPLICAS: "3"
+  substituteFrom:
+  - kind: ConfigMap
+    name: cluster-vars
+  - kind: Secret
+    name: cluster-secrets
+  - kind: ConfigMap
+    name: absent
+    optional: true
+commonMetadata:
+  labels: {team: web}
+  annotations: {owner: ops}
+"""),
+        "apps/web/deploy.yaml": DEPLOY,
+        "apps/web/cm.yaml": """
+            apiVersion: v1
+            kind: ConfigMap
+            metadata:
+              name: settings
+            data:
+              host: web.${DOMAIN}
+              token: ${TOKEN}
+              shout: ${DOMAIN^^}
+              escaped: $${DOMAIN}
+            ---
+            apiVersion: v1
+            kind: ConfigMap
+            metadata:
+              name: verbatim
+              annotations:
+                kustomize.toolkit.fluxcd.io/substitute: disabled
+            data:
+              host: web.${DOMAIN}
+            ---
+            apiVersion: example.com/v1
+            kind: Toggle
+            metadata:
+              name: t
+            spec:
+              enabled: ${FLAG}
+            """,
+    })
+    docs = {d["metadata"]["name"]: d for d in yaml.safe_load_all(render_yaml(top, "apps"))}
+    assert docs["podinfo"]["spec"]["replicas"] == 3
+    assert docs["settings"]["data"] == {"host": "web.example.com", "token": "s3cr3t",
+                                        "shout": "EXAMPLE.COM", "escaped": "${DOMAIN}"}
+    assert docs["verbatim"]["data"] == {"host": "web.${DOMAIN}"}
+    # the substituted text is read back as sigs.k8s.io/yaml reads it (YAML 1.1): "on" is true
+    assert docs["t"]["spec"]["enabled"] is True
+    for d in docs.values():   # commonMetadata on every object's own metadata
+        assert d["metadata"]["labels"]["team"] == "web"
+        assert d["metadata"]["annotations"]["owner"] == "ops"
+
+
+def test_no_variable_no_substitution_unless_always(repo: Callable[..., Path]) -> None:
+    """SubstituteVariables runs only when a variable is defined or substituteStrategy: Always."""
+    files = {
+        "clusters/prod/flux-system/gotk-sync.yaml": SYNC,
+        "clusters/prod/apps.yaml": ks("apps", "./apps/web", "postBuild:\n  substitute: {}\n"),
+        "apps/web/deploy.yaml": DEPLOY,
+    }
+    top = repo(files)
+    assert "replicas: ${REPLICAS:=2}" in render_yaml(top, "apps")
+    (top / "clusters/prod/apps.yaml").write_text(
+        (top / "clusters/prod/apps.yaml").read_text().replace(
+            "  substitute: {}", "  substituteStrategy: Always"))
+    assert "replicas: 2\n" in render_yaml(top, "apps")
+
+
+def test_strict_substitution_and_missing_source(repo: Callable[..., Path]) -> None:
+    top = repo({
+        "clusters/prod/flux-system/gotk-sync.yaml": SYNC,
+        "clusters/prod/apps.yaml": ks("apps", "./apps/web", """
+postBuild:
+  substitute:
+    OTHER: x
+"""),
+        "clusters/prod/other.yaml": ks("other", "./apps/web", """
+postBuild:
+  substituteFrom:
+  - kind: ConfigMap
+    name: nowhere
+"""),
+        "apps/web/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
+                            "data:\n  v: ${UNSET}\n",
+        ".kzgit.toml": "[gitops]\nflux-strict-substitution = true\n",
+    })
+    catalog = catalog_of(top)
+    with pytest.raises(AppError, match=r'flux:flux-system/apps \(clusters/prod/apps.yaml:\d+\): '
+                                       r"post build failed for '~G_v1_ConfigMap/c'.*variable not "
+                                       r'set \(strict mode\): "UNSET"'):
+        render_app(catalog, catalog.find("apps"))
+    with pytest.raises(AppError, match=r"clusters/prod/other.yaml:1[0-9]\): substitute from "
+                                       r"'ConfigMap/nowhere' error"):
+        render_app(catalog, catalog.find("other"))
+
+
+def test_path_not_found_is_one_finding(repo: Callable[..., Path]) -> None:
+    top = repo({
+        "clusters/prod/flux-system/gotk-sync.yaml": SYNC,
+        "clusters/prod/gone.yaml": ks("gone", "./apps/gone"),
+        "clusters/prod/apps.yaml": ks("apps", "./apps/web"),
+        "apps/web/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
+    })
+    catalog = catalog_of(top)
+    gone = catalog.find("gone")
+    assert gone.error is not None and gone.error.startswith("clusters/prod/gone.yaml:")
+    assert "kustomization path not found" in gone.error
+    assert "name: c" in render_app(catalog, catalog.find("apps")).to_yaml()   # others render
