@@ -558,15 +558,22 @@ def directory_objects(fs: FileSystem, app_dir: str, directory: Dict[str, Any]) -
         if name.endswith(".json") and len([d for d in docs if d is not None]) > 1:
             raise ArgoError(f'Found multiple objects in "{name}". Only single objects are '
                             "allowed in JSON files.")
+        found: List[Dict[str, Any]] = []
         for d in docs:
             if d is None:
+                continue   # an empty document ("if u == nil { continue }")
+            if not isinstance(d, dict) or not isinstance(d.get("kind"), str) or not d["kind"]:
+                # unstructured's decoder: "Object 'Kind' is missing"; a file that does not look
+                # like a manifest and yielded nothing before is an unrelated YAML file
+                if found or (b"apiVersion:" in data and b"kind:" in data and b"metadata:" in data):
+                    raise ArgoError(f'Failed to unmarshal "{name}": failed to unmarshal manifest: '
+                                    "Object 'Kind' is missing")
+                break
+            if d["kind"].endswith("List") and isinstance(d.get("items"), list):
+                found.extend(x for x in d["items"] if isinstance(x, dict))
                 continue
-            if not isinstance(d, dict):
-                raise ArgoError(f'Failed to unmarshal "{name}": not an object')
-            if d.get("kind", "").endswith("List") and isinstance(d.get("items"), list):
-                objs.extend(x for x in d["items"] if isinstance(x, dict))
-                continue
-            objs.append(d)
+            found.append(d)
+        objs.extend(found)
     return objs
 
 

@@ -89,7 +89,7 @@ def _first_line_offset(text: str) -> int:
 class Index(Record):
     """What the scan found, by kind."""
 
-    __slots__ = ("candidates", "sources", "objects", "by_file", "argocd_cm")
+    __slots__ = ("candidates", "sources", "objects", "by_file", "argocd_cm", "patch_files")
 
     def __init__(self) -> None:
         self.candidates: List[Doc] = []
@@ -97,6 +97,8 @@ class Index(Record):
         self.objects: Dict[Tuple[str, str], List[Doc]] = {}   # (kind, name) -> docs
         self.by_file: Dict[str, List[Doc]] = {}
         self.argocd_cm: Optional[Doc] = None
+        #: files some kustomization uses as a patch (a partial Kustomization there is no app)
+        self.patch_files: Set[str] = set()
 
 
 def scan(repo: Repository) -> Index:
@@ -104,6 +106,9 @@ def scan(repo: Repository) -> Index:
     from kzgit.yamlio.load import load_documents, split_documents, decode_text
     index = Index()
     for rel in repo.files:
+        if posixpath.basename(rel) in _KUSTOMIZATION_NAMES:
+            _patch_files(repo, rel, index.patch_files)
+            continue
         if not rel.endswith(_EXTS):
             continue
         data = repo.read(rel)
@@ -125,6 +130,31 @@ def scan(repo: Repository) -> Index:
             doc = Doc(obj, rel, line + _first_line_offset(part), part)
             _index(index, doc)
     return index
+
+
+_KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+
+
+def _patch_files(repo: Repository, rel: str, out: Set[str]) -> None:
+    """The files a kustomization names as patches (``patches[].path``,
+    ``patchesStrategicMerge`` paths), repo-relative."""
+    from kzgit.yamlio import load_yaml11
+    data = repo.read(rel)
+    if not data or b"atches" not in data:
+        return
+    try:
+        k = load_yaml11(data, rel)
+    except KzgitError:
+        return
+    if not isinstance(k, dict):
+        return
+    base = posixpath.dirname(rel)
+    paths = [p.get("path") for p in (k.get("patches") or []) if isinstance(p, dict)]
+    paths += [p for p in (k.get("patchesStrategicMerge") or []) if isinstance(p, str)
+              and "\n" not in p]
+    for p in paths:
+        if isinstance(p, str) and p:
+            out.add(posixpath.normpath(posixpath.join(base, p)))
 
 
 def _index(index: Index, doc: Doc) -> None:
@@ -408,8 +438,8 @@ def discover(repo: Repository, render_children: bool = True) -> Catalog:
                 continue   # outside every artifact Flux builds (.sourceignore, spec.ignore)
         resolve(catalog, app)
         candidates.append(app)
-    entries = [a for a in candidates
-               if not any(d is not a and _delivers(d, a.file) for d in candidates)]
+    entries = [a for a in candidates if a.file not in index.patch_files
+               and not any(d is not a and _delivers(d, a.file) for d in candidates)]
     seen_docs: Set[Tuple[str, int]] = set()
     queue: List[App] = []
     for a in entries:
@@ -540,6 +570,8 @@ def assign_ids(apps: List[App]) -> None:
     for a in apps:
         if a.parent and a.parent in by_ref:
             a.parent = by_ref[a.parent].id
+        if a.appset and a.appset in by_ref:
+            a.appset = by_ref[a.appset].id
 
 
 # -- the repository ----------------------------------------------------------------------

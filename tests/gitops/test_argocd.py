@@ -1,0 +1,256 @@
+"""Argo CD Applications rendered as the repo-server renders them.
+
+Overrides: argo-cd ``util/kustomize/kustomize.go`` runs ``kustomize edit`` in its order before
+``kustomize build``; each case compares kzgit's render with ``kubectl kustomize`` of the
+kustomization those edits leave (kustomize ``kustomize/v5.8.1`` ``commands/edit``), and pins
+the edit semantics themselves.  Directory applications: ``reposerver/repository/repository.go``
+``findManifests``."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import pytest
+import yaml
+
+from conftest import REPO_URL, catalog_of, kubectl, kubectl_build, render_yaml
+from kzgit.gitops import argocd
+from kzgit.gitops.render import AppError, render_app
+from kzgit.loader import DiskFS
+
+
+def application(name: str, path: str, source_extra: str = "", spec_extra: str = "",
+                repo_url: str = REPO_URL) -> str:
+    src = "".join(f"    {line}\n" for line in source_extra.strip("\n").split("\n")) \
+        if source_extra else ""
+    spec = "".join(f"  {line}\n" for line in spec_extra.strip("\n").split("\n")) \
+        if spec_extra else ""
+    return (f"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {name}\n"
+            f"  namespace: argocd\nspec:\n  project: default\n  destination:\n"
+            f"    server: https://kubernetes.default.svc\n    namespace: {name}\n  source:\n"
+            f"    repoURL: {repo_url}\n    targetRevision: HEAD\n    path: {path}\n{src}{spec}")
+
+
+BASE_KUST = """
+    resources: [deploy.yaml]
+    commonLabels:
+      app: web
+    images:
+    - name: nginx
+      newName: registry.example.com/nginx
+      newTag: "1.25"
+    """
+DEPLOY = """
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata:
+      name: web
+    spec:
+      replicas: 1
+      selector:
+        matchLabels: {run: web}
+      template:
+        metadata:
+          labels: {run: web}
+        spec:
+          containers:
+          - name: web
+            image: nginx:1.0
+          - name: side
+            image: busybox
+    """
+
+
+def test_overrides_in_argo_cd_order(repo: Callable[..., Path]) -> None:
+    top = repo({
+        "argocd/web.yaml": application("web", "apps/web", """
+kustomize:
+  namePrefix: prod-
+  nameSuffix: -v1
+  namespace: web-prod
+  images:
+  - nginx:1.27
+  - busybox=ghcr.io/acme/busybox:${ARGOCD_APP_NAME}
+  replicas:
+  - name: web
+    count: 3
+  commonLabels:
+    tier: front
+  commonAnnotations:
+    owner: team-a
+  patches:
+  - target: {kind: Deployment}
+    patch: |-
+      - op: add
+        path: /metadata/annotations/patched
+        value: "true"
+  components: [../comp]
+"""),
+        "apps/web/kustomization.yaml": BASE_KUST,
+        "apps/web/deploy.yaml": DEPLOY,
+        "apps/comp/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\n"
+                                        "kind: Component\nnameSuffix: -c\n",
+    })
+    got = render_yaml(top, "web")
+    doc = yaml.safe_load(got)
+    assert doc["metadata"]["name"] == "prod-web-c-v1"   # the component first, as kustomize
+    assert doc["metadata"]["namespace"] == "web-prod"
+    assert doc["spec"]["replicas"] == 3
+    images = [c["image"] for c in doc["spec"]["template"]["spec"]["containers"]]
+    # `kustomize edit set image nginx:1.27` replaces the file's entry whole: its newName goes
+    assert images == ["nginx:1.27", "ghcr.io/acme/busybox:web"]
+    catalog = catalog_of(top)
+    app = catalog.find("web")
+    source = app.extra["sources"][0]
+    kfile, text = argocd.edited_kustomization(DiskFS(), str(top / "apps/web"),
+                                              source["kustomize"],
+                                              argocd.app_env(app, source), str(top))
+    assert kfile == str(top / "apps/web/kustomization.yaml")
+    edited = yaml.safe_load(text)
+    assert [i["name"] for i in edited["images"]] == ["busybox", "nginx"]   # sorted by name
+    want = kubectl_build(kubectl(), top, "apps/web", {"apps/web/kustomization.yaml": text},
+                         restrictor="LoadRestrictionsRootOnly")
+    assert got == want
+
+
+def test_label_already_present_needs_force(repo: Callable[..., Path]) -> None:
+    top = repo({
+        "argocd/web.yaml": application("web", "apps/web", "kustomize:\n  commonLabels:\n"
+                                                          "    app: other\n"),
+        "argocd/forced.yaml": application("forced", "apps/web", "kustomize:\n  commonLabels:\n"
+                                                                "    app: other\n"
+                                                                "  forceCommonLabels: true\n"),
+        "apps/web/kustomization.yaml": BASE_KUST,
+        "apps/web/deploy.yaml": DEPLOY,
+    })
+    catalog = catalog_of(top)
+    with pytest.raises(AppError, match=r"argocd:argocd/web \(argocd/web.yaml:\d+\): label app "
+                                       r"already in kustomization file\. Use --force"):
+        render_app(catalog, catalog.find("web"))
+    doc = yaml.safe_load(render_app(catalog, catalog.find("forced")).to_yaml())
+    assert doc["spec"]["selector"]["matchLabels"]["app"] == "other"
+
+
+def test_without_selector_writes_a_labels_entry(repo: Callable[..., Path]) -> None:
+    top = repo({
+        "argocd/web.yaml": application("web", "apps/web", """
+kustomize:
+  commonLabels: {env: prod}
+  labelWithoutSelector: true
+  labelIncludeTemplates: true
+"""),
+        "apps/web/kustomization.yaml": BASE_KUST,
+        "apps/web/deploy.yaml": DEPLOY,
+    })
+    doc = yaml.safe_load(render_yaml(top, "web"))
+    assert doc["metadata"]["labels"] == {"app": "web", "env": "prod"}
+    assert "env" not in doc["spec"]["selector"]["matchLabels"]
+    assert doc["spec"]["template"]["metadata"]["labels"]["env"] == "prod"
+
+
+def test_kustomize_version_through_argocd_cm(repo: Callable[..., Path]) -> None:
+    top = repo({
+        "argocd/cm.yaml": """
+            apiVersion: v1
+            kind: ConfigMap
+            metadata:
+              name: argocd-cm
+              namespace: argocd
+            data:
+              kustomize.path.v5.6.0: /custom-tools/kustomize_5_6_0
+            """,
+        "argocd/old.yaml": application("old", "apps/web", "kustomize:\n  version: v5.6.0\n"),
+        "argocd/bad.yaml": application("bad", "apps/web", "kustomize:\n  version: v4.5.7\n"),
+        "apps/web/kustomization.yaml": BASE_KUST,
+        "apps/web/deploy.yaml": DEPLOY,
+    })
+    catalog = catalog_of(top)
+    old = catalog.find("old")
+    assert old.renderer == "kustomize 5.6.0" and old.version == (5, 6, 0)
+    bad = catalog.find("bad")
+    assert bad.error is not None and "kustomize version v4.5.7 is not registered" in bad.error
+    assert bad.error.startswith("argocd/bad.yaml:")
+    assert "kind: Deployment" in render_app(catalog, old).to_yaml()
+
+
+def test_build_options_from_argocd_cm(repo: Callable[..., Path]) -> None:
+    files = {
+        "argocd/web.yaml": application("web", "apps/web"),
+        "apps/web/kustomization.yaml": "resources: [../shared/cm.yaml]\n",
+        "apps/shared/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shared\n",
+    }
+    top = repo(files)
+    catalog = catalog_of(top)
+    with pytest.raises(AppError, match="is not in or below"):
+        render_app(catalog, catalog.find("web"))
+    (top / "argocd/cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cm\n  namespace: argocd\n"
+        "data:\n  kustomize.buildOptions: --load-restrictor LoadRestrictionsNone\n")
+    catalog = catalog_of(top)
+    assert "name: shared" in render_app(catalog, catalog.find("web")).to_yaml()
+
+
+def test_directory_application(repo: Callable[..., Path]) -> None:
+    top = repo({
+        "argocd/plain.yaml": application("plain", "manifests", """
+directory:
+  recurse: true
+  exclude: '{skip/*,*.tmp.yaml}'
+"""),
+        "manifests/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+        "manifests/b.json": '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b"}}',
+        "manifests/notes.yaml": "just: some config\n",
+        "manifests/sub/c.yml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
+        "manifests/skip/d.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: d\n",
+        "manifests/x.tmp.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
+        "manifests/marked.yaml": "# +argocd:skip-file-rendering\napiVersion: v1\n"
+                                 "kind: ConfigMap\nmetadata:\n  name: m\n",
+    })
+    catalog = catalog_of(top)
+    app = catalog.find("plain")
+    assert app.renderer == "directory"
+    names = [r.obj["metadata"]["name"] for r in render_app(catalog, app).resources]
+    # notes.yaml is no manifest (no kind, no metadata): ignored; skip/ and *.tmp.yaml excluded
+    assert names == ["a", "b", "c"]
+
+
+def test_source_type_as_argo_cd_discovers_it(repo: Callable[..., Path]) -> None:
+    top = repo({
+        "argocd/chart.yaml": application("chart", "charts/web"),
+        "argocd/both.yaml": application("both", "apps/both"),
+        "argocd/elsewhere.yaml": application("elsewhere", "apps/both",
+                                             repo_url="https://github.com/other/repo"),
+        "charts/web/Chart.yaml": "apiVersion: v2\nname: web\nversion: 0.1.0\n",
+        "apps/both/Chart.yaml": "apiVersion: v2\nname: both\nversion: 0.1.0\n",
+        "apps/both/kustomization.yaml": "resources: [cm.yaml]\n",
+        "apps/both/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: both\n",
+    })
+    catalog = catalog_of(top)
+    assert catalog.find("chart").renderer == "helm: not rendered"
+    assert catalog.find("both").renderer.startswith("kustomize ")   # a kustomization file wins
+    other = catalog.find("elsewhere")
+    assert not other.rendered and "not this repository" in (other.reason or "")
+
+
+@pytest.mark.parametrize("arg,want", [
+    ("nginx:1.27", {"name": "nginx", "newName": "", "newTag": "1.27", "digest": ""}),
+    ("nginx=ghcr.io/x/nginx", {"name": "nginx", "newName": "ghcr.io/x/nginx", "newTag": "",
+                               "digest": ""}),
+    ("localhost:5000/a@sha256:ab", {"name": "localhost:5000/a", "newName": "", "newTag": "",
+                                    "digest": "sha256:ab"}),
+])
+def test_parse_image(arg: str, want: dict) -> None:
+    assert argocd.parse_image(arg) == want
+
+
+def test_parse_image_refuses_a_bare_name() -> None:
+    with pytest.raises(argocd.ArgoError, match="invalid format of image"):
+        argocd.parse_image("nginx")
+
+
+@pytest.mark.parametrize("text,want", [
+    ("v-$ARGOCD_APP_NAME-${ARGOCD_APP_NAMESPACE}", "v-web-prod"),
+    ("cost $$5", "cost $5"), ("$UNKNOWN.", "."), ("${", ""),
+])
+def test_env_expand(text: str, want: str) -> None:
+    assert argocd.expand(text, {"ARGOCD_APP_NAME": "web", "ARGOCD_APP_NAMESPACE": "prod"}) == want

@@ -1,0 +1,275 @@
+"""Discovery: the applications of small real-shaped repositories, as the cluster receives them."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from conftest import REPO_URL, catalog_of
+from kzgit.cli.main import main
+from kzgit.errors import UsageError
+from kzgit.gitops.render import render_app
+from kzgit.gitops.urls import normalise
+
+GIT_SYNC = """
+    apiVersion: source.toolkit.fluxcd.io/v1
+    kind: GitRepository
+    metadata:
+      name: flux-system
+      namespace: flux-system
+    spec:
+      interval: 1m
+      ref:
+        branch: main
+      url: ssh://git@github.com/acme/fleet
+      ignore: |
+        /.archive/
+    ---
+    apiVersion: kustomize.toolkit.fluxcd.io/v1
+    kind: Kustomization
+    metadata:
+      name: flux-system
+      namespace: flux-system
+    spec:
+      interval: 10m
+      path: ./clusters/{cluster}
+      sourceRef:
+        kind: GitRepository
+        name: flux-system
+    """
+
+
+def ks(name: str, path: str, extra: str = "", namespace: str = "flux-system",
+       source: str = "kind: GitRepository\n    name: flux-system") -> str:
+    body = (f"apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n"
+            f"  name: {name}\n  namespace: {namespace}\nspec:\n  interval: 10m\n  path: {path}\n"
+            f"  sourceRef:\n    {source}\n")
+    return body + "".join(f"  {line}\n" for line in extra.strip("\n").split("\n") if extra)
+
+
+CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n"
+
+
+def test_a_parent_patches_its_children(repo: Callable[..., Path]) -> None:
+    """onedr0p/home-ops's shape: the cluster Kustomization patches every child's spec; a
+    partial Kustomization used as a patch file is no application."""
+    top = repo({
+        "clusters/prod/flux-system/gotk-sync.yaml": GIT_SYNC.replace("{cluster}", "prod"),
+        "clusters/prod/cluster-apps.yaml": ks("cluster-apps", "./apps", """
+patches:
+- target: {group: kustomize.toolkit.fluxcd.io, kind: Kustomization}
+  patch: |-
+    apiVersion: kustomize.toolkit.fluxcd.io/v1
+    kind: Kustomization
+    metadata:
+      name: _
+    spec:
+      decryption:
+        provider: sops
+"""),
+        "flux/ks-patch.yaml": """
+            apiVersion: kustomize.toolkit.fluxcd.io/v1
+            kind: Kustomization
+            metadata:
+              name: _
+            spec:
+              postBuild:
+                substitute:
+                  COLOR: blue
+            """,
+        "apps/kustomization.yaml": """
+            resources: [web/ks.yaml]
+            patches:
+            - path: ../flux/ks-patch.yaml
+              target: {kind: Kustomization}
+            """,
+        "apps/web/ks.yaml": ks("web", "./apps/web/app", "targetNamespace: web"),
+        "apps/web/app/cm.yaml": CM.format(name="web") + "data:\n  color: ${COLOR:=red}\n",
+        ".archive/old/ks.yaml": ks("old", "./.archive/old/app"),
+    })
+    catalog = catalog_of(top)
+    ids = [a.id for a in catalog.apps]
+    assert ids == ["flux:flux-system/flux-system", "flux:flux-system/cluster-apps",
+                   "flux:flux-system/web"]
+    web = catalog.find("web")
+    assert (web.file, web.line, web.parent) == ("apps/web/ks.yaml", 1,
+                                                "flux:flux-system/cluster-apps")
+    assert web.obj["spec"]["postBuild"] == {"substitute": {"COLOR": "blue"}}
+    assert web.obj["spec"]["decryption"] == {"provider": "sops"}
+    assert "color: blue" in render_app(catalog, web).to_yaml()
+
+
+def test_ids_of_a_multi_cluster_repository(repo: Callable[..., Path]) -> None:
+    files = {}
+    for cluster in ("prod", "staging"):
+        files[f"clusters/{cluster}/flux-system/gotk-sync.yaml"] = \
+            GIT_SYNC.replace("{cluster}", cluster)
+        files[f"clusters/{cluster}/infra.yaml"] = ks("infra", "./infra")
+    files["infra/ks.yaml"] = ks("cert-manager", "./infra/cert-manager")
+    files["infra/kustomization.yaml"] = "resources: [ks.yaml]\n"
+    files["infra/cert-manager/cm.yaml"] = CM.format(name="cm")
+    top = repo(files)
+    catalog = catalog_of(top)
+    ids = sorted(a.id for a in catalog.apps)
+    assert ids == [
+        "flux:flux-system/cert-manager@flux:flux-system/infra@clusters/prod",
+        "flux:flux-system/cert-manager@flux:flux-system/infra@clusters/staging",
+        "flux:flux-system/flux-system@clusters/prod/flux-system",
+        "flux:flux-system/flux-system@clusters/staging/flux-system",
+        "flux:flux-system/infra@clusters/prod",
+        "flux:flux-system/infra@clusters/staging",
+    ]
+    with pytest.raises(UsageError, match="'infra' names 2 applications"):
+        catalog.find("infra")
+    assert catalog.find("flux:flux-system/infra@clusters/prod").path == "infra"
+
+
+def test_sources_that_are_not_this_repository(repo: Callable[..., Path]) -> None:
+    top = repo({
+        "clusters/prod/flux-system/gotk-sync.yaml": GIT_SYNC.replace("{cluster}", "prod"),
+        "clusters/prod/sources.yaml": """
+            apiVersion: source.toolkit.fluxcd.io/v1
+            kind: GitRepository
+            metadata:
+              name: moved
+              namespace: flux-system
+            spec:
+              url: https://github.com/acme/old-fleet.git
+              ref: {branch: main}
+            ---
+            apiVersion: source.toolkit.fluxcd.io/v1
+            kind: GitRepository
+            metadata:
+              name: pinned
+              namespace: flux-system
+            spec:
+              url: https://github.com/acme/fleet
+              ref: {tag: v1.2.0}
+            """,
+        "clusters/prod/apps.yaml": "\n---\n".join([
+            ks("oci", "./", source="kind: OCIRepository\n    name: podinfo"),
+            ks("moved", "./apps", source="kind: GitRepository\n    name: moved"),
+            ks("pinned", "./apps", source="kind: GitRepository\n    name: pinned"),
+        ]),
+        "apps/cm.yaml": CM.format(name="a"),
+    })
+    catalog = catalog_of(top)
+    assert "OCIRepository flux-system/podinfo" in (catalog.find("oci").reason or "")
+    assert "not this repository" in (catalog.find("moved").reason or "")
+    assert "follows tag v1.2.0" in (catalog.find("pinned").reason or "")
+    (top / ".kzgit.toml").write_text('[gitops]\nrepo-urls = ["git@github.com:acme/old-fleet"]\n')
+    assert catalog_of(top).find("moved").rendered
+
+
+def test_argo_app_of_apps_and_applicationsets(repo: Callable[..., Path]) -> None:
+    def app(name: str, path: str) -> str:
+        return (f"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {name}\n"
+                f"  namespace: argocd\nspec:\n  destination: {{namespace: {name}}}\n  source:\n"
+                f"    repoURL: {REPO_URL}\n    path: {path}\n")
+    top = repo({
+        "bootstrap/root.yaml": app("root", "argocd/apps"),
+        "argocd/apps/web.yaml": app("web", "apps/web"),
+        "argocd/apps/sets.yaml": f"""
+            apiVersion: argoproj.io/v1alpha1
+            kind: ApplicationSet
+            metadata:
+              name: by-dir
+              namespace: argocd
+            spec:
+              generators:
+              - git:
+                  repoURL: {REPO_URL}.git
+                  revision: HEAD
+                  directories:
+                  - path: apps/*
+                  - path: apps/web
+                    exclude: true
+              template:
+                metadata:
+                  name: '{{{{path.basename}}}}-{{{{path[0]}}}}'
+                spec:
+                  destination: {{namespace: '{{{{path.basename}}}}'}}
+                  source:
+                    repoURL: {REPO_URL}
+                    path: '{{{{path}}}}'
+            ---
+            apiVersion: argoproj.io/v1alpha1
+            kind: ApplicationSet
+            metadata:
+              name: listed
+              namespace: argocd
+            spec:
+              goTemplate: true
+              generators:
+              - list:
+                  elements:
+                  - {{cluster: east, dir: apps/api}}
+              template:
+                metadata:
+                  name: 'api-{{{{.cluster}}}}'
+                spec:
+                  destination: {{namespace: api}}
+                  source:
+                    repoURL: {REPO_URL}
+                    path: '{{{{.dir}}}}'
+            ---
+            apiVersion: argoproj.io/v1alpha1
+            kind: ApplicationSet
+            metadata:
+              name: clusters
+              namespace: argocd
+            spec:
+              generators:
+              - clusters: {{}}
+              template:
+                metadata: {{name: 'x-{{{{name}}}}'}}
+                spec: {{}}
+            """,
+        "apps/web/cm.yaml": CM.format(name="web"),
+        "apps/api/cm.yaml": CM.format(name="api"),
+    })
+    catalog = catalog_of(top)
+    ids = [a.id for a in catalog.apps]
+    # breadth first, each parent's output in its order (the directory app reads sets.yaml
+    # before web.yaml)
+    assert ids == ["argocd:argocd/root", "argocd:argocd/by-dir", "argocd:argocd/listed",
+                   "argocd:argocd/clusters", "argocd:argocd/web", "argocd:argocd/api-apps",
+                   "argocd:argocd/api-east"]
+    assert catalog.find("api-apps").path == "apps/api"
+    assert catalog.find("api-apps").appset == "argocd:argocd/by-dir"
+    assert catalog.find("api-east").renderer == "directory"
+    clusters = catalog.find("clusters")
+    assert clusters.expanded is False and "needs the cluster" in (clusters.reason or "")
+    assert "name: api" in render_app(catalog, catalog.find("api-east")).to_yaml()
+
+
+def test_kzgit_apps_json(repo: Callable[..., Path], capsys: pytest.CaptureFixture[str]) -> None:
+    top = repo({
+        "clusters/prod/flux-system/gotk-sync.yaml": GIT_SYNC.replace("{cluster}", "prod"),
+        "clusters/prod/apps.yaml": ks("apps", "./apps"),
+        "apps/cm.yaml": CM.format(name="a"),
+    })
+    assert main(["apps", "--format", "json", str(top)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["apps"][1] == {"id": "flux:flux-system/apps", "kind": "Kustomization",
+                              "path": "apps", "renderer": "kustomize 5.8.1",
+                              "file": "clusters/prod/apps.yaml", "line": 1,
+                              "parent": "flux:flux-system/flux-system"}
+    assert main(["build", "--app", "apps", str(top)]) == 0
+    assert capsys.readouterr().out == "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n"
+    assert main(["build", "--app", "nope", str(top)]) == 2
+
+
+@pytest.mark.parametrize("url,want", [
+    ("https://github.com/Acme/Fleet.git", "github.com/Acme/Fleet"),
+    ("https://GitHub.com/Acme/Fleet/", "github.com/Acme/Fleet"),
+    ("ssh://git@github.com:22/Acme/Fleet.git", "github.com/Acme/Fleet"),
+    ("git@github.com:Acme/Fleet.git", "github.com/Acme/Fleet"),
+    ("http://user@gitea.local/acme/fleet", "gitea.local/acme/fleet"),
+    ("oci://ghcr.io/acme/manifests", None),
+    ("./local/path", None),
+])
+def test_normalise(url: str, want: str) -> None:
+    assert normalise(url) == want
