@@ -136,8 +136,8 @@ def _list_params(gen: Any, go: bool) -> List[Dict[str, Any]]:
 
 
 def _git_params(catalog: Catalog, gen: Any, go: bool) -> List[Dict[str, Any]]:
-    from kzgit.gitops.gomatch import BadPattern, match
-    from kzgit.gitops.urls import normalise
+    from kzgit.gitops.gomatch import BadPattern, match   # start-up
+    from kzgit.gitops.urls import normalise   # start-up: as the module's own, loaded where it is used
     if not isinstance(gen, dict):
         raise NotExpanded("malformed git generator")
     url = str(gen.get("repoURL") or "")

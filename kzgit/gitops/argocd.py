@@ -347,7 +347,7 @@ def _add_components(kus: Dict[str, Any], fs: FileSystem, app_dir: str, paths: Li
 
 def _glob(fs: FileSystem, base: str, pattern: str) -> Optional[List[str]]:
     """filepath.Glob relative to ``base`` (literal paths as written when they exist)."""
-    from kzgit.gitops.gomatch import BadPattern, match
+    from kzgit.gitops.gomatch import BadPattern, match   # start-up
     if not any(ch in pattern for ch in "*?[\\"):
         p = posixpath.normpath(posixpath.join(base, pattern))
         return [pattern] if fs.exists(p) else None

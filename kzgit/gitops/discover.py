@@ -103,7 +103,7 @@ class Index(Record):
 
 def scan(repo: Repository) -> Index:
     """Step 1: the documents of every YAML/JSON file that may matter."""
-    from kzgit.yamlio.load import load_documents, split_documents, decode_text
+    from kzgit.yamlio.load import load_documents, split_documents, decode_text   # start-up
     index = Index()
     for rel in repo.files:
         if posixpath.basename(rel) in _KUSTOMIZATION_NAMES:
@@ -138,7 +138,7 @@ _KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomizatio
 def _patch_files(repo: Repository, rel: str, out: Set[str]) -> None:
     """The files a kustomization names as patches (``patches[].path``,
     ``patchesStrategicMerge`` paths), repo-relative."""
-    from kzgit.yamlio import load_yaml11
+    from kzgit.yamlio import load_yaml11   # start-up: loaded only by what uses it
     data = repo.read(rel)
     if not data or b"atches" not in data:
         return
@@ -233,7 +233,7 @@ class Catalog:
         return self._matcher
 
     def matcher_for(self, source: Optional[Doc]) -> Matcher:
-        from kzgit.gitops.sourceignore import repository_matcher
+        from kzgit.gitops.sourceignore import repository_matcher   # start-up
         spec = as_dict(source.obj.get("spec")) if source else {}
         ignore = spec.get("ignore") if isinstance(spec.get("ignore"), str) else None
         return repository_matcher(self.repo.files, self.repo.read, ignore)
@@ -298,7 +298,7 @@ def _resolve_flux(catalog: Catalog, app: App) -> None:
         if source is None:
             app.reason = f"GitRepository {ns}/{name} is not defined in this repository"
             return
-        from kzgit.gitops.urls import normalise
+        from kzgit.gitops.urls import normalise   # start-up: as the module's own, loaded where it is used
         url = str((source.obj.get("spec") or {}).get("url") or "")
         if normalise(url) not in repo.urls:
             app.reason = f"GitRepository {ns}/{name} is {url or 'without a url'}, not this repository"
@@ -318,13 +318,13 @@ def _resolve_flux(catalog: Catalog, app: App) -> None:
                              "or directory", ("spec", "path"))
     app.path = path
     app.version, app.version_origin = repo.version, repo.version_origin
-    from kzgit.versions import name as version_name
+    from kzgit.versions import name as version_name   # start-up: loaded only by what uses it
     app.renderer = f"kustomize {version_name(app.version)}"
 
 
 def _dir_exists(repo: Repository, rel: str, matcher: Optional[Matcher]) -> bool:
     if matcher is not None and rel:
-        from kzgit.gitops.sourceignore import excluded_path
+        from kzgit.gitops.sourceignore import excluded_path   # start-up
         parts = rel.split("/")
         for n in range(1, len(parts) + 1):
             if matcher.excluded(parts[:n], True):
@@ -336,7 +336,7 @@ def _dir_exists(repo: Repository, rel: str, matcher: Optional[Matcher]) -> bool:
 
 def this_repo_sources(app: App, repo: Repository) -> Tuple[List[Dict[str, Any]], List[str]]:
     """An Application's sources kzgit renders, and why the others are not."""
-    from kzgit.gitops.urls import normalise
+    from kzgit.gitops.urls import normalise   # start-up: as the module's own, loaded where it is used
     spec = _spec(app)
     if isinstance(spec.get("source"), dict):
         sources = [spec["source"]]
@@ -378,7 +378,7 @@ def _resolve_argo(catalog: Catalog, app: App) -> None:
                                    ("spec", "source", "path"))
         typ = argocd.explicit_type(s)
         if typ is None:
-            from kzgit.loader import DiskFS
+            from kzgit.loader import DiskFS   # start-up: loaded only by what uses it
             typ = argocd.discovered_type(repo.fs or DiskFS(), _abs(repo, path))
         if typ == argocd.HELM:
             app.renderer, app.reason = "helm: not rendered", f"{path or '.'} is a Helm chart"
@@ -395,7 +395,7 @@ def _resolve_argo(catalog: Catalog, app: App) -> None:
                     str(opts["version"]), catalog.argo_settings())
             else:
                 app.version, app.version_origin = repo.version, repo.version_origin
-            from kzgit.versions import name as version_name
+            from kzgit.versions import name as version_name   # start-up: loaded only by what uses it
             renderers.append(f"kustomize {version_name(app.version)}")
         else:
             renderers.append(DIRECTORY)
@@ -422,7 +422,7 @@ def _delivers(parent: App, file: str) -> bool:
 
 def discover(repo: Repository, render_children: bool = True) -> Catalog:
     """The applications of ``repo`` (see the module docstring)."""
-    from kzgit.gitops import appset, render
+    from kzgit.gitops import appset, render   # cycle: render and appset use this module's Catalog
     catalog = Catalog(repo, scan(repo))
     index = catalog.index
     candidates: List[App] = []
@@ -433,7 +433,7 @@ def discover(repo: Repository, render_children: bool = True) -> Catalog:
         if not app.namespace:
             app.namespace = FLUX_NAMESPACE if controller == FLUX else ARGOCD_NAMESPACE
         if controller == FLUX:
-            from kzgit.gitops.sourceignore import excluded_path
+            from kzgit.gitops.sourceignore import excluded_path   # start-up
             if excluded_path(catalog.flux_matcher(), doc.file):
                 continue   # outside every artifact Flux builds (.sourceignore, spec.ignore)
         resolve(catalog, app)
@@ -582,11 +582,11 @@ def settings_of(config: Config) -> Settings:
 
 def open_worktree(top: str, config: Config, files: Optional[List[str]] = None) -> Repository:
     """The work tree at ``top`` as a :class:`Repository` (``files``: git's list by default)."""
-    from kzgit.gitops.urls import git_remotes, repository_urls
-    from kzgit.versions import from_config
+    from kzgit.gitops.urls import git_remotes, repository_urls   # start-up
+    from kzgit.versions import from_config   # start-up: loaded only by what uses it
     top = os.path.realpath(top)
     if files is None:
-        from kzgit.walk import tree_files
+        from kzgit.walk import tree_files   # start-up: loaded only by what uses it
         files = tree_files(top)
 
     def read(rel: str) -> Optional[bytes]:

@@ -26,7 +26,8 @@ from kzgit.gitops.gomatch import BadPattern, match
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Callable, List, Optional, Tuple
+    from typing import Any, Callable, List, Optional, Tuple
+    Node = Any   # a node: text (str), a function (_Func) or a list of nodes
 
 _EOF = "\0"
 # token kinds (scan.go)
@@ -61,10 +62,6 @@ class _Func:
         self.args: List[Node] = []
 
 
-if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, List, Union
-    from typing_extensions import TypeAlias
-    Node: TypeAlias = "Union[str, _Func, List[Any]]"   # text, a function, a list of nodes
 
 
 def _accept_rune(r: str, i: int) -> bool:

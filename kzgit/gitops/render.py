@@ -47,7 +47,7 @@ class Rendered(Record):
         self.notes = notes
 
     def to_yaml(self) -> str:
-        from kzgit.yamlio import dump_documents
+        from kzgit.yamlio import dump_documents   # start-up: loaded only by what uses it
         return dump_documents([r.obj for r in self.resources])
 
 
@@ -95,7 +95,7 @@ class ConfinedFS:
 def _base_fs(catalog: Catalog) -> FileSystem:
     if catalog.repo.fs is not None:
         return catalog.repo.fs
-    from kzgit.loader import DiskFS
+    from kzgit.loader import DiskFS   # start-up: loaded only by what uses it
     return DiskFS()
 
 
@@ -123,7 +123,7 @@ def render_app(catalog: Catalog, app: App) -> Rendered:
         catalog.render_errors[id(app)] = err
         raise err from None
     except KzgitError as e:
-        from kzgit.errors import full_message
+        from kzgit.errors import full_message   # start-up: loaded only by what uses it
         err = AppError(app, f"{app.id or app.base_id} ({app.file}:{app.line}): "
                             f"{full_message(e)}")
         catalog.render_errors[id(app)] = err
@@ -131,7 +131,7 @@ def render_app(catalog: Catalog, app: App) -> Rendered:
     catalog.renders[id(app)] = got
     for r in got.resources:   # what substituteFrom of a later application may name
         if r.obj.get("apiVersion") == "v1" and r.obj.get("kind") in ("ConfigMap", "Secret"):
-            from kzgit.gitops.model import Doc
+            from kzgit.gitops.model import Doc   # start-up: as the module's own, loaded where it is used
             meta = as_dict(r.obj.get("metadata"))
             key = (str(r.obj["kind"]), str(meta.get("namespace") or ""), str(meta.get("name") or ""))
             catalog.delivered.setdefault(key, Doc(r.obj, app.file, app.line, ""))
@@ -140,17 +140,17 @@ def render_app(catalog: Catalog, app: App) -> Rendered:
 
 def _options(app: App, fs: FileSystem, restrictor: str, extra: Optional[Dict[str, Any]] = None
              ) -> BuildOptions:
-    from kzgit.builder import BuildOptions
+    from kzgit.builder import BuildOptions   # start-up: loaded only by what uses it
     kw: Dict[str, Any] = dict(extra or {})
     return BuildOptions(load_restrictor=restrictor, fs=fs, kustomize_version=app.version,
                         kustomize_version_origin=app.version_origin or "the default", **kw)
 
 
 def _render_flux(catalog: Catalog, app: App) -> Rendered:
-    from kzgit.builder import build
-    from kzgit.gitops.sourceignore import IgnoreFS
-    from kzgit.loader import NO_RESTRICTIONS
-    from kzgit.loader.overlay import OverlayFS
+    from kzgit.builder import build   # start-up: loaded only by what uses it
+    from kzgit.gitops.sourceignore import IgnoreFS   # start-up: as the module's own, loaded where it is used
+    from kzgit.loader import NO_RESTRICTIONS   # start-up: loaded only by what uses it
+    from kzgit.loader.overlay import OverlayFS   # start-up: loaded only by what uses it
     repo = catalog.repo
     assert app.path is not None and app.version is not None
     spec = as_dict(app.obj.get("spec"))
@@ -171,10 +171,10 @@ def _render_flux(catalog: Catalog, app: App) -> Rendered:
 
 
 def _render_argo(catalog: Catalog, app: App) -> Rendered:
-    from kzgit.builder import build
-    from kzgit.loader import ROOT_ONLY
-    from kzgit.loader.overlay import OverlayFS
-    from kzgit.resource import Resource
+    from kzgit.builder import build   # start-up: loaded only by what uses it
+    from kzgit.loader import ROOT_ONLY   # start-up: loaded only by what uses it
+    from kzgit.loader.overlay import OverlayFS   # start-up: loaded only by what uses it
+    from kzgit.resource import Resource   # start-up: loaded only by what uses it
     repo = catalog.repo
     resources: List[Resource] = []
     warnings: List[str] = []

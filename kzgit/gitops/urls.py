@@ -60,7 +60,7 @@ def repository_urls(remotes: Iterable[str], configured: Iterable[str]) -> Frozen
 def git_remotes(top: str) -> list:
     """The URLs of the repository's remotes (``remote.<name>.url``; none: an empty list)."""
     from kzgit import gitio   # start-up: only discovery asks git
-    from kzgit.errors import KzgitError
+    from kzgit.errors import KzgitError   # start-up: loaded only by what uses it
     try:
         out = gitio.git(["config", "--get-regexp", r"^remote\..*\.url$"], top)
     except KzgitError:
