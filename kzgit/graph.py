@@ -152,6 +152,22 @@ class Graph:
         self._reach[kdir] = out
         return out
 
+    def directory_reach(self, d: str) -> Reach:
+        """What a build of directory ``d`` reaches where it may hold no kustomization of its
+        own (a Flux Kustomization's ``spec.path`` gets one generated, listing every manifest
+        below it and each kustomization directory there): its whole tree, and what each
+        kustomization at or below it reaches."""
+        top = d or ROOT_DIR
+        out = Reach(set(), {top}, set())
+        prefix = "" if top == ROOT_DIR else top + "/"
+        for k in self.nodes:
+            if k == top or (k.startswith(prefix) if prefix else True):
+                r = self.reach(k)
+                out.files |= r.files
+                out.trees |= r.trees
+                out.kustomization_dirs |= r.kustomization_dirs
+        return out
+
     def affected_roots(self, changed: Iterable[str]) -> List[str]:
         """Roots (sorted) whose rendering a change of any of ``changed`` can alter."""
         paths = [n for n in (_norm(p) for p in changed) if n is not None]

@@ -312,9 +312,19 @@ def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace,
         from kzgit.cli.cache import open_for_workspace, print_renders   # start-up
         store = open_for_workspace(ws, getattr(args, "no_cache", False))
         roots = render.roots_to_build(ws)
-        say_no_root(ws, roots, getattr(args, "verbose", False))
+        # Argo CD Applications and Flux Kustomizations the change reaches: each renders as its
+        # controller renders it, in place of the plain root at its path (kzgit.gitops)
+        catalog = render.app_catalog(ws)
+        apps = render.affected_apps(ws, catalog) if catalog is not None else []
+        if apps and catalog is not None:
+            replaced = set(render.replaced_roots(ws, catalog, apps))
+            roots = [r for r in roots if r not in replaced]
+        if not apps:
+            say_no_root(ws, roots, getattr(args, "verbose", False))
         if getattr(args, "shard", None):
             roots = render.shard_of(ws, roots, *args.shard)
+            if args.shard[0] != 1:
+                apps = []   # the applications are the first shard's
         verbose = getattr(args, "verbose", False)
         # -v lists each root as it finishes, on stderr: stdout holds the findings; on a
         # terminal, without -v, one progress line
@@ -325,6 +335,8 @@ def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace,
         try:
             results = render.render_roots(ws, engine, roots, jobs=args.jobs, offline=args.offline,
                                           store=store, on_done=on_done)
+            app_found, app_results = (render.app_findings(ws, catalog, apps, on_done)
+                                      if apps and catalog is not None else ([], []))
         finally:
             if progress is not None:
                 progress.close()
@@ -333,9 +345,10 @@ def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace,
         if verbose:
             print_unchecked(ws)
         if warnings_only:
-            return render.warning_findings(results)
-        found = render.findings(results, c.warnings_as_errors)
-        line = render.summary(results, c.warnings_as_errors)
+            return render.warning_findings(results + app_results)
+        found = render.findings(results, c.warnings_as_errors) + app_found + \
+            (render.warning_findings(app_results) if c.warnings_as_errors else [])
+        line = render.summary(results + app_results, c.warnings_as_errors)
         # what failed, then one line counting the rest (quiet on success)
         return found + ([HookFinding("", line)] if line else [])
     if hook == "localized-sync":

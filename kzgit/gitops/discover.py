@@ -35,7 +35,8 @@ from kzgit.record import Record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Dict, List, Optional, Set, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Set, Tuple
+    from kzgit.loader import FileSystem
     from kzgit.config import Config
     from kzgit.gitops.render import Rendered
     from kzgit.gitops.sourceignore import Matcher
@@ -103,33 +104,34 @@ class Index(Record):
 
 def scan(repo: Repository) -> Index:
     """Step 1: the documents of every YAML/JSON file that may matter."""
-    from kzgit.yamlio.load import load_documents, split_documents, decode_text   # start-up
     index = Index()
     for rel in repo.files:
         if posixpath.basename(rel) in _KUSTOMIZATION_NAMES:
             _patch_files(repo, rel, index.patch_files)
             continue
-        if not rel.endswith(_EXTS):
-            continue
-        data = repo.read(rel)
-        if not data or b"kind" not in data or not any(w in data for w in _WORDS):
-            continue
-        try:
-            text = decode_text(data, rel)
-            parts = split_documents(text.replace("\r\n", "\n"), rel)
-        except KzgitError:
-            continue
-        for part, line in parts:
-            try:
-                docs = load_documents(part, rel)
-            except KzgitError:
-                continue   # a broken file is the render hooks' finding, not discovery's
-            if len(docs) != 1 or not isinstance(docs[0], dict):
-                continue
-            obj = docs[0]
-            doc = Doc(obj, rel, line + _first_line_offset(part), part)
-            _index(index, doc)
+        if rel.endswith(_EXTS):
+            _scan_file(index, repo, rel)
     return index
+
+
+def _scan_file(index: Index, repo: Repository, rel: str) -> None:
+    from kzgit.yamlio.load import decode_text, load_documents, split_documents   # start-up
+    data = repo.read(rel)
+    if not data or b"kind" not in data or not any(w in data for w in _WORDS):
+        return
+    try:
+        text = decode_text(data, rel)
+        parts = split_documents(text.replace("\r\n", "\n"), rel)
+    except KzgitError:
+        return
+    for part, line in parts:
+        try:
+            docs = load_documents(part, rel)
+        except KzgitError:
+            continue   # a broken file is the render hooks' finding, not discovery's
+        if len(docs) != 1 or not isinstance(docs[0], dict):
+            continue
+        _index(index, Doc(docs[0], rel, line + _first_line_offset(part), part))
 
 
 _KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -527,6 +529,8 @@ def _doc_of(catalog: Catalog, r: Any) -> Doc:
     src = getattr(r, "source", "") or ""
     src = posixpath.normpath(src) if src else src
     rel = src[len(repo.top) + 1:] if src.startswith(repo.top + "/") else src
+    if rel and rel not in catalog.index.by_file:
+        _scan_file(catalog.index, repo, rel)   # a file the listing left out (untracked)
     docs = catalog.index.by_file.get(rel, [])
     names = {str((r.obj.get("metadata") or {}).get("name") or "")}
     try:
@@ -580,13 +584,28 @@ def settings_of(config: Config) -> Settings:
     return config.gitops
 
 
+def repository_for(top: str, files: List[str], read: Callable[[str], Optional[bytes]],
+                   fs: Optional[FileSystem], config: Config, remotes_of: Optional[str] = None,
+                   label: str = "") -> Repository:
+    """A :class:`Repository` over any tree: ``top`` where builds see it, its ``files``, how to
+    read one, the file system builds read (None: the disk), the configuration in force, the
+    git work tree whose remotes name "this repository"."""
+    from kzgit.gitops.urls import git_remotes, repository_urls   # start-up: as the module's own
+    from kzgit.versions import from_config   # start-up: as the module's own
+    settings = settings_of(config)
+    sel = from_config(config)
+    remotes = git_remotes(remotes_of) if remotes_of else []
+    return Repository(top, files, read, fs, repository_urls(remotes, settings.repo_urls),
+                      settings, sel.version, sel.origin, enable_helm=config.enable_helm,
+                      enable_alpha_plugins=config.enable_alpha_plugins,
+                      enable_exec=config.enable_exec, label=label)
+
+
 def open_worktree(top: str, config: Config, files: Optional[List[str]] = None) -> Repository:
     """The work tree at ``top`` as a :class:`Repository` (``files``: git's list by default)."""
-    from kzgit.gitops.urls import git_remotes, repository_urls   # start-up
-    from kzgit.versions import from_config   # start-up: loaded only by what uses it
     top = os.path.realpath(top)
     if files is None:
-        from kzgit.walk import tree_files   # start-up: loaded only by what uses it
+        from kzgit.walk import tree_files   # start-up: as the module's own
         files = tree_files(top)
 
     def read(rel: str) -> Optional[bytes]:
@@ -595,9 +614,4 @@ def open_worktree(top: str, config: Config, files: Optional[List[str]] = None) -
                 return f.read()
         except OSError:
             return None
-    settings = settings_of(config)
-    sel = from_config(config)
-    return Repository(top, files, read, None, repository_urls(git_remotes(top), settings.repo_urls),
-                      settings, sel.version, sel.origin, enable_helm=config.enable_helm,
-                      enable_alpha_plugins=config.enable_alpha_plugins,
-                      enable_exec=config.enable_exec)
+    return repository_for(top, files, read, None, config, remotes_of=top)

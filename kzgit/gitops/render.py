@@ -30,9 +30,11 @@ if TYPE_CHECKING:  # pragma: no cover
 class AppError(KzgitError):
     """An application that does not render: one finding naming it and where it is defined."""
 
-    def __init__(self, app: App, message: str) -> None:
+    def __init__(self, app: App, message: str, detail: str = "", line: Optional[int] = None) -> None:
         super().__init__(message)
         self.app = app
+        self.detail = detail or message   # the controller's error alone
+        self.line = line if line is not None else app.line   # the field's line, else the app's
 
 
 class Rendered(Record):
@@ -119,13 +121,13 @@ def render_app(catalog: Catalog, app: App) -> Rendered:
             got = _render_argo(catalog, app)
     except (flux.FluxError, argocd.ArgoError) as e:
         line = app.doc.field_line(*e.field) if e.field and app.doc.text else app.line
-        err = AppError(app, f"{app.id or app.base_id} ({app.file}:{line}): {e}")
+        err = AppError(app, f"{app.id or app.base_id} ({app.file}:{line}): {e}", str(e), line)
         catalog.render_errors[id(app)] = err
         raise err from None
     except KzgitError as e:
         from kzgit.errors import full_message   # start-up: loaded only by what uses it
         err = AppError(app, f"{app.id or app.base_id} ({app.file}:{app.line}): "
-                            f"{full_message(e)}")
+                            f"{full_message(e)}", full_message(e))
         catalog.render_errors[id(app)] = err
         raise err from None
     catalog.renders[id(app)] = got

@@ -61,6 +61,10 @@ if TYPE_CHECKING:  # pragma: no cover
     RenderOne = Callable[[Engine, str, BuildOptions, Optional[Store]], Outcome]
     """Renders one root in a worker (a module-level function: it is pickled to the pool)."""
 
+    from kzgit.gitops.discover import Catalog
+    from kzgit.gitops.model import App
+    from kzgit.graph import Reach
+
     LookUp = Callable[[str, BuildOptions, Store, Any], Optional[Outcome]]
     """The stored outcome of one root whose inputs are unchanged, else None."""
 else:
@@ -223,3 +227,180 @@ def run(ws: Workspace, engine: Engine, jobs: int = 0, offline: bool = False,
     ``warnings-as-errors``)."""
     return findings(render_roots(ws, engine, roots_to_build(ws), jobs, offline, store),
                     ws.config.warnings_as_errors)
+
+
+# -- applications (kzgit.gitops): what the cluster receives ---------------------------------
+
+def app_catalog(ws: Workspace) -> Optional[Catalog]:
+    """The Argo CD Applications and Flux Kustomizations of the content checked (None when it
+    has none), found once per run."""
+    memo = ws.memo("gitops")
+    if "catalog" in memo:
+        got: Optional[Catalog] = memo["catalog"]
+        return got
+    catalog = None
+    if _mentions_applications(ws):
+        from kzgit.gitops.discover import discover, repository_for   # start-up: only YAML repos
+        catalog = discover(repository_for(ws.build_root, ws.files, ws.read, ws.build_fs(),
+                                          ws.config, remotes_of=ws.repo))
+        if not catalog.apps:
+            catalog = None
+    memo["catalog"] = catalog
+    return catalog
+
+
+# apiVersion groups of the applications kzgit renders (kzgit.gitops.model), as bytes
+_APP_MARKS = (b"kustomize.toolkit.fluxcd.io", b"argoproj.io")
+
+
+def _mentions_applications(ws: Workspace) -> bool:
+    """Whether a YAML or JSON file of the content names a Flux or Argo CD API group: a byte
+    search, so that a repository without applications loads nothing more for them (a warm
+    hook stays as light as it was)."""
+    read = ws.read
+    for f in ws.files:
+        if f.endswith((".yaml", ".yml", ".json")):
+            data = read(f)
+            if data and any(m in data for m in _APP_MARKS):
+                return True
+    return False
+
+
+def app_reach(ws: Workspace, app: App) -> Reach:
+    """What an application's rendering reads: its path as a directory (Flux generates a
+    kustomization where there is none; Argo CD reads a directory application's tree)."""
+    paths = app.extra.get("paths") or [app.path]
+    out = None
+    for p in paths:
+        r = ws.graph.directory_reach(p or "")
+        if out is None:
+            out = r
+        else:
+            out = r.replace(files=out.files | r.files, trees=out.trees | r.trees,
+                            kustomization_dirs=out.kustomization_dirs | r.kustomization_dirs)
+    assert out is not None
+    return out
+
+
+def affected_apps(ws: Workspace, catalog: Catalog) -> List[App]:
+    """The applications the change reaches: a file their rendering reads, their own manifest
+    (or their parent's, or the ApplicationSet's), what configures their controller
+    (``argocd-cm``, ``.sourceignore``, a ``substituteFrom`` object's file), or the
+    configuration.  Every one with ``ws.changed`` None."""
+    if ws.changed is None:
+        return list(catalog.apps)
+    from kzgit.config import KZGIT_TOML, PYPROJECT   # start-up: only repositories with applications
+    changed = list(ws.changed)
+    if any(p in (KZGIT_TOML, PYPROJECT) or p.endswith("/.sourceignore") or p == ".sourceignore"
+           for p in changed):
+        return list(catalog.apps)
+    controller_files = {d.file for docs in catalog.index.objects.values() for d in docs}
+    controller_files |= {d.file for d in catalog.index.sources.values()}
+    if catalog.index.argocd_cm is not None:
+        controller_files.add(catalog.index.argocd_cm.file)
+    touched_config = any(p in controller_files for p in changed)
+    by_id = {a.id: a for a in catalog.apps}
+    out = []
+    for a in catalog.apps:
+        own = {a.file}
+        parent = by_id.get(a.parent or "")
+        while parent is not None:
+            own.add(parent.file)
+            parent = by_id.get(parent.parent or "")
+        if touched_config or any(p in own for p in changed):
+            out.append(a)
+            continue
+        if a.rendered and any(app_reach(ws, a).touches(p) for p in changed):
+            out.append(a)
+    return out
+
+
+def plain_app(ws: Workspace, catalog: Catalog, app: App) -> bool:
+    """Whether ``app`` renders exactly as the kustomization root at its path renders with the
+    repository's settings (then the root's render is its check, through the render cache)."""
+    if not app.rendered or app.path is None:
+        return False
+    if (app.path or ".") not in set(ws.graph.roots) or app.version != catalog.repo.version:
+        return False
+    from kzgit.gitops.model import as_dict   # start-up: only repositories with applications
+    spec = as_dict(app.obj.get("spec"))
+    if app.controller == "flux":
+        if any(spec.get(k) not in (None, [], {}, "") for k in (
+                "targetNamespace", "namePrefix", "nameSuffix", "patches", "images", "components",
+                "patchesStrategicMerge", "patchesJson6902", "postBuild", "commonMetadata")):
+            return False
+        # Flux builds with load restrictions off and, for a file listing no resources,
+        # buildMetadata: [originAnnotations] (kustomize_generator.go)
+        if ws.config.load_restrictor != "LoadRestrictionsNone":
+            return False
+        return _lists_resources(ws, app.path)
+    sources = app.extra.get("sources") or []
+    if len(sources) != 1 or sources[0].get("_kzgit_type") != "Kustomize":
+        return False
+    opts = sources[0].get("kustomize")
+    if isinstance(opts, dict) and any(v not in (None, [], {}, "", False) for k, v in opts.items()
+                                      if k != "version"):
+        return False
+    settings = catalog.argo_settings()
+    return not ((settings is not None and settings.build_options)
+                or catalog.repo.settings.argocd_build_options) \
+        and ws.config.load_restrictor == "LoadRestrictionsRootOnly"
+
+
+def _lists_resources(ws: Workspace, path: str) -> bool:
+    node = ws.graph.nodes.get(path or ".")
+    if node is None:
+        return False
+    from kzgit.yamlio import load_yaml11   # start-up: only repositories with applications
+    data = ws.read(node.file)
+    try:
+        k = load_yaml11(data or b"", node.file)
+    except KzgitError:
+        return False
+    return isinstance(k, dict) and bool(k.get("resources"))
+
+
+def replaced_roots(ws: Workspace, catalog: Catalog, apps: Sequence[App]) -> List[str]:
+    """The roots an application deploys with changes of its controller's: each is checked
+    as that application renders it (what the cluster receives), not as a plain root."""
+    roots = set(ws.graph.roots)
+    out = set()
+    for a in apps:
+        if not a.rendered or plain_app(ws, catalog, a):
+            continue
+        for p in a.extra.get("paths") or [a.path]:
+            if (p or ".") in roots:
+                out.add(p or ".")
+    return sorted(out)
+
+
+def app_findings(ws: Workspace, catalog: Catalog, apps: Sequence[App],
+                 on_done: Optional[Callable[[RootResult], None]] = None
+                 ) -> Tuple[List[HookFinding], List[RootResult]]:
+    """Render each application that is not plain; one finding per application that does not
+    render (or whose manifest is malformed), naming it and the line of its definition."""
+    from kzgit.gitops.render import AppError, render_app   # start-up: as app_catalog
+    out: List[HookFinding] = []
+    results: List[RootResult] = []
+    for a in apps:
+        if a.error:
+            path, _, rest = a.error.partition(":")
+            line, _, msg = rest.partition(": ")
+            out.append(HookFinding(path, f"{a.id}: {msg}", int(line) if line.isdigit() else None))
+            continue
+        if not a.rendered or plain_app(ws, catalog, a):
+            continue
+        start = time.monotonic()
+        try:
+            got = render_app(catalog, a)
+        except AppError as e:
+            out.append(HookFinding(a.file, f"{a.id}: does not render: "
+                                   + ws.relative_message(e.detail), e.line))
+            r = RootResult(a.id, FAILED, time.monotonic() - start, e.detail)
+        else:
+            r = RootResult(a.id, BUILT, time.monotonic() - start, None,
+                           [ws.relative_message(w) for w in got.warnings])
+        results.append(r)
+        if on_done is not None:
+            on_done(r)
+    return out, results

@@ -25,13 +25,15 @@ from kzgit.engine import Engine
 from kzgit.errors import KzgitError, full_message
 from kzgit.hooks import Workspace
 from kzgit.hooks import _findings_cache as found
-from kzgit.hooks.render import (Outcome, RootResult, options_for, render_each, roots_to_build,
-                                shard_of)
+from kzgit.hooks.render import (Outcome, RootResult, affected_apps, app_catalog, options_for,
+                                plain_app, render_each, replaced_roots, roots_to_build, shard_of)
 from kzgit.record import Record
 from kzgit.rendercache import BUILT, FAILED, Store, lookup, render_cached
 from kzgit.validate import ERROR, Finding, Validator, once_per_kind
 
 if TYPE_CHECKING:  # pragma: no cover
+    from kzgit.gitops.discover import Catalog
+    from kzgit.gitops.model import App
     from kzgit.rendercache import Produce
 
 CRD_MARK = b"CustomResourceDefinition"
@@ -191,10 +193,19 @@ def run(ws: Workspace, engine: Engine, policy: ValidatePolicy, *, roots: Optiona
         targets = list(ws.graph.roots)
     else:
         targets = roots_to_build(ws)
+    # Argo CD Applications and Flux Kustomizations: validated as their controllers render them
+    # (after Flux's substitution), in place of the plain roots at their paths
+    catalog = app_catalog(ws)
+    apps = _apps_to_validate(ws, catalog, roots, targets) if catalog is not None else []
+    if apps and catalog is not None:
+        replaced = set(replaced_roots(ws, catalog, apps))
+        targets = [t for t in targets if t not in replaced]
     if shard is not None:
         # every shard still renders the roots that render CRDs (cached after the first run):
         # its custom resources are checked against them
         targets = shard_of(ws, targets, *shard)
+        if shard[0] != 1:
+            apps = []   # the applications are the first shard's
     extra = [r for r in with_crds if r not in targets] if targets else []
     wanted = targets + extra
     hear = None if on_render is None else (lambda r, o: on_render(RootResult(r, o[0], o[1])))
@@ -235,7 +246,89 @@ def run(ws: Workspace, engine: Engine, policy: ValidatePolicy, *, roots: Optiona
                 warned.add((f.api_version, f.kind))
             findings.append(f)
     renders = [RootResult(r, outcomes[r][0], outcomes[r][1]) for r in wanted]
+    if apps and catalog is not None:
+        app_renders = _validate_apps(ws, validator, catalog, apps, findings, counts, on_render)
+        renders += app_renders
+        targets = targets + [r.root for r in app_renders]
     return Report(findings, targets, counts, validator.version, policy.strict, renders)
+
+
+def _apps_to_validate(ws: Workspace, catalog: "Catalog", roots: Optional[Sequence[str]],
+                      targets: Sequence[str]) -> "List[App]":
+    """The hook's: the applications the change reaches; a command naming roots: those whose
+    path is one of them or below one (every one for all the roots)."""
+    if roots is None:
+        return affected_apps(ws, catalog)
+    if set(roots) >= set(ws.graph.roots):
+        return list(catalog.apps)
+    tops = [t.strip("/") for t in roots]
+    return [a for a in catalog.apps if a.path is not None and any(
+        t in (".", "") or a.path == t or a.path.startswith(t + "/") for t in tops)]
+
+
+def _validate_apps(ws: Workspace, validator: Validator, catalog: "Catalog", apps: "List[App]",
+                   findings: List[Finding], counts: Dict[str, int],
+                   on_render: Optional[Callable[[RootResult], None]]) -> List[RootResult]:
+    """Validate what each application that is not plain renders; one build finding for each
+    that does not render (or whose manifest is malformed)."""
+    from kzgit.gitops.render import AppError, render_app   # start-up: only repositories with apps
+    out: List[RootResult] = []
+    for a in apps:
+        if a.error:
+            findings.append(Finding(a.id, "", "", "", "", "build", "", a.error))
+            continue
+        if not a.rendered or plain_app(ws, catalog, a):
+            continue
+        start = time.monotonic()
+        try:
+            got = render_app(catalog, a)
+        except AppError as e:
+            findings.append(Finding(a.id, "", "", "", "", "build", "",
+                                    f"does not render ({a.file}:{e.line}): "
+                                    + ws.relative_message(e.detail)))
+            out.append(RootResult(a.id, FAILED, time.monotonic() - start, e.detail))
+            continue
+        items = [RenderedObject(r.obj, r.source, tuple(i.name for i in r.prev_ids))
+                 for r in got.resources]
+        hit, n = _validate_root(ws, validator, a.id, items)
+        counts[a.id] = n
+        warned: Set[Tuple[str, str]] = set()
+        for f in hit:
+            if _unknown_value(items, f):
+                continue   # a value only an encrypted Secret gives: unknown, not wrong
+            if once_per_kind(f.code, f.path, f.severity):
+                if (f.api_version, f.kind) in warned:
+                    continue
+                warned.add((f.api_version, f.kind))
+            findings.append(f)
+        r = RootResult(a.id, BUILT, time.monotonic() - start)
+        out.append(r)
+        if on_render is not None:
+            on_render(r)
+    return out
+
+
+_UNKNOWN = "kzgit-unknown-"   # kzgit.gitops.flux renders a SOPS-only variable so
+
+
+def _unknown_value(items: List[RenderedObject], f: Finding) -> bool:
+    """Whether the field ``f`` points at holds a value Flux would take from an encrypted Secret."""
+    for item in items:
+        md = item.obj.get("metadata")
+        if item.obj.get("kind") != f.kind or not isinstance(md, dict) or md.get("name") != f.name:
+            continue
+        value: Any = item.obj
+        parts = [p for p in (f.path.split("/") if f.path.startswith("/") else
+                             f.path.replace("[", ".").replace("]", "").split(".")) if p]
+        for p in parts:
+            if isinstance(value, dict):
+                value = value.get(p)
+            elif isinstance(value, list) and p.isdigit() and int(p) < len(value):
+                value = value[int(p)]
+            else:
+                break
+        return _UNKNOWN in json.dumps(value)
+    return False
 
 
 def _validate_root(ws: Workspace, validator: Validator, root: str,

@@ -13,7 +13,7 @@ from typing import Callable
 import pytest
 import yaml
 
-from conftest import REPO_URL, catalog_of, kubectl, kubectl_build, render_yaml
+from gitops_repos import REPO_URL, catalog_of, kubectl, kubectl_build, render_yaml
 from kzgit.gitops import argocd
 from kzgit.gitops.render import AppError, render_app
 from kzgit.loader import DiskFS

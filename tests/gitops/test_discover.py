@@ -7,7 +7,7 @@ from typing import Callable
 
 import pytest
 
-from conftest import REPO_URL, catalog_of
+from gitops_repos import REPO_URL, catalog_of
 from kzgit.cli.main import main
 from kzgit.errors import UsageError
 from kzgit.gitops.render import render_app

@@ -12,7 +12,7 @@ from typing import Callable
 import pytest
 import yaml
 
-from conftest import catalog_of, kubectl, kubectl_build, render_yaml
+from gitops_repos import catalog_of, kubectl, kubectl_build, render_yaml
 from kzgit.errors import BuildError
 from kzgit.gitops import flux
 from kzgit.gitops.render import AppError, render_app

@@ -77,7 +77,7 @@ def test_errors_name_key_and_file(tmp_path: Path, file: str, text: str, needle: 
     assert needle in str(e.value)
     assert str(tmp_path / file) in str(e.value)
     if "unknown key 'enigne'" in needle:
-        assert "known keys: [lint], [refs], [sandbox], [validate], cache, cache-size-mb, enable-alpha-plugins," in str(e.value)
+        assert "known keys: [gitops], [lint], [refs], [sandbox], [validate], cache, cache-size-mb, enable-alpha-plugins," in str(e.value)
 
 
 @pytest.mark.parametrize("path,patterns,expected", [
