@@ -10,6 +10,7 @@ lead set wins, so the kustomization nearest the problem is the one named.
 """
 from __future__ import annotations
 
+import posixpath
 import re
 
 from kzgit.errors import KzgitError
@@ -29,25 +30,76 @@ _FATAL = re.compile(r"fatal: ([^\n]*)")
 _HTTP = re.compile(r"HTTP Error: status code \d+ \([^)]*\)")
 
 
-def resource(err: KzgitError, kfile: str, path: str, field: str = "resources") -> KzgitError:
+def at(kfile: str, text: Optional[bytes], *parts: Any, item: Optional[str] = None) -> str:
+    """``kfile:LINE``: the line of the deepest of ``parts`` (``"patches", 2, "path"``) in the
+    kustomization's ``text``; with ``item``, of the entry of the list at ``parts`` that is
+    ``item``.  Just ``kfile`` when the text is not at hand or not YAML."""
+    if text is None:
+        return kfile
+    from kzgit.yamlio.lines import deepest_line, parse_with_lines   # start-up: errors only
+    tree = parse_with_lines(text.decode("utf-8", "replace"))
+    keys = [str(p) for p in parts]
+    if item is not None:
+        node = tree
+        for k in keys:
+            if isinstance(node, list) and k.isdigit() and int(k) < len(node):
+                node = node[int(k)]
+            else:
+                node = node.get(k) if isinstance(node, dict) else None
+        if isinstance(node, list) and item in node:
+            keys.append(str(node.index(item)))
+    line = deepest_line(tree, keys) if tree is not None else None
+    return f"{kfile}:{line}" if line else kfile
+
+
+def outside(err: KzgitError, where: str, path: str) -> KzgitError:
+    """Lead for a file the load restrictor refused: where it is named, the path, and the two
+    ways to allow it (the flag, and the setting a pre-commit user edits)."""
+    return err.with_lead(
+        f"{where}: '{path}' is outside the kustomization's directory, which the load restrictor "
+        f"forbids (LoadRestrictionsRootOnly); allow it with --load-restrictor LoadRestrictionsNone "
+        f"or load-restrictor = \"LoadRestrictionsNone\" in .kzgit.toml")
+
+
+def resource(err: KzgitError, kfile: str, path: str, field: str = "resources",
+             text: Optional[bytes] = None) -> KzgitError:
     """Lead for a ``resources`` entry that is neither a file nor a kustomization directory."""
+    where = f"{at(kfile, text, field, item=path)}: {field}"
     if _OUTSIDE in err.message:
-        return err.with_lead(
-            f"{kfile}: {field}: '{path}' is outside the kustomization's directory, which "
-            f"the load restrictor forbids (LoadRestrictionsRootOnly; build with "
-            f"--load-restrictor LoadRestrictionsNone to allow it)")
+        return outside(err, where, path)
     if _MISSING in err.message:
-        return err.with_lead(f"{kfile}: {field}: '{path}' does not exist")
+        return err.with_lead(f"{where}: '{path}' does not exist")
     return err
 
 
-def yaml_resource(err: KzgitError, kfile: str, path: str, field: str = "resources") -> KzgitError:
+def yaml_resource(err: KzgitError, kfile: str, path: str, field: str = "resources",
+                  text: Optional[bytes] = None) -> KzgitError:
     """Lead for a ``resources`` file that is not valid YAML: the entry, the line, the problem."""
     if err.lead is not None:
         return err
     m = _YAML_LINE.search(err.message)
     what = f"line {m.group(1)}: {m.group(2)}" if m else err.message.splitlines()[0]
-    return err.with_lead(f"{kfile}: {field}: '{path}' is not valid YAML: {what}")
+    return err.with_lead(f"{at(kfile, text, field, item=path)}: {field}: '{path}' is not valid YAML: {what}")
+
+
+def generator(err: KzgitError, kfile: str, field: str, index: int, args: Any,
+              text: Optional[bytes] = None) -> KzgitError:
+    """Lead for a ``configMapGenerator``/``secretGenerator`` entry whose ``envs``, ``env`` or
+    ``files`` names a file the load restrictor refuses: the first such entry (a path that
+    leaves the kustomization's directory)."""
+    if err.lead is not None or _OUTSIDE not in err.message or not isinstance(args, dict):
+        return err
+    for key in ("envs", "env", "files"):
+        entries = args.get(key)
+        for entry in (entries if isinstance(entries, list) else [entries]):
+            if not isinstance(entry, str):
+                continue
+            path = entry.split("=", 1)[1] if key == "files" and "=" in entry else entry
+            norm = posixpath.normpath(path)
+            if norm.startswith("../") or norm == ".." or posixpath.isabs(norm):
+                where = at(kfile, text, field, index, key, item=entry if key != "env" else None)
+                return outside(err, f"{where}: {field}[{index}].{key}", path)
+    return err
 
 
 def remote(err: KzgitError, kfile: str, field: str, ref: str) -> KzgitError:
@@ -71,22 +123,24 @@ def remote(err: KzgitError, kfile: str, field: str, ref: str) -> KzgitError:
 
 
 def patch(err: KzgitError, kfile: str, field: str, index: int, entry: Any,
-          load: Callable[[str], bytes]) -> KzgitError:
+          load: Callable[[str], bytes], text: Optional[bytes] = None) -> KzgitError:
     """Lead for the ``field[index]`` patch entry (``patches``, ``patchesJson6902``)."""
     if err.lead is not None or not isinstance(entry, dict):
         return err
     path = entry.get("path")
     path = path if isinstance(path, str) and path else None
-    where = f"{kfile}: {field}[{index}]"
-    return _patch_lead(err, where + (".path" if path else ".patch"), where, path, entry.get("patch"), load)
+    sub = "path" if path else "patch"
+    where = f"{at(kfile, text, field, index)}: {field}[{index}]"
+    at_text = f"{at(kfile, text, field, index, sub)}: {field}[{index}].{sub}"
+    return _patch_lead(err, at_text, where, path, entry.get("patch"), load)
 
 
 def strategic_merge(err: KzgitError, kfile: str, index: int, entry: str, inline: bool,
-                    load: Callable[[str], bytes]) -> KzgitError:
+                    load: Callable[[str], bytes], text: Optional[bytes] = None) -> KzgitError:
     """Lead for the ``patchesStrategicMerge[index]`` entry (a file path, or an inline patch)."""
     if err.lead is not None:
         return err
-    where = f"{kfile}: patchesStrategicMerge[{index}]"
+    where = f"{at(kfile, text, 'patchesStrategicMerge', index)}: patchesStrategicMerge[{index}]"
     return _patch_lead(err, where, where, None if inline else entry, entry if inline else None, load)
 
 
@@ -94,6 +148,8 @@ def _patch_lead(err: KzgitError, at_text: str, at_entry: str, path: Optional[str
                 load: Callable[[str], bytes]) -> KzgitError:
     """``at_text`` names where the patch text is (``patches[2].path``), ``at_entry`` the entry."""
     msg = err.message
+    if path and _OUTSIDE in msg:
+        return outside(err, at_text, path)
     if path and _MISSING in msg:
         return err.with_lead(f"{at_text}: '{path}' does not exist")
     what = f"the patch file '{path}'" if path else "the inline patch"

@@ -156,6 +156,14 @@ class Target:
         ctx.warnings.extend(self.k.warnings)
         ctx.record_target(self)
 
+    def ktext(self) -> Optional[bytes]:
+        """The kustomization file's bytes, for the line an error lead names (read again: only
+        a failed build asks)."""
+        try:
+            return self.loader.fs.read_bytes(self.kfile)
+        except (OSError, KzgitError):
+            return None
+
     # -- the recursion ----------------------------------------------------------------------
     # kustomize recurses into bases in Go, whose stack grows; here each level is a generator
     # that yields the levels it needs (_Accumulate) to _drive, which keeps them on an explicit
@@ -215,9 +223,9 @@ class Target:
                 file_err = _with_prefix(*failed)
                 if isinstance(file_err, YamlError):
                     # malformed YAML in a file: the directory error would confuse
-                    raise leads.yaml_resource(file_err, self.kfile, path) from None
+                    raise leads.yaml_resource(file_err, self.kfile, path, text=self.ktext()) from None
                 raise leads.resource(dir_err.prefixed(f"accumulation err='{file_err.message}': "),
-                                     self.kfile, path) from None
+                                     self.kfile, path, text=self.ktext()) from None
             try:
                 yield from self._accumulate_loader(ra, sub, path, component=False)
             except KzgitError as e:
@@ -356,14 +364,17 @@ class Target:
         gopts = k.get("generatorOptions")
         if k.get("configMapGenerator") or k.get("secretGenerator"):
             from kzgit.generators import make_configmap, make_secret   # start-up: generators only
-        for args in k.get("configMapGenerator", []):
-            res = make_configmap(args or {}, self.loader, gopts, self.kfile)
-            res.origin = self.builtin_origin("ConfigMapGenerator")
-            ra.absorb(res, "ConfigMapGenerator")
-        for args in k.get("secretGenerator", []):
-            res = make_secret(args or {}, self.loader, gopts, self.kfile)
-            res.origin = self.builtin_origin("SecretGenerator")
-            ra.absorb(res, "SecretGenerator")
+        for field, make, kind in (("configMapGenerator", "make_configmap", "ConfigMapGenerator"),
+                                  ("secretGenerator", "make_secret", "SecretGenerator")):
+            for i, args in enumerate(k.get(field, [])):
+                try:
+                    res = (make_configmap if make == "make_configmap" else make_secret)(
+                        args or {}, self.loader, gopts, self.kfile)
+                except KzgitError as e:
+                    from kzgit.builder import leads   # start-up: only a failed build needs it
+                    raise leads.generator(e, self.kfile, field, i, args, self.ktext()) from None
+                res.origin = self.builtin_origin(kind)
+                ra.absorb(res, kind)
         if k.get("helmCharts") or k.get("helmChartInflationGenerator"):
             self.ctx.helm(self, ra)
         if k.get("generators"):
@@ -389,7 +400,8 @@ class Target:
             from kzgit.builtins import patches as patch_tf
             out.append(lambda m: patch_tf.patch_strategic_merge(
                 m, psm, self.loader, self.kfile,
-                lambda e, i, inline: leads.strategic_merge(e, self.kfile, i, psm[i], inline, self.loader.load)))
+                lambda e, i, inline: leads.strategic_merge(e, self.kfile, i, psm[i], inline, self.loader.load,
+                                                           self.ktext())))
         out.kind = "PatchTransformer"
         if k.get("patches"):
             from kzgit.builtins import patches as patch_tf   # start-up
@@ -466,7 +478,7 @@ class Target:
             step()
         except KzgitError as e:
             from kzgit.builder import leads   # start-up: only a failed build needs it
-            raise leads.patch(e, self.kfile, field, index, entry, self.loader.load) from None
+            raise leads.patch(e, self.kfile, field, index, entry, self.loader.load, self.ktext()) from None
 
     def _configure(self, kind: str, config: Dict[str, Any], fields: Tuple[str, ...],
                    check: Callable[[Dict[str, Any]], None]) -> None:

@@ -4,7 +4,7 @@ which reads the dependency graph.
 
 A kustomization is read twice: with kustomize's typing (:func:`kzgit.yamlio.load_yaml11`, so a
 ``null`` is told from an empty list as Go tells a nil slice) and with each key's and item's line
-(:func:`kzgit.validate.locate.parse_with_lines`).  Field names match case-insensitively, as Go's
+(:func:`kzgit.yamlio.lines.parse_with_lines`).  Field names match case-insensitively, as Go's
 encoding/json matches struct fields (``Bases:`` is ``bases``).
 """
 from __future__ import annotations
@@ -40,7 +40,7 @@ class KFile:
     """One kustomization file: its typed mapping and the lines of its keys and items."""
 
     def __init__(self, rel: str, data: bytes) -> None:
-        from kzgit.validate.locate import parse_with_lines   # start-up: only lint runs read lines
+        from kzgit.yamlio.lines import parse_with_lines   # start-up: only lint runs read lines
         from kzgit.yamlio import load_yaml11   # start-up: as above
         self.rel = rel
         self.text = data.decode("utf-8", "replace")
@@ -94,7 +94,7 @@ class KFile:
 
 
 def _key_lines(node: Any) -> Dict[Any, int]:
-    """The lines of a mapping's keys (:func:`kzgit.validate.locate.parse_with_lines`)."""
+    """The lines of a mapping's keys (:func:`kzgit.yamlio.lines.parse_with_lines`)."""
     return getattr(node, "key_lines", {})
 
 

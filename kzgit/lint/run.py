@@ -165,9 +165,11 @@ def _builds(ws: Workspace, roots: List[str], severity: Dict[str, str], found: Li
                 if m is not None and named is not None:
                     # the build's one-line lead names the kustomization and field nearest the
                     # problem (kzgit.builder.leads): the finding goes there
-                    file, field = m.group(1), m.group(2)
+                    file, field = m.group(1), m.group(3)
                     parts = re.match(r"(\w+)(?:\[(\d+)\])?(?:\.(\w+))?", field)
-                    if parts is not None:
+                    if m.group(2):
+                        line = int(m.group(2))
+                    elif parts is not None:
                         index = int(parts.group(2)) if parts.group(2) is not None else None
                         line = named.line(parts.group(1), index, parts.group(3))
                 found.append(LintFinding("render-error", severity["render-error"], file, line, field,
@@ -207,8 +209,9 @@ def _builds(ws: Workspace, roots: List[str], severity: Dict[str, str], found: Li
     return [result(r, outcomes[r]) for r in roots]
 
 
-# a lead (kzgit.builder.leads): "base/kustomization.yaml: resources: 'x.yaml' does not exist"
-_LEAD = re.compile(r"^([^\s:]*(?:kustomization\.ya?ml|Kustomization)): ([A-Za-z]+(?:\[\d+\])?(?:\.[A-Za-z]+)?): ")
+# a lead (kzgit.builder.leads): "base/kustomization.yaml:3: resources: 'x.yaml' does not exist"
+_LEAD = re.compile(r"^([^\s:]*(?:kustomization\.ya?ml|Kustomization))(?::(\d+))?: "
+                   r"([A-Za-z]+(?:\[\d+\])?(?:\.[A-Za-z]+)?): ")
 
 # what no Kubernetes name, kind, group or version holds (a '.' does: not counted)
 _REGEX = re.compile(r"[*+?()|\[\]{}^$\\]")

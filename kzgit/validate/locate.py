@@ -17,6 +17,7 @@ import os
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from kzgit.loader import KUSTOMIZATION_FILE_NAMES
+from kzgit.yamlio.lines import deepest_line, line_at, parse_with_lines
 
 Read = Callable[[str], Optional[bytes]]
 Where = Tuple[Optional[str], Optional[int]]
@@ -24,72 +25,6 @@ Where = Tuple[Optional[str], Optional[int]]
 
 def _parse_parts(pointer: str) -> List[str]:
     return [p.replace("~1", "/").replace("~0", "~") for p in pointer.split("/")[1:]] if pointer else []
-
-
-class _Map(Dict[Any, Any]):
-    """A mapping read from YAML, with the 1-based line of each key."""
-
-    key_lines: Dict[Any, int]
-
-
-class _Seq(List[Any]):
-    """A sequence read from YAML, with the 1-based line of each item."""
-
-    item_lines: List[int]
-
-
-def _convert(node: Any) -> Any:
-    """PyYAML node -> _Map/_Seq/str (scalars stay text: only keys and names are compared)."""
-    import yaml   # start-up: loaded only by the runs that need it
-    if isinstance(node, yaml.MappingNode):
-        m = _Map()
-        m.key_lines = {}
-        for k, v in node.value:
-            key = k.value if isinstance(k, yaml.ScalarNode) else str(k.start_mark.line)
-            m[key] = _convert(v)
-            m.key_lines[key] = k.start_mark.line + 1
-        return m
-    if isinstance(node, yaml.SequenceNode):
-        s = _Seq(_convert(v) for v in node.value)
-        s.item_lines = [v.start_mark.line + 1 for v in node.value]
-        return s
-    return node.value
-
-
-def parse_with_lines(text: str) -> Any:
-    """The first YAML document of ``text`` with line numbers (None if it is not YAML)."""
-    import yaml   # start-up: loaded only by the runs that need it
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        node = yaml.compose(text, Loader=loader)
-    except yaml.YAMLError:
-        return None
-    return None if node is None else _convert(node)
-
-
-def _line(node: Any, key: Any) -> Optional[int]:
-    """1-based line of ``key`` in a mapping or of item ``key`` in a sequence."""
-    if isinstance(node, _Map):
-        return node.key_lines.get(key)
-    if isinstance(node, _Seq) and isinstance(key, int) and 0 <= key < len(node.item_lines):
-        return node.item_lines[key]
-    return None
-
-
-def _walk(node: Any, parts: Sequence[str]) -> Optional[int]:
-    """Line of the deepest key of ``parts`` present in ``node`` (None if not even the first)."""
-    if not parts:
-        return None
-    head, rest = parts[0], parts[1:]
-    if isinstance(node, dict):
-        if head not in node:
-            return None
-        deeper = _walk(node[head], rest)
-        return deeper if deeper is not None else _line(node, head)
-    if isinstance(node, list) and head.isdigit() and int(head) < len(node):
-        deeper = _walk(node[int(head)], rest)
-        return deeper if deeper is not None else _line(node, int(head))
-    return None
 
 
 def _key_line(node: Any, parts: Sequence[str]) -> Optional[int]:
@@ -103,13 +38,13 @@ def _key_line(node: Any, parts: Sequence[str]) -> Optional[int]:
             if p not in cur:
                 return None
             if last:
-                return _line(cur, p)
+                return line_at(cur, p)
             cur = cur[p]
         elif isinstance(cur, list):
             idx = int(p) if p.isdigit() else -1
             order = ([idx] if 0 <= idx < len(cur) else []) + [j for j in range(len(cur)) if j != idx]
             for j in order:
-                got = _line(cur, j) if last else _key_line(cur[j], parts[i + 1:])
+                got = line_at(cur, j) if last else _key_line(cur[j], parts[i + 1:])
                 if got is not None:
                     return got
             return None
@@ -187,7 +122,7 @@ class Locator:
     def in_resource_file(self, rel: str, kind: str, names: Sequence[str], pointer: str) -> Where:
         """The line of ``pointer`` (or of its deepest present part) in a resource's own file."""
         for p in self._named(rel, kind, names)[:1]:
-            line = _walk(p.doc, _parse_parts(pointer))
+            line = deepest_line(p.doc, _parse_parts(pointer))
             return rel, p.line(line if line is not None else 1)
         return rel, None
 
@@ -255,7 +190,7 @@ class Locator:
                                 docs = [(parse_with_lines(t), n) for t, n in split_documents(text, rel)]
                             except Exception:  # noqa: BLE001 - not a patch kzgit can point into
                                 continue
-                            base = _line(entries, i) or 1
+                            base = line_at(entries, i) or 1
                             for doc, first in docs:
                                 got = (_json6902_line(doc, pointer) if isinstance(doc, list)
                                        else _key_line(doc, parts)
@@ -273,5 +208,5 @@ def _json6902_line(ops: List[Any], pointer: str) -> Optional[int]:
         p = op.get("path")
         if isinstance(p, str) and (pointer == p or pointer.startswith(p.rstrip("/") + "/")
                                    or (p.endswith("/-") and pointer.startswith(p[:-2] + "/"))):
-            return _line(op, "path") or _line(ops, i)
+            return line_at(op, "path") or line_at(ops, i)
     return None

@@ -29,7 +29,7 @@ def test_missing_resource(tmp_path: Path) -> None:
     app = write_tree(tmp_path / "app", {"kustomization.yaml": "resources:\n- cm.yaml\n- missing.yaml\n",
                                   "cm.yaml": CM})
     lead, chain = failure(app)
-    assert lead == f"{app}/kustomization.yaml: resources: 'missing.yaml' does not exist"
+    assert lead == f"{app}/kustomization.yaml:3: resources: 'missing.yaml' does not exist"
     assert chain.startswith("accumulating resources: accumulation err='accumulating resources from "
                             "'missing.yaml': evalsymlink failure")
 
@@ -38,7 +38,7 @@ def test_missing_resource_in_a_base_names_the_base(tmp_path: Path) -> None:
     write_tree(tmp_path, {"base/kustomization.yaml": "resources:\n- gone.yaml\n",
                     "app/kustomization.yaml": "resources:\n- ../base\n"})
     lead, _ = failure(tmp_path / "app")
-    assert lead == f"{tmp_path}/base/kustomization.yaml: resources: 'gone.yaml' does not exist"
+    assert lead == f"{tmp_path}/base/kustomization.yaml:2: resources: 'gone.yaml' does not exist"
 
 
 def test_missing_patch_file(tmp_path: Path) -> None:
@@ -46,7 +46,7 @@ def test_missing_patch_file(tmp_path: Path) -> None:
         "kustomization.yaml": "resources:\n- cm.yaml\npatches:\n- path: p.yaml\n- path: p.yaml\n"
                               "- path: nosuch.yaml\n", "cm.yaml": CM, "p.yaml": PATCH})
     lead, chain = failure(app)
-    assert lead == f"{app}/kustomization.yaml: patches[2].path: 'nosuch.yaml' does not exist"
+    assert lead == f"{app}/kustomization.yaml:6: patches[2].path: 'nosuch.yaml' does not exist"
     assert "nosuch.yaml: no such file or directory" in chain
 
 
@@ -55,7 +55,7 @@ def test_patch_that_matches_nothing_names_the_patch_file(tmp_path: Path) -> None
         "kustomization.yaml": "resources:\n- cm.yaml\npatches:\n- path: other.yaml\n",
         "cm.yaml": CM, "other.yaml": PATCH.replace("name: a", "name: zzz")})
     lead, chain = failure(app)
-    assert lead == f"{app}/kustomization.yaml: patches[0]: the patch file 'other.yaml' matches no resource"
+    assert lead == f"{app}/kustomization.yaml:4: patches[0]: the patch file 'other.yaml' matches no resource"
     assert chain.startswith('no resource matches strategic merge patch "ConfigMap.v1.[noGrp]/zzz.[noNs]"')
 
 
@@ -64,7 +64,7 @@ def test_patch_that_is_not_yaml_says_file_and_line(tmp_path: Path) -> None:
         "kustomization.yaml": "resources:\n- cm.yaml\npatches:\n- path: bad.yaml\n",
         "cm.yaml": CM, "bad.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata: [x\n  y: 1\n"})
     lead, _ = failure(app)
-    assert lead.startswith(f"{app}/kustomization.yaml: patches[0].path: the patch file 'bad.yaml' "
+    assert lead.startswith(f"{app}/kustomization.yaml:4: patches[0].path: the patch file 'bad.yaml' "
                            "is not valid YAML: line ")
 
 
@@ -76,7 +76,7 @@ def test_inline_patch_that_is_not_yaml_says_the_line_inside_the_patch(tmp_path: 
     lead, _ = failure(app)
     # go-yaml's line, as in every YAML syntax error: the context's 0-based line, where the
     # unclosed "[" opened (kubectl itself only says "unable to parse SM or JSON patch")
-    assert lead.startswith(f"{app}/kustomization.yaml: patches[0].patch: the inline patch is not valid "
+    assert lead.startswith(f"{app}/kustomization.yaml:4: patches[0].patch: the inline patch is not valid "
                            "YAML: line 2: did not find expected ',' or ']'"), lead
 
 
@@ -85,7 +85,7 @@ def test_inline_patch_that_is_no_patch_says_what_a_patch_is(tmp_path: Path) -> N
         "kustomization.yaml": "resources:\n- cm.yaml\npatches:\n- patch: 'data: {y: q}'\n"
                               "  target: {kind: ConfigMap}\n", "cm.yaml": CM})
     lead, chain = failure(app)
-    assert lead == (f"{app}/kustomization.yaml: patches[0].patch: the inline patch is neither a "
+    assert lead == (f"{app}/kustomization.yaml:4: patches[0].patch: the inline patch is neither a "
                     "strategic-merge patch (resources with kind and metadata.name) nor a list of "
                     "JSON 6902 operations")
     assert "unable to parse SM or JSON patch" in chain
@@ -103,7 +103,7 @@ def test_patches_strategic_merge_names_the_entry(tmp_path: Path, files: dict, wa
         "kustomization.yaml": "resources:\n- cm.yaml\npatchesStrategicMerge:\n- p.yaml\n- nosuch.yaml\n",
         "cm.yaml": CM, **files})
     lead, _ = failure(app)
-    assert lead.startswith(f"{app}/kustomization.yaml: {want}"), lead
+    assert lead.startswith(f"{app}/kustomization.yaml:5: {want}"), lead
 
 
 def test_patches_strategic_merge_inline_entry_that_matches_nothing(tmp_path: Path) -> None:
@@ -112,7 +112,7 @@ def test_patches_strategic_merge_inline_entry_that_matches_nothing(tmp_path: Pat
                               + "".join("  " + ln + "\n" for ln in PATCH.replace("name: a", "name: zzz").splitlines()),
         "cm.yaml": CM})
     lead, _ = failure(app)
-    assert lead == f"{app}/kustomization.yaml: patchesStrategicMerge[0]: the inline patch matches no resource"
+    assert lead == f"{app}/kustomization.yaml:4: patchesStrategicMerge[0]: the inline patch matches no resource"
 
 
 def test_cli_prints_the_lead_first_then_kustomizes_chain(tmp_path: Path,
@@ -120,7 +120,7 @@ def test_cli_prints_the_lead_first_then_kustomizes_chain(tmp_path: Path,
     app = write_tree(tmp_path / "app", {"kustomization.yaml": "resources:\n- missing.yaml\n"})
     assert main(["build", str(app)]) == 1
     err = capsys.readouterr().err.splitlines()
-    assert err[0] == f"Error: {app}/kustomization.yaml: resources: 'missing.yaml' does not exist"
+    assert err[0] == f"Error: {app}/kustomization.yaml:2: resources: 'missing.yaml' does not exist"
     assert err[1].startswith("accumulating resources: accumulation err=")
 
 
@@ -146,7 +146,7 @@ def test_render_hook_leads_with_the_same_line(tmp_path: Path, monkeypatch: pytes
     assert main(["hook", "render", "--all"]) == 1
     out = capsys.readouterr().out.splitlines()
     # the hooks name files by their repository-relative path, as they name roots
-    assert out[0] == "app: does not render: app/kustomization.yaml: resources: 'missing.yaml' does not exist"
+    assert out[0] == "app: does not render: app/kustomization.yaml:2: resources: 'missing.yaml' does not exist"
     assert out[1].startswith("    accumulating resources: accumulation err=")
 
 
@@ -166,10 +166,10 @@ def test_errors_with_their_own_arguments_survive_rewording_copy_and_pickle() -> 
 def test_a_resource_outside_the_kustomization_names_the_load_restrictor(tmp_path: Path) -> None:
     write_tree(tmp_path, {"outside.yaml": CM, "app/kustomization.yaml": "resources:\n- ../outside.yaml\n"})
     lead, chain = failure(tmp_path / "app")
-    assert lead == (f"{tmp_path}/app/kustomization.yaml: resources: '../outside.yaml' is outside the "
+    assert lead == (f"{tmp_path}/app/kustomization.yaml:2: resources: '../outside.yaml' is outside the "
                     "kustomization's directory, which the load restrictor forbids "
-                    "(LoadRestrictionsRootOnly; build with --load-restrictor LoadRestrictionsNone "
-                    "to allow it)")
+                    "(LoadRestrictionsRootOnly); allow it with --load-restrictor LoadRestrictionsNone "
+                    "or load-restrictor = \"LoadRestrictionsNone\" in .kzgit.toml")
     assert "is not in or below" in chain   # kustomize's words follow
 
 
@@ -194,7 +194,7 @@ def test_the_render_hook_prints_a_shared_bases_chain_once(tmp_path: Path, monkey
     monkeypatch.chdir(tmp_path / "repo")
     assert main(["hook", "render", "--all"]) == 1
     out = capsys.readouterr().out.splitlines()
-    lead = "base/kustomization.yaml: resources: 'missing.yaml' does not exist"
+    lead = "base/kustomization.yaml:2: resources: 'missing.yaml' does not exist"
     assert out[0] == f"o1: does not render: {lead}"
     assert out[1].startswith("    accumulating resources:")
     assert out[2] == f"o2: does not render: {lead} (as o1, above)"
@@ -205,6 +205,29 @@ def test_a_resource_that_is_not_yaml_names_the_entry_and_line(tmp_path: Path) ->
     app = write_tree(tmp_path / "app", {"kustomization.yaml": "resources:\n- cm.yaml\n- bad.yaml\n",
                                         "cm.yaml": CM, "bad.yaml": CM + "data:\n  x: [\n"})
     lead, chain = failure(app)
-    assert lead == (f"{app}/kustomization.yaml: resources: 'bad.yaml' is not valid YAML: line 6: "
+    assert lead == (f"{app}/kustomization.yaml:3: resources: 'bad.yaml' is not valid YAML: line 6: "
                     "did not find expected node content")
     assert "MalformedYAMLError" in chain
+
+
+@pytest.mark.parametrize("kustomization, want", [
+    ("resources:\n- cm.yaml\npatches:\n- path: ../shared/p.yaml\n", "kustomization.yaml:4: patches[0].path"),
+    ("resources:\n- cm.yaml\npatchesStrategicMerge:\n- ../shared/p.yaml\n",
+     "kustomization.yaml:4: patchesStrategicMerge[0]"),
+    ("configMapGenerator:\n- name: g\n  envs:\n  - a.env\n  - ../shared/e.env\n",
+     "kustomization.yaml:5: configMapGenerator[0].envs"),
+    ("secretGenerator:\n- name: s\n  files:\n  - k=../shared/e.env\n", "kustomization.yaml:4: secretGenerator[0].files"),
+])
+def test_a_file_the_load_restrictor_refuses_leads_with_the_entry_line_and_both_ways_to_allow_it(
+        tmp_path: Path, kustomization: str, want: str) -> None:
+    """Not kustomize's multi-line "trouble configuring builtin PatchTransformer with config:"
+    first (issue 33 item 3): the kustomization's file and line, the field, the file refused,
+    the flag and the .kzgit.toml setting that allow it; kustomize's words follow."""
+    write_tree(tmp_path, {"shared/p.yaml": PATCH, "shared/e.env": "a=b\n", "app/cm.yaml": CM,
+                          "app/a.env": "c=d\n", "app/kustomization.yaml": kustomization})
+    lead, chain = failure(tmp_path / "app")
+    path = "../shared/p.yaml" if "p.yaml" in kustomization else "../shared/e.env"
+    assert lead.startswith(f"{tmp_path}/app/{want}: '{path}' is outside the kustomization's directory"), lead
+    assert lead.endswith('allow it with --load-restrictor LoadRestrictionsNone or '
+                         'load-restrictor = "LoadRestrictionsNone" in .kzgit.toml')
+    assert "is not in or below" in chain

@@ -177,7 +177,7 @@ def test_broken_revision_exits_4_naming_root_and_revision(history: Path, monkeyp
     assert rc == 4
     # the lead names the kustomization, the field and the path, repository-relative as the
     # hooks write them; the build's own words follow (kustomize's, pinned by the build's tests)
-    lead = "overlays/dev/kustomization.yaml: resources: 'missing.yaml' does not exist"
+    lead = "overlays/dev/kustomization.yaml:3: resources: 'missing.yaml' does not exist"
     assert out.startswith("1 root affected (1 not rendering); resources: 0 added, 0 removed, 0 changed\n"
                           f"root overlays/dev: does not render at c5:\n    {lead}\n    accumulating resources")
     assert "overlays/dev/missing.yaml: no such file or directory" in out and out.count("\n") == 4

@@ -140,7 +140,7 @@ def test_validate_hook_on_failure_prints_what_failed_once_and_counts_the_rest(
                                       "overlays/dev/kustomization.yaml": "resources:\n- ../../base\n- gone.yaml\n"})
     rc, out, err = kz(repo, monkeypatch, capsys, "hook", "validate", "--all")
     assert rc == 1 and err == ""
-    assert out == ("overlays/dev: does not render: overlays/dev/kustomization.yaml: resources: 'gone.yaml' does not exist\n"
+    assert out == ("overlays/dev: does not render: overlays/dev/kustomization.yaml:3: resources: 'gone.yaml' does not exist\n"
                    "1 of 3 roots fails (1 not rendering); 2 valid; 1 warning not shown (-v)\n"), out
     rc, out, err = kz(repo, monkeypatch, capsys, "hook", "validate", "--all", "-v")
     assert rc == 1 and "    accumulating resources" in out and "things: Thing/t: warning: no schema" in out

@@ -65,7 +65,7 @@ def test_on_failure_what_failed_and_a_count_of_the_rest(tmp_path: Path, monkeypa
     rc, out, err = kz(repo, monkeypatch, capsys, "hook", "render", "base/cm.yaml")
     assert rc == 1 and err == "" and statuses(err) == {}
     lines = out.splitlines()
-    assert lines[0] == "overlays/o1: does not render: overlays/o1/kustomization.yaml: resources: 'gone.yaml' does not exist"
+    assert lines[0] == "overlays/o1: does not render: overlays/o1/kustomization.yaml:3: resources: 'gone.yaml' does not exist"
     assert lines[-1] == f"1 of {len(ROOTS)} roots does not render; {len(ROOTS) - 1} rendered (0 built, {len(ROOTS) - 1} cached; -v lists them)"
     rc, _, err = kz(repo, monkeypatch, capsys, "hook", "render", "base/cm.yaml", "-v")
     assert rc == 1 and set(statuses(err)) == set(ROOTS)

@@ -96,7 +96,7 @@ CASES: Dict[str, Case] = {
         ["app"], "app/kustomization.yaml", 7, "components[1]", "component './../comp' is listed twice"),
     "render-error": Case(
         {**BASE, "app/kustomization.yaml": HEAD + "resources:\n- ../base\n- missing.yaml\n"},
-        [], "app/kustomization.yaml", 3, "resources", "app does not render: app/kustomization.yaml: resources: "
+        [], "app/kustomization.yaml", 5, "resources", "app does not render: app/kustomization.yaml:5: resources: "
                                                       "'missing.yaml' does not exist"),
 }
 
