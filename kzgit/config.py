@@ -743,6 +743,19 @@ def config_from_reader(read: Callable[[str], Optional[bytes]],
     return parse_config(table, where(PYPROJECT), prefix="tool.kzgit.", trust_key=trust_key)
 
 
+def tool_table(pyproject: Optional[bytes]) -> Any:
+    """The ``[tool.kzgit]`` table of a ``pyproject.toml``'s bytes (None when absent, or when
+    the file is not TOML: then the configuration's own reading reports it)."""
+    if pyproject is None:
+        return None
+    try:
+        data = _parse_toml(pyproject, PYPROJECT)
+    except UsageError:
+        return None
+    tool = data.get("tool")
+    return tool.get("kzgit") if isinstance(tool, dict) else None
+
+
 def load_config(repo_root: str) -> Config:
     """Read the configuration of the repository at ``repo_root`` (defaults when none)."""
     def read(name: str) -> Optional[bytes]:

@@ -10,9 +10,9 @@ stashed unstaged changes), or a temporary export of the index or of a commit
 from __future__ import annotations
 
 import os
-from kzgit.config import Config, glob_match
+from kzgit.config import KZGIT_TOML, PYPROJECT, Config, glob_match
 from kzgit.paths import repo_relative
-from kzgit.errors import UsageError
+from kzgit.errors import KzgitError, UsageError
 from kzgit.graph import Graph, ReadFn, disk_reader, disk_resolver, scan, scan_cached
 from kzgit.record import Record
 
@@ -39,6 +39,28 @@ class HookFinding(Record):
         return f"{where}: {msg}"
 
 
+def settings_changed(root: str, repo: str, changed: "List[str]") -> bool:
+    """Whether the change touches kzgit's settings: ``.kzgit.toml``, or the ``[tool.kzgit]``
+    table of ``pyproject.toml`` (compared with HEAD's, so a project's version bump is not one).
+    ``root`` holds the content checked, ``repo`` is the git work tree."""
+    if KZGIT_TOML in changed:
+        return True
+    if PYPROJECT not in changed:
+        return False
+    from kzgit import gitio   # start-up: only a change of pyproject.toml asks git
+    from kzgit.config import tool_table   # start-up: as above
+    try:
+        with open(os.path.join(root, PYPROJECT), "rb") as f:
+            now = f.read()
+    except OSError:
+        now = None
+    try:
+        before: "Optional[bytes]" = gitio.git(["show", f"HEAD:{PYPROJECT}"], repo)
+    except KzgitError:   # no HEAD yet, or no pyproject.toml in it: any table is new
+        before = None
+    return tool_table(now) != tool_table(before)
+
+
 class Workspace:
     """What a hook checks: files under ``root``, the changed ones, the repo's config.
 
@@ -56,8 +78,12 @@ class Workspace:
         self._files: Optional[List[str]] = None
         self._own: Optional[List[str]] = None
         self._lister = files
-        self.changed = changed          # repo-relative changed files; None = all
         self.repo = repo or root        # the git work tree (index edits, messages)
+        if changed is not None and settings_changed(root, self.repo, changed):
+            # a setting (the Kustomize release, a build option, a rule's severity) can change
+            # every rendering and verdict: re-check everything, as after `--all`
+            changed = None
+        self.changed = changed          # repo-relative changed files; None = all
         self.staged = staged            # content is the index (exec-bits edits the index too)
         # the render cache of the command (kzgit.rendercache.Store), which keeps the graph too
         self.cache = cache

@@ -605,3 +605,40 @@ def test_each_hook_s_help_lists_its_arguments(hook: str, flags: List[str],
     with pytest.raises(SystemExit) as e:
         main(["hook", hook, "--staged", "--rev", "HEAD"])
     assert e.value.code == 2 and "not allowed with" in capsys.readouterr().err   # one group still
+
+
+# -- a change of the settings re-checks every root (issue 33 item 6) ---------------------------
+_SOURCE_VALUE = {
+    "app/kustomization.yaml": "resources:\n- cm.yaml\nreplacements:\n- sourceValue: x\n  targets:\n"
+                              "  - select: {kind: ConfigMap}\n    fieldPaths: [data.a]\n",
+    "app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: b\n",
+}
+
+
+@pytest.mark.parametrize("hook", ["render", "validate", "lint", "all"])
+@pytest.mark.parametrize("settings, change", [
+    (".kzgit.toml", 'kustomize-version = "5.6.0"\n'),
+    ("pyproject.toml", '[project]\nname = "x"\n\n[tool.kzgit]\nkustomize-version = "5.6.0"\n'),
+])
+def test_a_settings_change_alone_re_renders_every_root(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        hook: str, settings: str, change: str) -> None:
+    """Pinning 5.6.0 under a root that uses sourceValue (5.7+) breaks it, though the commit
+    changes no file any root reaches: the hooks see it."""
+    before = 'kustomize-version = "5.8.1"\n' if settings == ".kzgit.toml" else \
+        '[project]\nname = "x"\n\n[tool.kzgit]\nkustomize-version = "5.8.1"\n'
+    repo = make_repo(tmp_path / "r", {**_SOURCE_VALUE, settings: before})
+    write(repo, {settings: change})
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True, timeout=60)
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", hook, settings)
+    assert rc == 1, out
+    assert "needs Kustomize 5.7 or later" in out and "sourceValue" in out
+
+
+def test_a_pyproject_change_outside_tool_kzgit_re_renders_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "r", {**_SOURCE_VALUE, "app/kustomization.yaml": "resources: [missing.yaml]\n",
+                                      "pyproject.toml": '[project]\nname = "x"\nversion = "1"\n'})
+    write(repo, {"pyproject.toml": '[project]\nname = "x"\nversion = "2"\n'})
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True, timeout=60)
+    assert kz(repo, monkeypatch, capsys, "hook", "render", "pyproject.toml")[0] == 0
