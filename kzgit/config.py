@@ -756,6 +756,16 @@ def tool_table(pyproject: Optional[bytes]) -> Any:
     return tool.get("kzgit") if isinstance(tool, dict) else None
 
 
+def settings_table(read: Callable[[str], Optional[bytes]]) -> Any:
+    """kzgit's settings as written (the TOML table :func:`config_from_reader` would read from
+    ``read``), None without any: two revisions compare equal when their tables do, whatever
+    the names the parsed configurations carry for messages (``HEAD:.kzgit.toml``)."""
+    own = read(KZGIT_TOML)
+    if own is not None:
+        return _parse_toml(own, KZGIT_TOML)
+    return tool_table(read(PYPROJECT))
+
+
 def load_config(repo_root: str) -> Config:
     """Read the configuration of the repository at ``repo_root`` (defaults when none)."""
     def read(name: str) -> Optional[bytes]:

@@ -23,6 +23,7 @@ from kzgit.errors import KzgitError, UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
     from kzgit.diff import DiffReport
+    from kzgit.diff.report import RenderStat
 
 EXIT_CHANGED = 1
 EXIT_RENDER_FAILED = 4
@@ -102,7 +103,13 @@ def run(args: argparse.Namespace) -> int:
     if args.merge:
         return _finish(_merged(args.merge), args)
     from kzgit.cli.progress import for_terminal   # start-up: diff runs only
-    progress = for_terminal("kzgit diff")
+    # -v lists each rendering as it finishes, on stderr (as `kzgit hook render -v`); on a
+    # terminal, without -v, one progress line
+    progress = None if args.verbose else for_terminal("kzgit diff")
+
+    def tell(r: "RenderStat") -> None:
+        print(f"{r.status:<7} {r.root} at {r.label} ({r.seconds:.2f}s)", file=sys.stderr, flush=True)
+
     store = None
     repo = _repo_top()
     if not args.no_cache:
@@ -114,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
                           offline=args.offline, jobs=max(0, args.jobs), progress=progress,
                           store=store, shard=args.shard, repo=repo,
                           kustomize_version=args.kustomize_version,
-                          show_secrets=args.show_secrets)
+                          show_secrets=args.show_secrets, on_render=tell if args.verbose else None)
     report: "Optional[DiffReport]" = None
     try:
         report = diff(os.getcwd(), options)
@@ -131,10 +138,6 @@ def run(args: argparse.Namespace) -> int:
             progress(1, 1, "")
         if store is not None and _may_have_written(report):
             store.trim()   # workers may have written: keep the cache within its bound
-    if args.verbose:
-        for r in report.renders:
-            print(f"{r.status:<7} {r.root} at {report.base.label if r.side == 'base' else report.head.label}"
-                  f" ({r.seconds:.2f}s)", file=sys.stderr)
     return _finish(report, args)
 
 

@@ -56,14 +56,15 @@ class DiffOptions(Record):
 
     __slots__ = ("base", "head", "engine", "enable_alpha_plugins", "enable_exec", "enable_helm",
                  "offline", "jobs", "progress", "store", "shard", "repo", "kustomize_version",
-                 "show_secrets")
+                 "show_secrets", "on_render")
 
     def __init__(self, base: str = "HEAD", head: Optional[str] = None, engine: Optional[str] = None,
                  enable_alpha_plugins: bool = False, enable_exec: bool = False,
                  enable_helm: bool = False, offline: bool = False, jobs: int = 0,
                  progress: Optional[Progress] = None, store: Optional[Store] = None,
                  shard: Optional[Tuple[int, int]] = None, repo: Optional[str] = None,
-                 kustomize_version: Optional[str] = None, show_secrets: bool = False) -> None:
+                 kustomize_version: Optional[str] = None, show_secrets: bool = False,
+                 on_render: Optional[Callable[[RenderStat], None]] = None) -> None:
         self.base = base
         self.head = head                    # None: the working tree
         self.engine = engine                # "builtin", "kustomize", "kubectl"
@@ -78,6 +79,7 @@ class DiffOptions(Record):
         self.repo = repo                    # the repository's top, when the caller found it
         self.kustomize_version = kustomize_version   # --kustomize-version; None: the base's
         self.show_secrets = show_secrets    # print Secret values (else redacted: kzgit.diff.redact)
+        self.on_render = on_render          # told of each rendering as it finishes (-v)
 
 
 def diff(cwd: str, options: DiffOptions) -> DiffReport:
@@ -117,9 +119,15 @@ def diff(cwd: str, options: DiffOptions) -> DiffReport:
         if options.shard is not None:
             roots = _shard(roots, base, head, base_graph, head_graph, *options.shard)
             report.shard = options.shard
+        labels = {"base": base.label, "head": head.label}
+
+        def finished(job: Tuple[str, str], got: _Outcome) -> None:
+            if options.on_render is not None:
+                options.on_render(RenderStat(job[0], job[1], got[2], got[3], labels[job[1]]))
+
         results = _render_all(roots, base, head, base_graph, head_graph, engine, build_options,
-                              options.jobs or config.jobs, options.progress, options.store)
-        report.renders = [RenderStat(root, side, status, seconds)
+                              options.jobs or config.jobs, options.progress, options.store, finished)
+        report.renders = [RenderStat(root, side, status, seconds, labels[side])
                           for (root, side), (_, _, status, seconds) in sorted(results.items())]
         if options.progress:
             options.progress(len(results), len(results), "")
@@ -165,10 +173,10 @@ def _engine(config: Config, options: DiffOptions) -> Engine:
 
 def _config_notes(base: Revision, head: Revision, config: Config) -> List[str]:
     try:
-        theirs: Optional[Config] = head.config()
+        same = head.settings() == base.settings()
     except UsageError:
-        theirs = None
-    if theirs is not None and theirs.replace(source=None) == config.replace(source=None):
+        same = False
+    if same:
         return []
     return [f"the kzgit configuration differs at {head.label}; kzgit diff uses the one at "
             f"{base.label} (plugins, exec and helm are never enabled by the revision under review)"]
@@ -275,9 +283,16 @@ def _builtin(path: str, options: BuildOptions, store: Optional[Store], looked: b
 
 def _render_all(roots: List[str], base: Revision, head: Revision, base_graph: Graph,
                 head_graph: Graph, engine: Engine, options: BuildOptions, jobs: int,
-                progress: Optional[Progress], store: Optional[Store] = None
+                progress: Optional[Progress], store: Optional[Store] = None,
+                finished: Optional[Callable[[Tuple[str, str], _Outcome], None]] = None
                 ) -> Dict[Tuple[str, str], _Outcome]:
-    """Every (root, side) rendering, keyed by (root, "base"|"head"); in parallel when it pays."""
+    """Every (root, side) rendering, keyed by (root, "base"|"head"); in parallel when it pays.
+    ``finished(job, outcome)`` is told of each as it is answered or done."""
+    def done(job: Tuple[str, str], got: _Outcome) -> None:
+        results[job] = got
+        if finished is not None:
+            finished(job, got)
+
     on_disk = (engine.name != "builtin" or options.enable_alpha_plugins or options.enable_exec
                or options.enable_helm)
     sides = {"base": (base, base_graph), "head": (head, head_graph)}
@@ -297,7 +312,7 @@ def _render_all(roots: List[str], base: Revision, head: Revision, base_graph: Gr
             if hit is None:
                 misses.append(job)
             else:
-                results[job] = _outcome(hit)
+                done(job, _outcome(hit))
         todo, looked = misses, True
         if progress and results:
             progress(len(results), len(results) + len(todo), "")
@@ -317,7 +332,7 @@ def _render_all(roots: List[str], base: Revision, head: Revision, base_graph: Gr
     if workers == 1:
         for i, job in enumerate(todo):
             tell(i, job)
-            results[job] = _render(where[job[1]], job[0], engine, options, store, looked)
+            done(job, _render(where[job[1]], job[0], engine, options, store, looked))
         return results
     # start-up: the pool's modules (concurrent.futures loads logging, traceback...) only with a pool
     import concurrent.futures
@@ -326,7 +341,7 @@ def _render_all(roots: List[str], base: Revision, head: Revision, base_graph: Gr
         futures = {pool.submit(guarded, _render, where[job[1]], job[0], engine, options, store,
                                looked): job for job in todo}
         for i, future in enumerate(concurrent.futures.as_completed(futures)):
-            results[futures[future]] = future.result()
+            done(futures[future], future.result())
             tell(i + 1, futures[future])
     return results
 

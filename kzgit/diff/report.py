@@ -160,13 +160,14 @@ class Side(Record):
 class RenderStat(Record):
     """How one rendering of a diff went (``kzgit diff -v``): not part of the report's formats."""
 
-    __slots__ = ("root", "side", "status", "seconds")
+    __slots__ = ("root", "side", "status", "seconds", "label")
 
-    def __init__(self, root: str, side: str, status: str, seconds: float) -> None:
+    def __init__(self, root: str, side: str, status: str, seconds: float, label: str = "") -> None:
         self.root = root
         self.side = side        # "base" or "head"
         self.status = status    # "built", "cached" or "failed"
         self.seconds = seconds
+        self.label = label      # the side's revision as the user named it
 
 
 class DiffReport(Record):

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import Callable, List, Optional
+from typing import Any, Callable, List, Optional
 
 from kzgit import gitio
-from kzgit.config import Config, config_from_reader
+from kzgit.config import Config, config_from_reader, settings_table
 from kzgit.diff.gittree import GitTreeFS, changed_between
 from kzgit.errors import BuildError, KzgitError, UsageError
 from kzgit.graph import ReadFn, disk_reader
@@ -87,6 +87,10 @@ class Revision:
         prefix = f"{self.rev}:" if self.rev is not None else ""
         return config_from_reader(lambda name: self.read(name) if name in self._file_set() else None,
                                   lambda name: prefix + name)
+
+    def settings(self) -> Any:
+        """This side's settings as written (:func:`kzgit.config.settings_table`)."""
+        return settings_table(lambda name: self.read(name) if name in self._file_set() else None)
 
     def _file_set(self) -> "set[str]":
         return set(self.files)

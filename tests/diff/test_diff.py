@@ -503,3 +503,21 @@ def test_diff_follows_links_and_excluded_files_a_root_reaches(tmp_path: Path, mo
         rc, out, err = kz(Path(repo.path), monkeypatch, capsys, "--base", base, "--head", head, "--exit-code")
         assert rc == 1, (out, err)
         assert "root app: 1 changed" in out and f"changed {changed}\n" in out, out
+
+
+def test_an_identical_configuration_is_no_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """The configurations are compared as written: the names each side's parse carries for
+    messages (``p0:.kzgit.toml``) are no difference (issue 33 item 6: a note on every pull
+    request of a repository that pins a version)."""
+    settings = 'kustomize-version = "5.8.1"\n[lint]\nwarnings = "off"\n[sandbox]\nmode = "auto"\n'
+    repo = GitRepo.create(str(tmp_path / "n"), {**BASE, ".kzgit.toml": settings})
+    repo.tag("n0")
+    repo.commit({"base/service.yaml": BASE["base/service.yaml"].replace("80", "8080")}, "a change")
+    repo.tag("n1")
+    rc, out, _ = kz(Path(repo.path), monkeypatch, capsys, "--base", "n0", "--head", "n1", "--format", "json")
+    assert rc == 0 and json.loads(out)["notes"] == []
+    repo.commit({".kzgit.toml": settings.replace("5.8.1", "5.7.1")}, "another release")
+    repo.tag("n2")
+    rc, out, _ = kz(Path(repo.path), monkeypatch, capsys, "--base", "n1", "--head", "n2", "--format", "json")
+    assert json.loads(out)["notes"][0].startswith("the kzgit configuration differs at n2")

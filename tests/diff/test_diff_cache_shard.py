@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Dict, List
+from typing import Any, Dict, List
 
 import pytest
 from gitserver import GitRepo, isolate
@@ -157,3 +157,25 @@ def test_merge_refuses_a_partial_doubled_or_foreign_set_of_shards(
     rc, out, err = kz(pushed, monkeypatch, capsys, "--merge", three, one, two, "--format", "json")
     assert rc == 0, err
     assert json.loads(out)["fingerprint"] == json.loads(whole)["fingerprint"]
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_each_rendering_is_told_as_it_finishes(pushed: Path, jobs: int) -> None:
+    """``kzgit diff -v`` prints each rendering when it is done (issue 33 item 3), not all of
+    them at the end: the library tells ``on_render`` before it compares anything."""
+    from kzgit.diff import DiffOptions, diff
+    import kzgit.diff.compare as compare
+    told: List[str] = []
+    compared_after: List[int] = []
+    real = compare._root_diff
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        compared_after.append(len(told))
+        return real(*args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(compare, "_root_diff", spy)
+        report = diff(str(pushed), DiffOptions(base="c0", head="c1", jobs=jobs, repo=str(pushed),
+                                               on_render=lambda r: told.append(f"{r.root} at {r.label}")))
+    assert sorted(told) == sorted(f"{r.root} at {r.label}" for r in report.renders) and len(told) == 12
+    assert compared_after and min(compared_after) == 12   # every one told before the first comparison
