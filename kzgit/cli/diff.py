@@ -46,6 +46,8 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                    help="text (default), json (the documented report) or github (workflow commands "
                         "and a Markdown summary)")
     p.add_argument("--exit-code", action="store_true", help="exit 1 when a rendering changed")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="write the report to FILE (atomically) instead of stdout, as lint and validate do")
     p.add_argument("--summary", metavar="FILE",
                    help="write the Markdown summary to FILE (with --format github and no --summary, "
                         "it is appended to $GITHUB_STEP_SUMMARY when that is set)")
@@ -171,12 +173,20 @@ def _print(report: "DiffReport", args: argparse.Namespace) -> None:
         from kzgit.diff import github   # start-up: the GitHub formats only where asked for
     from kzgit.diff import output   # start-up
     if args.format == "json":
-        sys.stdout.write(output.to_json(report))
+        text = output.to_json(report)
     elif args.format == "github":
-        sys.stdout.write(github.workflow_commands(report))
+        text = github.workflow_commands(report)
     else:
-        sys.stdout.write(output.text(report))
-    sys.stdout.flush()
+        text = output.text(report)
+    if getattr(args, "output", None):
+        from kzgit.atomic import OutputError, write_atomic   # start-up
+        try:
+            write_atomic(args.output, text)
+        except OutputError as e:
+            raise UsageError(f"--output {args.output}: cannot write: {e.reason}") from None
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
     if summary:
         _write_summary(github.markdown(report), args.summary)
 

@@ -98,7 +98,7 @@ def emit(args: argparse.Namespace, report: "LintReport", hook: bool = False) -> 
     from kzgit.lint.report import render, summary   # start-up
     fmt = getattr(args, "format", "text")
     text = render(report, fmt)
-    if fmt == "text" and report.findings:
+    if fmt == "text" and (report.findings or report.silenced):
         text += summary(report)
     if getattr(args, "output", None):
         from kzgit.atomic import write_atomic   # start-up

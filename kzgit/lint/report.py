@@ -23,12 +23,14 @@ def text(report: LintReport) -> str:
 
 
 def summary(report: LintReport) -> str:
-    """One line counting the findings (text output, when there are any)."""
+    """One line counting the findings (text output, when there are any, or any was silenced:
+    a run that silenced findings says so rather than nothing)."""
     errors = len(report.errors)
     warnings = len(report.findings) - errors
     kusts, roots = len(report.kustomizations), len(report.roots)
+    silenced = f", {report.silenced} silenced" if report.silenced else ""
     return (f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning"
-            f"{'s' if warnings != 1 else ''} in {kusts} kustomization{'s' if kusts != 1 else ''} "
+            f"{'s' if warnings != 1 else ''}{silenced} in {kusts} kustomization{'s' if kusts != 1 else ''} "
             f"({roots} root{'s' if roots != 1 else ''} built)\n")
 
 

@@ -521,3 +521,22 @@ def test_an_identical_configuration_is_no_note(tmp_path: Path, monkeypatch: pyte
     repo.tag("n2")
     rc, out, _ = kz(Path(repo.path), monkeypatch, capsys, "--base", "n1", "--head", "n2", "--format", "json")
     assert json.loads(out)["notes"][0].startswith("the kzgit configuration differs at n2")
+
+
+def test_output_writes_the_report_to_a_file(history: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = kz(history, monkeypatch, capsys, "--base", "c0", "--head", "c1", "--format", "json")
+    report = tmp_path / "report.json"
+    rc2, out2, _ = kz(history, monkeypatch, capsys, "--base", "c0", "--head", "c1", "--format", "json",
+                      "--output", str(report))
+    assert (rc2, out2) == (rc, "") and report.read_text() == out
+    assert oct(report.stat().st_mode & 0o777) == oct(0o666 & ~_umask())
+    rc, _, err = kz(history, monkeypatch, capsys, "--base", "c0", "--head", "c1", "-o",
+                    str(tmp_path / "no/such/dir/r.txt"))
+    assert rc == 2 and "--output" in err and "no/such/dir/r.txt" in err
+
+
+def _umask() -> int:
+    old = os.umask(0)
+    os.umask(old)
+    return old

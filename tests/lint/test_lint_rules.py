@@ -172,6 +172,21 @@ def test_an_ignore_comment_on_the_line_silences_it(tmp_path: Path, rule: str, mo
     assert _of(doc, rule) == [] and doc["summary"]["silenced"] >= 1
 
 
+def test_a_run_whose_findings_are_all_silenced_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """Not silence (issue 33 item 6): the text output counts what the comments silenced."""
+    case = CASES["render-error"]
+    root = _setup(tmp_path, case)
+    path = root / case.file
+    lines = path.read_text().split("\n")
+    lines[(case.line or 1) - 1] += "  # kzgit: ignore[render-error]"
+    path.write_text("\n".join(lines))
+    monkeypatch.chdir(root)
+    assert main(["lint", "--all"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("0 errors, 0 warnings, 1 silenced in "), out
+
+
 @pytest.mark.parametrize("rule", sorted(CASES))
 def test_a_comment_for_another_rule_does_not_silence_it(tmp_path: Path, rule: str,
                                                         monkeypatch: pytest.MonkeyPatch,
