@@ -1,10 +1,50 @@
-"""Fixtures shared by the test modules: an autouse guard for the real home, and opt-in isolation."""
+"""Fixtures shared by the test modules: an autouse guard for the real home, and opt-in isolation;
+and, with ``KZGIT_REQUIRE_ORACLES=1`` (``.ci/run`` sets it), a test skipped for want of an oracle
+(a kubectl or helm release, see ``helpers.oracle``) fails instead: CI must run every differential."""
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Generator, Iterator, Union
 
 import pytest
+
+#: The words of every skip that means "no oracle here": ``helpers.oracle``'s "KZGIT_ORACLE_... is
+#: not set", the tests that look for ``kubectl`` on PATH, ``KZGIT_SKIP_KUBECTL`` and the helm matrix.
+ORACLE_SKIP = re.compile(r"kubectl|helm|oracle", re.IGNORECASE)
+
+
+def _require_oracles() -> bool:
+    return os.environ.get("KZGIT_REQUIRE_ORACLES", "") not in ("", "0")
+
+
+def _skip_reason(report: Union[pytest.TestReport, pytest.CollectReport]) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2])
+    return str(longrepr)
+
+
+def _fail_oracle_skip(report: Union[pytest.TestReport, pytest.CollectReport]) -> None:
+    if report.skipped and _require_oracles() and not hasattr(report, "wasxfail"):
+        reason = _skip_reason(report)
+        if ORACLE_SKIP.search(reason):
+            report.outcome = "failed"
+            report.longrepr = (f"KZGIT_REQUIRE_ORACLES is set but this test was skipped: {reason}\n"
+                               "fetch the oracles with: eval \"$(../shared/tools/oracles --env)\"")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
+    outcome = yield
+    _fail_oracle_skip(outcome.get_result())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, Any, None]:
+    outcome = yield
+    _fail_oracle_skip(outcome.get_result())
 
 
 @pytest.fixture(scope="session")

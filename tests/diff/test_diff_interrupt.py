@@ -42,7 +42,8 @@ def test_sigterm_stops_a_parallel_diff(tmp_path: Path, monkeypatch: pytest.Monke
         begin = time.monotonic()
         child.send_signal(signal.SIGTERM)
         _, err = child.communicate(timeout=30)
-        assert time.monotonic() - begin < 2.0, "kzgit diff stops within 2 seconds"
+        # the plugins sleep 300 s: 20 s (10x a stop on an idle machine) tells a stop from a wait
+        assert time.monotonic() - begin < 20, "kzgit diff stops long before its plugins would end"
         assert child.returncode == 128 + signal.SIGTERM, err.decode()
         time.sleep(0.3)
         assert len([p for p in pids.iterdir() if p.name.isdigit()]) == 2, "queued renders were dropped"

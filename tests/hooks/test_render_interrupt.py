@@ -50,7 +50,8 @@ def test_signal_stops_queued_and_running_renders(tmp_path: Path, sig: signal.Sig
         else:
             child.send_signal(sig)
         out, err = child.communicate(timeout=30)
-        assert time.monotonic() - begin < 2.0, "kzgit stops within 2 seconds"
+        # the plugins sleep 300 s: 20 s (10x a stop on an idle machine) tells a stop from a wait
+        assert time.monotonic() - begin < 20, "kzgit stops long before its plugins would end"
         assert child.returncode == code, err.decode()
         assert "Traceback" not in err.decode()
         time.sleep(0.3)

@@ -53,7 +53,7 @@ def test_hanging_plugin_is_killed_within_timeout(tmp_path: Path) -> None:
     with pytest.raises(PluginError) as e:
         run_process([str(p)], label=f"plugin {p}", timeout=1.0)
     elapsed = time.monotonic() - start
-    assert elapsed < 3.0
+    assert elapsed < 10, "killed at the 1 s timeout (10x), not after the 300 s sleep"
     msg = str(e.value)
     assert "timed out" in msg and str(p) in msg and "--plugin-timeout" in msg and "started" in msg
     pgid = int(pidfile.read_text())
