@@ -16,7 +16,7 @@ import time
 from typing import Callable, List
 
 from kzgit import sandbox
-from kzgit.builder import BuildOptions
+from kzgit.options import BuildOptions
 from kzgit.config import SandboxSettings
 from kzgit.sandbox import _landlock
 

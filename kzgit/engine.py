@@ -20,8 +20,8 @@ import json
 import os
 import re
 
-from kzgit import build
-from kzgit.builder import BuildOptions
+from kzgit.builder import build
+from kzgit.options import BuildOptions
 from kzgit.config import Config
 from kzgit.errors import BuildError, UsageError
 from kzgit.loader import NO_RESTRICTIONS

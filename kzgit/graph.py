@@ -294,7 +294,7 @@ def scan_cached(paths: Iterable[str], read: ReadFn, store: Any, *, roots: Sequen
     import json   # start-up: only the builds that need it pay for it
 
     from kzgit.rendercache import code_fingerprint   # start-up: only the builds that need it pay for it
-    from kzgit.rendercache._record import blob_id   # start-up: only the builds that need it pay for it
+    from kzgit.rendercache.reads import blob_id   # start-up: only the builds that need it pay for it
     from kzgit.sha import sha256   # start-up: only the builds that need it pay for it
 
     listed = sorted({n for n in (_norm(p) for p in paths) if n is not None})

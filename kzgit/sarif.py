@@ -120,5 +120,5 @@ def dumps(doc: Dict[str, Any]) -> str:
 
 
 def tool_version() -> str:
-    import kzgit   # start-up: only a SARIF report needs the version
-    return str(kzgit.__version__)
+    from kzgit._version import __version__   # start-up: only a SARIF report needs it
+    return __version__

@@ -34,9 +34,18 @@ from kzgit.record import Record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Dict, Optional, Tuple
-    from kzgit.config import Config
+    from typing import Any, Dict, Optional, Protocol, Tuple, TypeVar
     Version = Tuple[int, int, int]
+
+    class Configured(Protocol):
+        """What these functions read of a repository's configuration (``kzgit.config.Config``,
+        which imports this module: it is named by its shape, not imported)."""
+        kustomize_version: Optional[str]
+        kustomize_version_origin: str
+
+        def replace(self: "C", **changes: Any) -> "C": ...
+
+    C = TypeVar("C", bound=Configured)
 
 # Compare a selected version with these: (5, 7, 1) >= V5_7.
 V5_6 = (5, 6)
@@ -164,7 +173,7 @@ def select(flag: Optional[str] = None, configured: Optional[str] = None,
     return Selection(parse(DEFAULT), "the default")
 
 
-def with_flag(config: Config, flag: Optional[str]) -> Config:
+def with_flag(config: C, flag: Optional[str]) -> C:
     """``config`` with ``--kustomize-version`` (checked now: a bad value is exit 2) winning."""
     if not flag:
         return config
@@ -172,7 +181,7 @@ def with_flag(config: Config, flag: Optional[str]) -> Config:
     return config.replace(kustomize_version=flag, kustomize_version_origin=FLAG)
 
 
-def from_config(config: Config) -> Selection:
+def from_config(config: Configured) -> Selection:
     """The selection for a repository's configuration (a ``--kustomize-version`` recorded in
     it by :func:`with_flag`)."""
     if config.kustomize_version_origin == FLAG:
@@ -180,7 +189,7 @@ def from_config(config: Config) -> Selection:
     return select(None, config.kustomize_version, config.kustomize_version_origin)
 
 
-def options(config: Config) -> Dict[str, Any]:
+def options(config: Configured) -> Dict[str, Any]:
     """``BuildOptions`` keywords for a repository's configuration."""
     sel = from_config(config)
     return {"kustomize_version": sel.version, "kustomize_version_origin": sel.origin}

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kzgit.atomic import new_temp_file
-from kzgit.builder import BuildOptions, BuildResult
+from kzgit.options import BuildOptions, BuildResult
 from kzgit.record import FrozenRecord, Record
 from kzgit.remote._repospec import RepoSpec
 

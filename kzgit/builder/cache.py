@@ -43,8 +43,8 @@ from kzgit.loader import RECORDER, is_within
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Hashable, List, Optional, Sequence, Set, Tuple
-    from kzgit.builder import BuildOptions
-    from kzgit.builder.pipeline import Accumulator
+    from kzgit.options import BuildOptions
+    from kzgit.accumulator import Accumulator
     from kzgit.loader import Loader
 
 # Kustomization fields that make a subtree's accumulation depend on more than its files.
@@ -154,7 +154,7 @@ def process_cache() -> BuildCache:
 
 def copy_accumulator(ra: "Accumulator") -> "Accumulator":
     """An accumulator sharing no resource or table with ``ra`` (vars are never cached)."""
-    from kzgit.builder.pipeline import Accumulator   # cycle: the pipeline imports this module
+    from kzgit.accumulator import Accumulator   # cycle: the pipeline imports this module
     out = Accumulator(None)
     out.resmap.append_all(r.copy() for r in ra.resmap.resources())
     out.config = ra.config.copy()

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import kzgit.openapi as oa
 from kzgit.errors import BuildError
-from kzgit.builder import BuildOptions
-from kzgit.builder.accumulator import Accumulator
+from kzgit.options import BuildOptions
+from kzgit.accumulator import Accumulator
 from kzgit.builtins.config import TransformerConfig
 from kzgit.loader import Loader
 from kzgit.openapi import crd_fieldspecs
@@ -20,7 +20,20 @@ from kzgit.yamlio.gostruct import go_json_kind
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Callable, Iterable, List, Optional, Tuple, Union
-    from kzgit.builder.pipeline import Target
+    from typing import Dict, Protocol
+    from kzgit.kustomization import Kustomization
+    from kzgit.plugins.helpers import PluginHelpers
+
+    class Target(Protocol):
+        """What the shared state reads of a level (``kzgit.builder.pipeline.Target``, which
+        imports this module: named by its shape, not imported)."""
+        k: Kustomization
+        kfile: str
+        loader: Loader
+        helpers: PluginHelpers
+        helm_root_namespace: str
+
+        def builtin_origin(self, kind: str) -> Optional[Dict[str, Any]]: ...
     from kzgit.plugins.builtin import PluginRunner
 
 __all__ = ["BuildContext"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from kzgit.builder import BuildOptions
-from kzgit.builder.origin import annotate_origins
+from kzgit.options import BuildOptions
+from kzgit.resource.origin import annotate_origins
 from kzgit.builtins.sorting import apply_sort
 from kzgit.errors import BuildError
 from kzgit.konfig.general import LOCAL_CONFIG_ANNOTATION as LOCAL_CONFIG

@@ -108,7 +108,7 @@ def remote(err: KzgitError, kfile: str, field: str, ref: str) -> KzgitError:
     command line and stderr."""
     if err.lead is not None:
         return err
-    from kzgit.remote._redact import redact   # start-up: only a failed fetch needs it
+    from kzgit.remote import redact   # start-up: only a failed fetch needs it
     msg = err.message
     cause = ""
     m = _FATAL.search(msg)

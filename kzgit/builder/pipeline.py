@@ -11,8 +11,8 @@ import json
 import os
 
 import kzgit.openapi as oa
-from kzgit.builder import BuildOptions, BuildResult
-from kzgit.builder.accumulator import Accumulator
+from kzgit.options import BuildOptions, BuildResult
+from kzgit.accumulator import Accumulator
 from kzgit.builder.context import BuildContext
 from kzgit.builder.finish import finish
 from kzgit.builtins.hashing import add_hashes
@@ -31,6 +31,7 @@ from kzgit.builtins.config import TransformerConfig, parse_config_file
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Callable, Dict, Generator, List, Optional, Tuple
+    from kzgit.builder.cache import BuildCache
     from kzgit.plugins.builtin import Configs
 
 # Most kustomizations use a few fields: the module of each builtin step (its transformer, the
@@ -328,7 +329,7 @@ class Target:
 
     def _accumulate_base(self, sub: "Target") -> "_Walk":
         """Accumulate a base, or reuse the run's cached accumulation of it (kzgit.builder.cache)."""
-        cache = self.options.cache
+        cache: Optional[BuildCache] = self.options.cache
         schema = self.ctx.schema_state() if cache is not None else None
         if cache is None or schema is None:
             fresh: Accumulator = yield _Accumulate(sub, None)

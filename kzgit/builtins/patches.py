@@ -268,7 +268,7 @@ def _with_build_annotations(res: Resource, fn: Callable[[Dict[str, Any]], Option
     then becomes the origin).  kzgit keeps them as attributes: put them in for the patch,
     take them out after.
     """
-    from kzgit.builder.origin import ORIGIN, TRANSFORMATIONS, origin_text, transformations_text   # start-up: only the builds that need it pay for it
+    from kzgit.resource.origin import ORIGIN, TRANSFORMATIONS, origin_text, transformations_text   # start-up: only the builds that need it pay for it
     injected: Dict[str, str] = {}
     if res.origin is not None:
         injected[ORIGIN] = origin_text(res.origin)

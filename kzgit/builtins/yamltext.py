@@ -24,7 +24,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from kzgit.errors import BuildError
 from kzgit.builtins.fieldpath import Scalar, decode, is_scalar, resolve, scalar_of
-from kzgit.yamlio._gonum import parse_timestamp
+from kzgit.yamlio.gonum import parse_timestamp
 from kzgit.yamlio.emit import NODE_TAG, TagFreeDumper
 
 __all__ = ["StructuredText", "Unsupported"]

@@ -12,7 +12,7 @@ import sys
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Callable, List, Optional, Sequence, Tuple
-    from kzgit.builder import BuildOptions
+    from kzgit.options import BuildOptions
     from kzgit.hooks import Workspace
     from kzgit.hooks.render import RootResult
     from kzgit.rendercache import Store
@@ -35,7 +35,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 
 
 def run(args: argparse.Namespace) -> int:
-    from kzgit.remote._cache import cache_info, clear_cache   # start-up
+    from kzgit.remote import cache_info, clear_cache   # start-up
     from kzgit.rendercache import DEFAULT_SIZE_MB, Store, cache_dir   # start-up
     store = Store(cache_dir(), DEFAULT_SIZE_MB)
     if args.action == "clear":

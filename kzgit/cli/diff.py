@@ -83,7 +83,7 @@ def _repo_top() -> Optional[str]:
     """The top of the repository holding the current directory; None outside one (the diff
     then says so)."""
     # start-up: found as git would, without running it where the repository is laid out plainly
-    from kzgit.hooks._listing import top_and_index
+    from kzgit.hooks.listing import top_and_index
     try:
         return top_and_index(os.getcwd())[0]
     except KzgitError:

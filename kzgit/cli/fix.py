@@ -74,7 +74,7 @@ def _targets(top: str, paths: List[str]) -> List[str]:
 
 def run(args: argparse.Namespace) -> int:
     from kzgit import fix, versions   # start-up: only the command that runs
-    from kzgit.builder import BuildOptions
+    from kzgit.options import BuildOptions
     from kzgit.cli.cache import open_for_workspace
     from kzgit.config import load_config
     from kzgit.hooks import Workspace

@@ -15,6 +15,7 @@ import os
 import sys
 
 from kzgit.cli import add_render_flags
+from kzgit.cli.roots import print_unchecked, say_no_root
 from kzgit.config import Config, load_config
 from kzgit.errors import KzgitError, UsageError
 from kzgit.hooks import HookFinding, Workspace
@@ -118,7 +119,7 @@ class _Source:
         self.tmp: Optional[str] = None
 
     def __enter__(self) -> Workspace:
-        from kzgit.hooks._listing import index_files, top_and_index   # start-up
+        from kzgit.hooks.listing import index_files, top_and_index   # start-up
         a = self.args
         index: Optional[str] = None
         if a.staged or a.rev or not a.all:
@@ -158,7 +159,7 @@ class _Source:
         # overlay is not part of the commit (pre-commit itself never passes it).
         files: Union[List[str], Callable[[Optional[Store]], List[str]]]
         top = repo
-        # listed when first needed: by then the render cache is open (kzgit.hooks._listing)
+        # listed when first needed: by then the render cache is open (kzgit.hooks.listing)
         files = lambda store: index_files(top, index, store)   # noqa: E731
         if a.all:
             changed = None
@@ -360,25 +361,6 @@ def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace,
     from kzgit.hooks import exec_bits   # start-up
     # A pushed commit cannot be fixed in place: report only.
     return exec_bits.run(ws, fix=not (args.check or args.rev))
-
-
-def say_no_root(ws: Workspace, roots: List[str], verbose: bool) -> None:
-    """One line on stderr when the run selects no root: always when it was to check every
-    root (``--all``: the repository has none, whatever ``roots``/``exclude`` say), with
-    ``-v`` when no root reaches the changed files."""
-    if roots:
-        return
-    if ws.changed is None:
-        print("kzgit: no kustomization root in the repository: nothing checked", file=sys.stderr)
-    elif verbose:
-        print("no kustomization root reaches the changed files: nothing checked", file=sys.stderr)
-
-
-def print_unchecked(ws: Workspace) -> None:
-    """``-v``: the components the run concerns (all with ``--all``, else those the change
-    touches) that no root includes, so that nothing checked them, on stderr."""
-    for c in ws.graph.unincluded_components(ws.changed):
-        print(f"{c}: not checked: included by no root", file=sys.stderr)
 
 
 def report(findings: List[HookFinding]) -> int:

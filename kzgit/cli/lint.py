@@ -56,7 +56,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 def run(args: argparse.Namespace) -> int:
     from kzgit import gitio, walk   # start-up
     from kzgit.cli.cache import open_for_workspace   # start-up
-    from kzgit.cli.validate import repository, select_roots   # start-up
+    from kzgit.cli.roots import repository, select_roots   # start-up
     from kzgit.config import load_config   # start-up
     from kzgit.hooks import Workspace   # start-up
     from kzgit.versions import with_flag   # start-up
@@ -112,7 +112,7 @@ def emit(args: argparse.Namespace, report: "LintReport", hook: bool = False) -> 
 def run_hook(args: argparse.Namespace, ws: "Workspace") -> int:
     """``kzgit hook lint``: the roots the change reaches and the kustomizations they reach."""
     from kzgit.cli.cache import open_for_workspace   # start-up
-    from kzgit.cli.hook import say_no_root   # start-up
+    from kzgit.cli.roots import say_no_root   # start-up
     from kzgit.hooks.render import roots_to_build   # start-up
     store = open_for_workspace(ws, args.no_cache)
     roots = roots_to_build(ws)

@@ -44,7 +44,7 @@ def _engine() -> Any:
 def verify_options(args: argparse.Namespace) -> Any:
     """The verification's build options: the Kustomize release ``--kustomize-version``, the
     environment or the configuration selects (localize enables no plugin)."""
-    from kzgit.builder import BuildOptions   # only the command that runs imports its modules
+    from kzgit.options import BuildOptions   # only the command that runs imports its modules
     from kzgit.config import load_config
     from kzgit import versions
     config = versions.with_flag(load_config(os.getcwd()), args.kustomize_version)

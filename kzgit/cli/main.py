@@ -94,7 +94,7 @@ def _own_parser(parser: argparse.ArgumentParser) -> None:
 
 
 def _version() -> str:
-    from kzgit import __version__   # start-up
+    from kzgit._version import __version__   # start-up
     return f"kzgit {__version__}"
 
 

@@ -123,7 +123,7 @@ def _check_plugin_dir(plugin_dir: str) -> None:
 
 def run(args: argparse.Namespace, stdout: Optional[TextIO] = None,
         stderr: Optional[TextIO] = None) -> int:
-    from kzgit.builder import BuildOptions   # start-up
+    from kzgit.options import BuildOptions   # start-up
     from kzgit.crane import (KubernetesPlugin, parse_optional_flags, plugin_list,   # start-up
                                  run_transform, skip_plugins)
     from kzgit.crane.kubernetes import flag_warnings   # start-up

@@ -15,8 +15,9 @@ import sys
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from kzgit.cli import add_render_flags
+from kzgit.cli.roots import repository, select_roots
 from kzgit.config import MISSING_SCHEMAS, Config, ValidatePolicy, load_config
-from kzgit.errors import KzgitError, UsageError
+from kzgit.errors import UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
     from kzgit.engine import Engine
@@ -149,40 +150,6 @@ def _count_line(report: "Report") -> str:
     return line + "\n"
 
 
-def repository() -> Tuple[str, bool]:
-    """The repository's top and True, or the current directory and False outside a git work
-    tree (``kzgit validate`` and ``kzgit lint`` choose roots the same way)."""
-    from kzgit import gitio   # start-up
-    try:
-        return os.path.realpath(gitio.repo_root(".")), True
-    except KzgitError:
-        return os.path.realpath(os.getcwd()), False
-
-
-def select_roots(args: argparse.Namespace, ws: "Workspace", repo: str) -> List[str]:
-    """The roots ``--all``, the ROOT arguments or the change select (validate and lint)."""
-    g = ws.graph
-    if args.all:
-        return list(g.roots)
-    if args.roots:
-        out = []
-        for r in args.roots:
-            rel = os.path.relpath(os.path.realpath(r), repo).replace(os.sep, "/")
-            if rel == ".." or rel.startswith("../"):
-                raise UsageError(f"{r}: outside the repository {repo}")
-            if not any(os.path.isfile(os.path.join(repo, rel, n))
-                       for n in ("kustomization.yaml", "kustomization.yml", "Kustomization")):
-                raise UsageError(f"{r}: not a kustomization directory")
-            out.append(rel)
-        return out
-    here = os.path.relpath(os.path.realpath(os.getcwd()), repo).replace(os.sep, "/")
-    roots = [r for r in g.roots if here == "." or r == here or r.startswith(here + "/")]
-    if not roots:
-        raise UsageError(f"no kustomization root at or under {os.getcwd()}",
-                         tip="name ROOTs, use --all, or --manifests FILE")
-    return roots
-
-
 def check_arguments(args: argparse.Namespace, in_git: bool) -> None:
     """Arguments that would be ignored, or that contradict each other, are usage errors.
     Outside a git work tree the current directory is the repository (``--all`` finds its roots
@@ -256,7 +223,7 @@ def validate_report(args: argparse.Namespace, ws: "Workspace", policy: ValidateP
     ``store``; with ``-v`` list each root on stderr as it finishes, where it stays out
     of the report."""
     from kzgit.cli.cache import print_renders   # start-up
-    from kzgit.cli.hook import say_no_root   # start-up
+    from kzgit.cli.roots import say_no_root   # start-up
     from kzgit.hooks import validate as hook   # start-up
     from kzgit.hooks.render import roots_to_build   # start-up
     say_no_root(ws, roots_to_build(ws) if roots is None else roots, args.verbose)
@@ -277,7 +244,7 @@ def validate_report(args: argparse.Namespace, ws: "Workspace", policy: ValidateP
         store.trim()   # workers may have written: keep the cache within its bound
     if args.verbose:
         if not getattr(args, "roots", None):   # not when the user named the roots
-            from kzgit.cli.hook import print_unchecked   # start-up
+            from kzgit.cli.roots import print_unchecked   # start-up
             print_unchecked(ws)
     return report
 

@@ -42,7 +42,7 @@ from kzgit.graph import Graph, disk_resolver, fs_resolver, root_weights, scan, s
 from kzgit.loader import DiskFS, FileSystem
 from kzgit.record import FrozenRecord, Record
 from kzgit.rendercache import BUILT, FAILED, RenderOutcome, Store, lookup, render_cached
-from kzgit.rendercache._record import Checker
+from kzgit.rendercache.reads import Checker
 from kzgit.resource import Resource
 from kzgit.yamlio import dump_documents, load_documents
 

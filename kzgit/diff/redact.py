@@ -17,7 +17,6 @@ import binascii
 import hashlib
 from typing import Any
 
-from kzgit.diff.report import RenderedResource
 from kzgit.yamlio import dump_documents, load_documents
 
 #: What a redacted value reads as; ``{}`` is the digest.
@@ -25,8 +24,8 @@ PLACEHOLDER = "<redacted sha256:{}>"
 _FIELDS = ("data", "stringData")
 
 
-def is_secret(r: RenderedResource) -> bool:
-    return r.kind == "Secret" and r.api_version == "v1"
+def is_secret(api_version: str, kind: str) -> bool:
+    return kind == "Secret" and api_version == "v1"
 
 
 def digest(value: Any, field: str) -> str:
@@ -43,11 +42,13 @@ def digest(value: Any, field: str) -> str:
     return hashlib.sha256(raw).hexdigest()[:8]
 
 
-def redacted(r: RenderedResource) -> RenderedResource:
-    """``r`` with every ``data``/``stringData`` value of a Secret replaced by its digest."""
-    if not is_secret(r):
-        return r
-    docs = load_documents(r.text, f"Secret {r.name}")
+def redacted_text(api_version: str, kind: str, name: str, text: str) -> str:
+    """A resource's YAML ``text`` with every ``data``/``stringData`` value of a Secret replaced
+    by its digest; ``text`` itself (the same object) when it is no Secret.  Text in, text out:
+    :mod:`kzgit.diff.report` applies it to its resources, this module knows no report."""
+    if not is_secret(api_version, kind):
+        return text
+    docs = load_documents(text, f"Secret {name}")
     for obj in docs:
         for field in _FIELDS:
             values = obj.get(field) if isinstance(obj, dict) else None
@@ -56,4 +57,4 @@ def redacted(r: RenderedResource) -> RenderedResource:
                     values[key] = PLACEHOLDER.format(digest(value, field))
             elif values is not None:
                 obj[field] = PLACEHOLDER.format(digest(values, field))
-    return RenderedResource(r.api_version, r.kind, r.namespace, r.name, dump_documents(docs), r.stem)
+    return dump_documents(docs)

@@ -258,6 +258,14 @@ def unified(root: str, a: Optional[RenderedResource], b: Optional[RenderedResour
         f"b/{root} {b.id}" if b else "/dev/null"))
 
 
+def _redacted(r: RenderedResource) -> RenderedResource:
+    """``r`` with its Secret values replaced by their digests (:mod:`kzgit.diff.redact`)."""
+    from kzgit.diff.redact import redacted_text   # start-up: YAML round trip of Secrets only
+    text = redacted_text(r.api_version, r.kind, r.name, r.text)
+    return r if text is r.text else RenderedResource(r.api_version, r.kind, r.namespace, r.name,
+                                                     text, r.stem)
+
+
 def compare(root: str, base: List[RenderedResource], head: List[RenderedResource],
             show_secrets: bool = False) -> List[ResourceChange]:
     """The resources that differ, sorted by kind, namespace and name (numbers in names in
@@ -265,8 +273,7 @@ def compare(root: str, base: List[RenderedResource], head: List[RenderedResource
     unless ``show_secrets``."""
     out: List[ResourceChange] = []
     if not show_secrets:
-        from kzgit.diff.redact import redacted   # start-up: YAML round trip of Secrets only
-        base, head = [redacted(r) for r in base], [redacted(r) for r in head]
+        base, head = [_redacted(r) for r in base], [_redacted(r) for r in head]
     for a, b in pair(base, head):
         if a is not None and b is not None and a.text == b.text:
             continue

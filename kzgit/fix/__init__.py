@@ -21,7 +21,7 @@ from kzgit.record import Record
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Callable, Dict, List, Optional
-    from kzgit.builder import BuildOptions
+    from kzgit.options import BuildOptions
     from kzgit.hooks import Workspace
     from kzgit.rendercache import Store
 

@@ -22,7 +22,7 @@ from kzgit.record import Record
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
-    from kzgit.builder import BuildOptions
+    from kzgit.options import BuildOptions
     from kzgit.engine import Engine
     from kzgit.hooks import Workspace
     from kzgit.rendercache import Store

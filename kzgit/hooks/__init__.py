@@ -74,7 +74,7 @@ class Workspace:
         self.root = root                # directory holding the content checked
         self.config = config
         # repo-relative files of that content, or what lists them given the render cache
-        # (kzgit.hooks._listing), called when they are first needed
+        # (kzgit.hooks.listing), called when they are first needed
         self._files: Optional[List[str]] = None
         self._own: Optional[List[str]] = None
         self._lister = files

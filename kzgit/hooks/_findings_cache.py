@@ -71,7 +71,7 @@ def _cel_runtime() -> Optional[str]:
 def key_for(ws: "Workspace", root: str, digest: str, sources: List[str], state: str) -> Optional[str]:
     """The key of ``root``'s findings (None: the root is not a kustomization of the graph,
     e.g. one in an excluded directory named on the command line: what it reaches is unknown)."""
-    from kzgit.rendercache._record import blob_id   # start-up: loaded only by the runs that need it
+    from kzgit.rendercache.reads import blob_id   # start-up: loaded only by the runs that need it
     if root not in ws.graph.nodes:
         return None
     reach = ws.graph.reach(root)

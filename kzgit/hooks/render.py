@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import time
-from kzgit.builder import BuildOptions
+from kzgit.options import BuildOptions
 from kzgit.engine import Engine
 from kzgit.errors import KzgitError, full_message
 from kzgit.hooks import HookFinding, Workspace
@@ -140,7 +140,7 @@ def render_each(ws: Workspace, engine: Engine, roots: Sequence[str], options: Bu
         # what the cache holds is answered here: a warm run starts no process pool, and
         # each file is hashed once however many roots read it
         from kzgit.loader import DiskFS
-        from kzgit.rendercache._record import Checker
+        from kzgit.rendercache.reads import Checker
         checker = Checker(options.fs if options.fs is not None else DiskFS())
         todo = []
         for r in roots:

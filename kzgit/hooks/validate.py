@@ -18,7 +18,7 @@ import json
 import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-from kzgit.builder import BuildOptions
+from kzgit.options import BuildOptions
 from kzgit.config import ValidatePolicy
 from kzgit.sha import sha256
 from kzgit.engine import Engine
@@ -76,13 +76,13 @@ FLAVOUR = "resources"
 
 def _produce_items(path: str) -> Produce:
     def produce(options: BuildOptions) -> Tuple[bytes, List[str]]:
-        from kzgit import build   # start-up: loaded only by the runs that need it
+        from kzgit.builder import build   # start-up: loaded only by the runs that need it
         result = build(path, options)
         items = [[r.obj, r.source, list(dict.fromkeys(i.name for i in r.all_ids()))]
                  for r in result.resources]
         if not all(_plain(item[0]) for item in items):
             # JSON would not give the same object back (a key that is not a string)
-            from kzgit.rendercache._record import mark_uncacheable
+            from kzgit.loader import mark_uncacheable
             mark_uncacheable(f"{path} renders a key that is not a string")
         # the source files on a line of their own, ahead of the resources: the findings
         # cache needs them, and need not decode the resources to learn them

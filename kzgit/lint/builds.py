@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import time
 
-from kzgit.builder import BuildOptions
+from kzgit.options import BuildOptions
 from kzgit.errors import KzgitError, full_message
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run

@@ -50,6 +50,15 @@ RECORDER: "contextvars.ContextVar[Optional[Any]]" = contextvars.ContextVar("kzgi
                                                                           default=None)
 
 
+def mark_uncacheable(why: str) -> None:
+    """The build in progress (if one is recorded) depends on what no record covers (an exec
+    plugin, a renders-but-unsortable document): the render cache must not store it.  Here,
+    beside :data:`RECORDER`, so the plugins and hooks that say so need not know the cache."""
+    recorder = RECORDER.get()
+    if recorder is not None:
+        recorder.mark_uncacheable(why)
+
+
 def go_errno_text(e: OSError) -> str:
     """An OS error as Go's syscall.Errno prints it ("file name too long", "invalid argument")."""
     text = e.strerror or str(e)

@@ -16,7 +16,7 @@ import os
 import posixpath
 import shutil
 import tempfile
-from kzgit.builder import BuildOptions
+from kzgit.options import BuildOptions
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from kzgit.engine import BuiltinEngine, Engine

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar
 
-from kzgit.builder import BuildOptions
-from kzgit.builder.accumulator import Accumulator
+from kzgit.options import BuildOptions
+from kzgit.accumulator import Accumulator
 from kzgit.builtins import images, metadata, namespace, patches, prefix_suffix, replicas
 from kzgit.builtins.hashing import add_hashes
 from kzgit.builtins.replacements import apply_replacements, resolve_entries

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional
 
-from kzgit.builder import BuildOptions
+from kzgit.options import BuildOptions
 from kzgit.konfig.general import BUILTIN_API_VERSION
 from kzgit.resource import split_api_version
 

@@ -12,7 +12,7 @@ import tempfile
 from typing import Any, Dict, List, Optional, Tuple
 
 from kzgit import sandbox
-from kzgit.builder import BuildOptions
+from kzgit.options import BuildOptions
 from kzgit.errors import PluginError
 from kzgit.konfig.general import PLUGIN_HOME_ENV
 from kzgit.loader import Loader

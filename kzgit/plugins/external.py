@@ -30,7 +30,7 @@ import copy
 import os
 from typing import Any, Dict, List, Optional
 
-from kzgit.builder import BuildOptions
+from kzgit.options import BuildOptions
 from kzgit.errors import PluginError
 from kzgit.konfig.general import VALIDATED_BY_LABEL
 from kzgit.loader import Loader
@@ -40,7 +40,7 @@ from kzgit.plugins.fnplugin import function_spec, run_function
 from kzgit.plugins.groupplugin import find as find_group_plugin
 from kzgit.plugins.reconcile import (resources_from_output, update_resmap_values,
                                      update_resource_options, with_id_annotations)
-from kzgit.rendercache._record import mark_uncacheable
+from kzgit.loader import mark_uncacheable
 from kzgit.resource import Resource, ResMap
 from kzgit.yamlio import dump_documents
 

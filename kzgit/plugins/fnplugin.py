@@ -14,7 +14,7 @@ import shutil
 from typing import Any, Dict, List, Optional, Tuple
 
 from kzgit import sandbox
-from kzgit.builder import BuildOptions
+from kzgit.options import BuildOptions
 from kzgit.errors import PluginError, YamlError
 from kzgit.konfig.general import CONTAINER_ANNOTATION, FUNCTION_ANNOTATIONS, LOCAL_CONFIG_ANNOTATION
 from kzgit.loader import Loader

@@ -30,7 +30,7 @@ import os
 from typing import Any, Dict, List, Optional, Tuple
 
 from kzgit import sandbox
-from kzgit.builder import BuildOptions
+from kzgit.options import BuildOptions
 from kzgit.errors import PluginError
 from kzgit.loader import Loader
 from kzgit.plugins.common import describe, plugin_timeout

@@ -9,7 +9,7 @@ from kzgit.record import Record
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
     from typing import List, Optional
-    from kzgit.builder import BuildOptions
+    from kzgit.options import BuildOptions
     from kzgit.loader import Loader
 
 __all__ = ["PluginHelpers", "SharedState"]

@@ -36,14 +36,15 @@ from kzgit.versions import V5_8
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Optional, Union
-    from kzgit.builder import BuildOptions
-    from kzgit.remote._cache import cache_root, validate_spec
+    from kzgit.options import BuildOptions
+    from kzgit.remote._cache import cache_info, cache_root, clear_cache, validate_spec
     from kzgit.remote._gitcli import no_git_env
 
 # Every local build asks parse_repo_spec about its root; the cache and the git runner
 # (subprocess, shutil, tempfile, hashlib, json) are imported only once a repository is
 # touched, so a small local build does not pay for them at start-up.
 _LAZY = {"cache_root": "kzgit.remote._cache", "validate_spec": "kzgit.remote._cache",
+         "cache_info": "kzgit.remote._cache", "clear_cache": "kzgit.remote._cache",
          "no_git_env": "kzgit.remote._gitcli"}
 
 
@@ -57,7 +58,7 @@ def __getattr__(name: str) -> Any:
     return value
 
 __all__ = ["RepoSpec", "RepoSpecError", "looks_remote", "is_http_url", "parse_repo_spec",
-           "open_remote", "open_remote_repo", "redact", "cache_root", "validate_spec",
+           "open_remote", "open_remote_repo", "redact", "cache_root", "cache_info", "clear_cache", "validate_spec",
            "cached_ref_kind", "fresh_checkout", "fetch_file", "no_git_env"]
 
 # "<transport>::<address>" (git's remote-helper syntax: ext::, fd::, ...) or "<scheme>://".

@@ -2,7 +2,7 @@
 
 :func:`render_yaml` renders a kustomization root with the builtin engine like
 ``kzgit build`` does, through a :class:`Store`: every build records what it
-read (:mod:`kzgit.rendercache._record`: each file's git blob id, directory
+read (:mod:`kzgit.rendercache.reads`: each file's git blob id, directory
 listings, existence and type checks, real paths) and stores its output, or
 its error, with that record.  The next render of the same root with the same
 options, engine, kzgit code and environment asks the same questions again;
@@ -26,7 +26,7 @@ import os
 import sys
 import time
 
-from kzgit.builder import BuildOptions
+from kzgit.options import BuildOptions
 from kzgit.errors import KzgitError, PluginError, RemoteError, UsageError
 from kzgit.record import Record
 from kzgit.rendercache._store import DEFAULT_SIZE_MB, Store, open_store
@@ -95,11 +95,11 @@ def code_fingerprint() -> str:
     """kzgit's version and the state of its files (a development checkout changes without a release)."""
     global _FINGERPRINT
     if _FINGERPRINT is None:
-        import kzgit   # start-up: only the builds that need it pay for it
-        h = sha256(kzgit.__version__.encode())
+        from kzgit import _version   # start-up: only the builds that need it pay for it
+        h = sha256(_version.__version__.encode())
         # os.scandir, not os.walk and os.path: every run that uses the cache makes this, and
         # joining and relativising each path cost more than the stat calls
-        stack = [("", os.path.dirname(os.path.abspath(kzgit.__file__)))]
+        stack = [("", os.path.dirname(os.path.abspath(_version.__file__)))]   # kzgit/
         while stack:
             rel, d = stack.pop()
             try:
@@ -126,15 +126,15 @@ def code_fingerprint() -> str:
 
 def cache_key(path: str, options: BuildOptions, flavour: str) -> str:
     """What a render depends on besides the files it reads."""
-    import kzgit   # start-up: only the builds that need it pay for it
+    from kzgit import _version   # start-up: only the builds that need it pay for it
     opts = tuple(repr(getattr(options, f)) for f in options.fields() if f not in ("fs", "cache"))
     # a run looks up many roots with one set of options: the rest of the key is made once
-    settings = (flavour, kzgit.__version__, opts, tuple(os.environ.get(v) for v in ENV_VARS))
+    settings = (flavour, _version.__version__, opts, tuple(os.environ.get(v) for v in ENV_VARS))
     common = _COMMON_KEYS.get(settings)
     if common is None:
         parts: Dict[str, Any] = {
             "format": FORMAT, "flavour": flavour, "engine": "builtin",
-            "kzgit": [kzgit.__version__, code_fingerprint()],
+            "kzgit": [_version.__version__, code_fingerprint()],
             "python": list(sys.version_info[:2]), "pyyaml": _pyyaml_version(),
             "options": [[f, r] for f, r in zip(
                 [f for f in options.fields() if f not in ("fs", "cache")], opts)],
@@ -197,7 +197,7 @@ def render_cached(path: str, options: BuildOptions, store: Optional[Store], flav
     if store is None or options.enable_helm:
         return _uncached(options, produce, start)
     from kzgit.loader import RECORDER, DiskFS   # start-up: only the builds that need it pay for it
-    from kzgit.rendercache._record import Recorder   # start-up: only the builds that need it pay for it
+    from kzgit.rendercache.reads import Recorder   # start-up: only the builds that need it pay for it
     key = cache_key(path, options, flavour)
     main = options.fs if options.fs is not None else DiskFS()
     hit = None if looked else lookup(path, options, store, flavour, key=key)
@@ -229,7 +229,7 @@ def lookup(path: str, options: BuildOptions, store: Store, flavour: str,
            payload: bool = True) -> Optional[RenderOutcome]:
     """The stored render of ``path`` whose recorded inputs are all unchanged, else None.
 
-    ``checker`` (a :class:`~kzgit.rendercache._record.Checker` over ``options.fs``) may be
+    ``checker`` (a :class:`~kzgit.rendercache.reads.Checker` over ``options.fs``) may be
     shared by the lookups of one run: each file is then hashed once, however many roots
     read it.  ``payload=False``: the verdict alone (rendered or failed, the warnings); the
     stored output is neither read nor verified and :attr:`RenderOutcome.payload` is empty.
@@ -239,7 +239,7 @@ def lookup(path: str, options: BuildOptions, store: Store, flavour: str,
     start = time.monotonic()
     if checker is None:
         from kzgit.loader import DiskFS   # start-up: only the builds that need it pay for it
-        from kzgit.rendercache._record import Checker   # start-up: only the builds that need it pay for it
+        from kzgit.rendercache.reads import Checker   # start-up: only the builds that need it pay for it
         checker = Checker(options.fs if options.fs is not None else DiskFS())
     key = key or cache_key(path, options, flavour)
     for entry in store.variants(key):

@@ -47,7 +47,7 @@ from kzgit.errors import PluginError
 from kzgit.loader import NO_RESTRICTIONS, is_within
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kzgit.builder import BuildOptions
+    from kzgit.options import BuildOptions
 
 __all__ = ["MODES", "SandboxSettings", "available", "run", "check_mount", "unconfined_reason",
            "settings_for", "repository_top"]

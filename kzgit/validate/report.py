@@ -11,7 +11,19 @@ from typing import TYPE_CHECKING, Any, Dict, List
 from kzgit.validate import ERROR, Finding
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kzgit.hooks.validate import Report
+    from typing import Protocol
+
+    class Report(Protocol):
+        """What the formats read of a run's report (``kzgit.hooks.validate.Report``, which is
+        above this package: named by its shape, not imported)."""
+        findings: List[Finding]
+        roots: List[str]
+        resources: Dict[str, int]
+        kubernetes_version: str
+        strict: bool
+
+        @property
+        def errors(self) -> List[Finding]: ...
 
 FORMATS = ("text", "json", "github", "junit", "sarif")
 JSON_REPORT_VERSION = 1

@@ -10,7 +10,7 @@ stream and lets the real libyaml (PyYAML's ``CEmitter``) write it:
   literal block if it contains a newline, double-quoted if a YAML 1.1 reader
   (``goyaml.v2/resolve.go``) would not read it back as a string, otherwise
   plain — libyaml's analysis then falls back to single or double quotes;
-* numbers as the JSON → v2 round trip prints them (``_gonum``).
+* numbers as the JSON → v2 round trip prints them (``gonum``).
 
 Width 80, indent 2, unicode allowed: the settings of v2's emitter.
 """
@@ -26,7 +26,7 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from kzgit.errors import YamlError
 from kzgit.yamlio.load import MAX_DEPTH, no_gc
-from kzgit.yamlio._gonum import DOT_FLOAT, parse_timestamp, resolve_number, yaml_number_text
+from kzgit.yamlio.gonum import DOT_FLOAT, parse_timestamp, resolve_number, yaml_number_text
 from kzgit.yamlio.tree import DupKeys, LazyError, SharedStr, SpelledDict
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run

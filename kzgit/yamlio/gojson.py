@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from kzgit.errors import YamlError
-from kzgit.yamlio._gonum import format_float_json
+from kzgit.yamlio.gonum import format_float_json
 from kzgit.yamlio.tree import DupKeys, LazyError, SharedStr, SpelledDict
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from kzgit.yamlio._gonum import format_float_json
+from kzgit.yamlio.gonum import format_float_json
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover

@@ -37,7 +37,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from kzgit.errors import YamlError
-from kzgit.yamlio._gonum import DOT_FLOAT, parse_timestamp, resolve_number
+from kzgit.yamlio.gonum import DOT_FLOAT, parse_timestamp, resolve_number
 from kzgit.yamlio.tree import DupKeys, LazyError, SpelledDict, canonical_text, copy_tree
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run

@@ -46,7 +46,7 @@ NOT_FOR_A_SMALL_BUILD = [
     "tempfile", "traceback",
     # argparse sizes its help with shutil.get_terminal_size (and shutil imports bz2, lzma)
     "shutil",
-    # floats (yamlio/_gonum.py) and integers beyond 2**53 in a JSON 6902 patch
+    # floats (yamlio/gonum.py) and integers beyond 2**53 in a JSON 6902 patch
     "decimal",
     # a random token is os.urandom (yamlio/emit.py), not secrets (hmac, random)
     "secrets", "random",

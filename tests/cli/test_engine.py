@@ -11,7 +11,7 @@ from typing import List
 import pytest
 
 from kzgit import proc
-from kzgit.builder import BuildOptions
+from kzgit.options import BuildOptions
 from kzgit.config import Config
 from kzgit.engine import ExternalEngine, engine_from_config, get_engine, no_git_env
 from kzgit.errors import BuildError, UsageError

@@ -294,7 +294,7 @@ def test_overlay_on_kustomization_source(tmp_path: Path, monkeypatch: pytest.Mon
     rendered = kubectl_build(src)
 
     # Render SOURCE with kubectl (the oracle) so this test does not depend on the build pipeline.
-    from kzgit.builder import BuildResult
+    from kzgit.options import BuildResult
     from kzgit.resource import Resource
     monkeypatch.setattr(sys.modules["kzgit.builder"], "build",
                         lambda path, options=None: BuildResult([Resource(o) for o in rendered]))

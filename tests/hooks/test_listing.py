@@ -12,7 +12,7 @@ from test_hooks import git, make_repo, write
 
 from kzgit import gitio
 from kzgit.errors import UsageError
-from kzgit.hooks._listing import index_files, top_and_index
+from kzgit.hooks.listing import index_files, top_and_index
 from kzgit.rendercache import Store, open_store
 
 FILES = {"base/kustomization.yaml": "resources: []\n", "a/kustomization.yaml": "resources: [../base]\n"}

@@ -202,7 +202,7 @@ NOT_FOR_A_WARM_HOOK = [
     # annotations only: the modules on this path import typing for type checkers alone
     "typing",
     # no program runs: the repository is found as git finds it, the index's files come from
-    # the cache (kzgit.hooks._listing)
+    # the cache (kzgit.hooks.listing)
     "kzgit.proc", "kzgit.gitio", "subprocess", "threading", "ctypes",
 ]
 

@@ -308,7 +308,7 @@ def test_a_warm_validate_hashes_each_file_once_per_purpose(
     """Four overlays reach one base: a warm run checks the base's files once for the render
     cache and once for the findings' keys, not once per root."""
     from collections import Counter
-    import kzgit.rendercache._record as record
+    import kzgit.rendercache.reads as record
     repo = make_repo(tmp_path / "r", FILES)
     validate(repo, monkeypatch, capsys, "validate", "--all")
     hashed: "Counter[bytes]" = Counter()

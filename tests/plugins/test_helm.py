@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import pytest
 
 from helpers import grant_sandbox
-from kzgit.builder import BuildOptions
+from kzgit.options import BuildOptions
 from kzgit.config import SandboxSettings
 from kzgit.errors import KzgitError
 from kzgit.loader import DiskFS, Loader

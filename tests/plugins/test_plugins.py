@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Optional
 
 import pytest
 
-from kzgit.builder import BuildOptions
+from kzgit.options import BuildOptions
 from kzgit.config import SandboxSettings
 from kzgit.errors import KzgitError, PluginError
 from kzgit.loader import Loader

@@ -22,7 +22,7 @@ from typing import Any, Dict, Tuple
 import pytest
 
 from helpers import CONTAINER_FN_CONFIG, deployment, write_tree
-from kzgit.builder import BuildOptions
+from kzgit.options import BuildOptions
 from kzgit.errors import KzgitError
 from kzgit.loader import Loader
 from kzgit.plugins import external

@@ -15,7 +15,7 @@ import pytest
 
 from gitserver import (GitHTTPServer, GitRepo, configmap, insteadof_env, kustomization,
                        offline_home, self_signed_cert)
-from kzgit.builder import BuildOptions
+from kzgit.options import BuildOptions
 from kzgit.errors import RemoteError
 from kzgit.loader import Loader
 from kzgit.remote import _http, fresh_checkout, open_remote, parse_repo_spec

@@ -16,7 +16,7 @@ import pytest
 from gitserver import (GitHTTPServer, GitRepo, configmap, git, insteadof_env, kustomization,
                        offline_home)
 from helpers import wait_gone
-from kzgit.builder import BuildOptions
+from kzgit.options import BuildOptions
 from kzgit.errors import BuildError, LoadRestrictionError, RemoteError
 from kzgit.loader import ROOT_ONLY, Loader
 from kzgit.remote import _http, open_remote

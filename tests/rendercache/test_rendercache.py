@@ -15,11 +15,11 @@ import pytest
 from helpers import PROJECT
 
 import kzgit
-from kzgit.builder import BuildOptions
+from kzgit.options import BuildOptions
 from kzgit.builder.cache import BuildCache
 from kzgit.loader import DiskFS
 from kzgit.rendercache import BUILT, CACHED, FAILED, Store, cache_key, lookup_yaml, open_store, render_yaml
-from kzgit.rendercache._record import Checker, Recorder, RecordingFS
+from kzgit.rendercache.reads import Checker, Recorder, RecordingFS
 from kzgit.sha import sha256
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
@@ -95,7 +95,7 @@ def test_directory_listing_is_recorded(tmp_path: Path) -> None:
     (tmp_path / "d").mkdir()
     rec = Recorder(DiskFS())
     RecordingFS(DiskFS(), rec, "m").listdir(str(tmp_path / "d"))
-    from kzgit.rendercache._record import Checker
+    from kzgit.rendercache.reads import Checker
     assert Checker(DiskFS()).same(rec.trace())
     (tmp_path / "d" / "new.yaml").write_text("x: 1\n")
     assert not Checker(DiskFS()).same(rec.trace())
@@ -124,7 +124,7 @@ def test_environment_variable_change_rebuilds(tree: Path, store: Store,
 
 def test_kzgit_version_change_rebuilds(tree: Path, store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     assert render(tree / "overlay", store).status == BUILT
-    monkeypatch.setattr(kzgit, "__version__", kzgit.__version__ + ".post1")
+    monkeypatch.setattr(kzgit._version, "__version__", kzgit.__version__ + ".post1")
     assert render(tree / "overlay", store).status == BUILT
     assert render(tree / "overlay", store).status == CACHED
 
@@ -435,7 +435,7 @@ def test_the_code_fingerprint_follows_kzgit_s_files(tmp_path: Path, monkeypatch:
     pkg = tmp_path / "kzgit"
     write(pkg / "__init__.py", "x = 1\n")
     write(pkg / "sub" / "mod.py", "y = 2\n")
-    monkeypatch.setattr(kzgit, "__file__", str(pkg / "__init__.py"))
+    monkeypatch.setattr(kzgit._version, "__file__", str(pkg / "_version.py"))
 
     def fingerprint() -> str:
         monkeypatch.setattr(rc, "_FINGERPRINT", None)
@@ -454,7 +454,7 @@ def test_the_code_fingerprint_follows_kzgit_s_files(tmp_path: Path, monkeypatch:
 def test_checking_resolves_paths_as_the_build_did(tmp_path: Path) -> None:
     """The checker resolves a path's directory once per run; its answers (errors included)
     are still those the disk gives the build."""
-    from kzgit.rendercache._record import ask
+    from kzgit.rendercache.reads import ask
     top = Path(os.path.realpath(tmp_path))
     write(top / "real" / "a.yaml", "a: 1\n")
     (top / "link").symlink_to("real")

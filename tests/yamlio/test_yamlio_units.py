@@ -12,7 +12,7 @@ import pytest
 
 from kzgit.errors import YamlError
 from kzgit.yamlio import dump, dump_documents, go_json_dumps, key_less, load_documents, load_yaml11, sorted_keys
-from kzgit.yamlio._gonum import format_float_g, format_float_json, yaml_number_text
+from kzgit.yamlio.gonum import format_float_g, format_float_json, yaml_number_text
 
 
 def one(text: str) -> Any:

@@ -8,7 +8,7 @@ import shutil
 import tempfile
 from typing import List, Optional
 
-from kzgit.builder import BuildOptions
+from kzgit.options import BuildOptions
 from kzgit.errors import BuildError, KzgitError, PluginError
 from kzgit.loader import DiskFS, Loader, is_within
 from kzgit.plugins.helm.argv import go_join, helm_argv, pull_argv

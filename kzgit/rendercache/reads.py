@@ -15,7 +15,7 @@ Some builds read what no file system question covers: exec plugins and KRM
 functions (binaries, the plugin home), helm (charts, repositories), files
 fetched over HTTP, remote bases whose ref is not a commit.  Each kustomization
 read is inspected for helm and HTTP entries, and an external plugin marks the
-build when it is about to run (:func:`mark_uncacheable`); a build that uses one
+build when it is about to run (:func:`kzgit.loader.mark_uncacheable`); a build that uses one
 is not cached.
 """
 from __future__ import annotations
@@ -83,14 +83,6 @@ def ask(fs: FileSystem, question: str, path: str) -> Any:
         return fs.exists(path)
     except Exception as e:  # noqa: BLE001 - an error is an answer too
         return _error(e)
-
-
-def mark_uncacheable(why: str) -> None:
-    """The build in progress (if one is recorded) depends on what no record covers."""
-    from kzgit.loader import RECORDER   # start-up: only the builds that need it pay for it
-    recorder = RECORDER.get()
-    if recorder is not None:
-        recorder.mark_uncacheable(why)
 
 
 class RecordingFS:
