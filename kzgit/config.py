@@ -125,40 +125,18 @@ class ValidatePolicy(Record):
         #: the file whose table set it ("" without one: then ``kzgit hook all`` does not validate)
         self.source = source
 
-#: ``kzgit lint``'s rules and their default severity (kzgit.lint and the README describe each).
-LINT_RULES: Dict[str, str] = {
-    "deprecated-field": "warning",
-    "warnings": "warning",
-    "patch-matches-nothing": "error",
-    "replacement-matches-nothing": "error",
-    "unreferenced-file": "off",
-    "unpinned-chart": "error",
-    "needs-newer-kustomize": "error",
-    "duplicate-entry": "error",
-    "render-error": "error",
-}
-LINT_SEVERITIES = ("error", "warning", "off")
+class LintTable(Record):
+    """The ``[lint]`` table as written: rule id -> severity, checked against the rule registry
+    by :mod:`kzgit.lint.policy` when lint runs (the rules are lint's: this module lists none)."""
 
+    __slots__ = ("severities", "source", "prefix")
 
-class LintPolicy(Record):
-    """The severity of each ``kzgit lint`` rule: the defaults, ``warnings-as-errors``, ``[lint]``."""
-
-    __slots__ = ("severities", "source")
-
-    def __init__(self, severities: Optional[Dict[str, str]] = None, source: str = "") -> None:
-        #: what the ``[lint]`` table sets, rule id -> severity (the rest keep their default)
-        self.severities: Dict[str, str] = {} if severities is None else severities
+    def __init__(self, severities: Optional[Dict[str, Any]] = None, source: str = "",
+                 prefix: str = "lint.") -> None:
+        #: what the table sets, rule id -> severity (the rest keep their default)
+        self.severities: Dict[str, Any] = {} if severities is None else severities
         self.source = source   # the file whose table set it ("" without one)
-
-    def severity(self, rule: str, warnings_as_errors: bool = False) -> str:
-        """``rule``'s severity: as ``[lint]`` sets it, else its default, which
-        ``warnings-as-errors`` raises to an error for kustomize's own warnings."""
-        got = self.severities.get(rule)
-        if got is not None:
-            return got
-        if warnings_as_errors and rule in ("warnings", "deprecated-field"):
-            return "error"
-        return LINT_RULES[rule]
+        self.prefix = prefix   # how its keys are named in messages ("tool.kzgit.lint.")
 
 
 class GitopsPolicy(Record):
@@ -364,7 +342,7 @@ class Config(Record):
                  refs: Optional[RefPolicy] = None, validate: Optional[ValidatePolicy] = None,
                  sandbox: Optional[SandboxSettings] = None, source: Optional[str] = None,
                  kustomize_version: Optional[str] = None, kustomize_version_origin: str = "",
-                 warnings_as_errors: bool = False, lint: Optional[LintPolicy] = None,
+                 warnings_as_errors: bool = False, lint: Optional[LintTable] = None,
                  gitops: Optional[GitopsPolicy] = None) -> None:
         self.roots = roots
         self.exclude = exclude
@@ -389,7 +367,7 @@ class Config(Record):
         # where it was set, for messages: ".kzgit.toml kustomize-version", "--kustomize-version"
         self.kustomize_version_origin = kustomize_version_origin
         self.warnings_as_errors = warnings_as_errors   # the render hook fails on warnings too
-        self.lint = LintPolicy() if lint is None else lint
+        self.lint = LintTable() if lint is None else lint
         self.gitops = GitopsPolicy() if gitops is None else gitops
 
 
@@ -495,11 +473,6 @@ _VALIDATE_KEYS: Dict[str, Tuple[str, Any, str]] = {
 }
 
 
-_LINT_KEYS: Dict[str, Tuple[str, Any, str]] = {
-    rule: (rule, _one_of(LINT_SEVERITIES), "one of " + ", ".join(repr(s) for s in LINT_SEVERITIES))
-    for rule in LINT_RULES}
-
-
 _GITOPS_KEYS: Dict[str, Tuple[str, Any, str]] = {
     "repo-urls": ("repo_urls", _str_list, "a list of repository URLs"),
     "flux-strict-substitution": ("flux_strict_substitution", _bool, "true or false"),
@@ -531,10 +504,7 @@ def _apply(target: Any, table: Dict[str, Any], keys: Dict[str, Tuple[str, Any, s
             raise UsageError(f"{source}: bad value for '{name}': {e}") from None
         if converted is None:
             raise UsageError(f"{source}: bad value for '{name}': {value!r} (expected {expected})")
-        if isinstance(target, dict):   # a table whose keys are data (``[lint]``: rule ids)
-            target[attr] = converted
-        else:
-            setattr(target, attr, converted)
+        setattr(target, attr, converted)
 
 
 def parse_config(table: Dict[str, Any], source: str, prefix: str = "",
@@ -569,9 +539,9 @@ def parse_config(table: Dict[str, Any], source: str, prefix: str = "",
     if lint is not None:
         if not isinstance(lint, dict):
             raise UsageError(f"{source}: bad value for '{prefix}lint': expected a table")
-        cfg.lint.source = source
-        # each key a rule id (one severity each): the registry is the one list of keys
-        _apply(cfg.lint.severities, lint, _LINT_KEYS, f"{prefix}lint.", source)
+        # each key a rule id (one severity each), checked when lint runs against the rule
+        # registry, the one list of rule ids (kzgit.lint.policy)
+        cfg.lint = LintTable(dict(lint), source, f"{prefix}lint.")
     if gitops is not None:
         if not isinstance(gitops, dict):
             raise UsageError(f"{source}: bad value for '{prefix}gitops': expected a table")

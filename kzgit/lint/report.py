@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from kzgit.lint import ERROR, RULES
+from kzgit.lint import ERROR
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
@@ -71,8 +71,8 @@ def github(report: LintReport) -> str:
 def sarif(report: LintReport) -> str:
     """A SARIF 2.1.0 log (:mod:`kzgit.sarif`): every rule, one result per finding."""
     from kzgit import sarif as s   # start-up: only a SARIF report needs it
-    from kzgit.config import LINT_RULES   # start-up: as above
-    rules = [s.Rule(rule, text_, LINT_RULES[rule]) for rule, text_ in RULES.items()]
+    from kzgit.lint.rules import RULES   # start-up: as above
+    rules = [s.Rule(m.ID, m.SUMMARY, m.SEVERITY) for m in RULES]
     results = [s.Result(f.rule, s.level(f.severity),
                         (f"{f.field}: " if f.field else "") + f.message, f.file, f.line)
                for f in report.findings]

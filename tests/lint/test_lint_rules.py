@@ -18,7 +18,7 @@ import pytest
 
 from helpers import WEB_DEPLOYMENT, git_tree, oracle
 from kzgit.cli.main import main
-from kzgit.config import LINT_RULES
+from kzgit.lint.rules import DEFAULTS as LINT_RULES
 
 KUBECTL_1_36 = "KZGIT_ORACLE_KUBECTL_1_36"
 KUBECTL_1_35 = "KZGIT_ORACLE_KUBECTL_1_35"
