@@ -39,11 +39,11 @@ def schema_state(policy: "ValidatePolicy", validator: "Validator") -> Optional[s
     if policy.schema_locations:
         return None
     from kzgit.rendercache import code_fingerprint   # start-up: loaded only by the runs that need it
-    from kzgit.validate.kubernetes import schema_root   # start-up: loaded only by the runs that need it
+    from kzgit.validate.kubernetes import schema_dir   # start-up: loaded only by the runs that need it
     settings = {n: getattr(policy, n) for n in policy.fields()}
     settings.pop("source", None)   # where the settings came from, not what they say
     files: List[Any] = []
-    root = schema_root()
+    root = schema_dir()
     if root is not None:
         for name in sorted(os.listdir(root)):
             for leaf in ("_definitions.json",):

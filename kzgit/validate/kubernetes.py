@@ -35,7 +35,7 @@ OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 _SELF_NAMES = ("/api/_definitions.json", "_definitions.json")
 
 
-def schema_root() -> Optional[str]:
+def schema_dir() -> Optional[str]:
     """The directory of the shipped schemas (None if a broken install lost it)."""
     return DATA if os.path.isdir(DATA) else None
 
@@ -43,7 +43,7 @@ def schema_root() -> Optional[str]:
 @functools.lru_cache(maxsize=None)
 def versions() -> Tuple[str, ...]:
     """The Kubernetes minor releases the shipped schemas cover, oldest first ("1.25", ...)."""
-    root = schema_root()
+    root = schema_dir()
     if root is None:
         return ()
     found = []
