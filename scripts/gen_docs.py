@@ -95,7 +95,7 @@ def configuration_page() -> str:
            "the key.\n"]
     tables = [("", config._KEYS, cfg), ("refs.", config._REF_KEYS, cfg.refs),
               ("validate.", config._VALIDATE_KEYS, cfg.validate),
-              ("sandbox.", config._SANDBOX_KEYS, cfg.sandbox)]
+              ("sandbox.", config._SANDBOX_KEYS, cfg.sandbox), ("gitops.", config._GITOPS_KEYS, cfg.gitops)]
     for prefix, keys, obj in tables:
         title = f"[{prefix[:-1]}]" if prefix else "top level"
         out.append(f"\n## {title}\n\n| key | value | default |\n|---|---|---|\n")

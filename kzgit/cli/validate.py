@@ -10,7 +10,6 @@ allowed), 1 findings or a root that does not render, 2 usage or configuration.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
