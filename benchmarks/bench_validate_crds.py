@@ -10,7 +10,7 @@ copied under new names until there are ``--size`` of them (default 400).  Best o
   loading and compiling, CEL runtime import, validation);
 * in-process, the validation alone of the same resources (schemas and rules compiled by a
   first pass), with CEL and without it (the CEL rules removed from the CRDs): the cost of
-  the rules, which the README reports next to the run without them (kubeconform, which would
+  the rules, which docs/figures.md reports next to the run without them (kubeconform, which would
   be the other figure, is a Go binary no package registry here ships).
 
     .venv/bin/python benchmarks/bench_validate_crds.py

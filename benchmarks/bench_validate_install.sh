@@ -7,7 +7,7 @@
 # at REV in its .pre-commit-config.yaml; with a fresh PRE_COMMIT_HOME and no pip cache (so
 # every package is downloaded, as on a new machine) one commit changing a kustomization runs
 # the hook: the time of that `git commit` includes creating the environment. Prints the time,
-# the environment's size and its largest packages (README "Dependencies" records them).
+# the environment's size and its largest packages (docs/figures.md records them).
 set -euo pipefail
 rev=$1
 kzgit_repo=$(cd "${2:-$(dirname "$0")/..}" && pwd)

@@ -46,7 +46,7 @@ Keys (all optional)::
                                     # (kustomize's warnings: deprecated fields, unused vars ...)
 
     [tool.kzgit.lint]               # `[lint]` in .kzgit.toml (kzgit lint, kzgit-lint)
-    deprecated-field = "error"      # a rule id = "error", "warning" or "off" (README: Lint)
+    deprecated-field = "error"      # a rule id = "error", "warning" or "off" (docs/reference/lint-rules.md)
     unreferenced-file = "warning"   # (off by default)
 
     [tool.kzgit.gitops]             # `[gitops]` in .kzgit.toml (kzgit apps, build --app, hooks)

@@ -2,7 +2,7 @@
 
 Roots are chosen as by ``kzgit validate``: with no ROOT, the roots at or under the current
 directory; ``--all`` every root of the repository, and every kustomization (components no root
-includes too).  The rules and their configuration: :mod:`kzgit.lint`, the README (Lint).
+includes too).  The rules and their configuration: :mod:`kzgit.lint`, docs/commands/lint.md and docs/reference/lint-rules.md.
 ``kzgit hook lint`` (the ``kzgit-lint`` pre-commit hook) lints the roots a commit's files reach.
 Exit 0 no error-severity finding (warnings allowed), 1 errors, 2 usage or configuration.
 """
@@ -40,7 +40,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     p = sub.add_parser(
         "lint", help="find what kustomize lets pass: deprecated fields, patches matching nothing, ...",
         description="Check kustomizations for what kustomize lets pass (rules with stable ids, "
-                    "README: Lint): deprecated fields, warnings, patch and replacement targets "
+                    "docs/reference/lint-rules.md): deprecated fields, warnings, patch and replacement targets "
                     "that select nothing, unpinned charts, duplicate entries, fields the pinned "
                     "Kustomize does not support, unreferenced files. Exit 0 no error, 1 errors, "
                     "2 usage.")

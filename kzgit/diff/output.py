@@ -10,7 +10,7 @@ Text starts with a one-line summary, then reads like ``git diff``, one block per
     @@ -1,6 +1,6 @@
     ...
 
-JSON is the stable machine-readable report documented in the README
+JSON is the stable machine-readable report documented in docs/commands/diff.md
 (``"version": 1``; fields are only ever added).
 """
 from __future__ import annotations

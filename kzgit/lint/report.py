@@ -35,7 +35,7 @@ def summary(report: LintReport) -> str:
 
 
 def to_json(report: LintReport) -> str:
-    """The JSON report (``version`` 1; the README documents every field)."""
+    """The JSON report (``version`` 1; docs/commands/lint.md documents every field)."""
     errors = len(report.errors)
     doc: Dict[str, Any] = {
         "version": JSON_REPORT_VERSION,

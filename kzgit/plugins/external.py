@@ -16,7 +16,7 @@ kustomize api/v0.18.0:
 * reconciliation of a transformer's output: ``api/internal/plugins/utils/utils.go``
   (``UpdateResMapValues``, ``UpdateResourceOptions``).
 
-Deliberate differences, all listed in the README: ``--enable-alpha-plugins`` alone enables exec
+Deliberate differences, all listed in docs/kustomize.md: ``--enable-alpha-plugins`` alone enables exec
 KRM functions (kubectl kustomize silently skips them, having no ``--enable-exec``); kzgit sets
 ``KUSTOMIZE_PLUGIN_MODE`` as the kustomize plugin guide documents; every process runs under
 :mod:`kzgit.proc` (timeout, process group, output cap); Go ``.so`` plugins are refused

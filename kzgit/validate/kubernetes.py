@@ -26,7 +26,7 @@ from kzgit.validate.schema import Check, Compiler, SchemaError
 from kzgit.validate.deprecations import release_key
 
 #: The default ``kubernetes-version``: kzgit's own, changed deliberately in a kzgit release
-#: (README "Validation"), never by what a package manager resolved.
+#: (docs/commands/validate.md), never by what a package manager resolved.
 DEFAULT_VERSION = "1.37"
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "k8s")
 _FILE_RE = re.compile(r"^v(\d+)\.(\d+)\.json\.gz$")

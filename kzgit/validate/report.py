@@ -42,7 +42,7 @@ def _finding_json(f: Finding) -> Dict[str, Any]:
 
 
 def to_json(report: "Report") -> str:
-    """The JSON report (``version`` 1; the README documents every field)."""
+    """The JSON report (``version`` 1; docs/commands/validate.md documents every field)."""
     errors = len(report.errors)
     doc = {
         "version": JSON_REPORT_VERSION,
@@ -123,7 +123,7 @@ def junit(report: "Report") -> str:
             f"tests=\"{total}\" failures=\"{failures}\">\n{''.join(suites)}</testsuites>\n")
 
 
-#: What each finding code means, one line (SARIF rule descriptions; the README's table).
+#: What each finding code means, one line (SARIF rule descriptions; docs/commands/validate.md's table).
 CODES = {
     "type": "a value of the wrong type", "enum": "a value outside the allowed ones",
     "required": "a required field is missing", "unknown-field": "a field the schema does not declare",
