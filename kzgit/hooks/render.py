@@ -186,19 +186,24 @@ def findings(results: List[RootResult], warnings_as_errors: bool = False) -> Lis
     """One finding per root that does not render; with ``warnings_as_errors`` (the
     configuration's ``warnings-as-errors``, kustomize issue #6040) also one per root whose build
     warns, with its warnings (those of the builtin engine: an external one's go to its stderr)."""
-    out = []
-    first: Dict[str, str] = {}   # an error's first line -> the first root that showed it
-    for r in results:
-        if r.error is None:
-            continue
-        lead = r.error.split("\n", 1)[0]
-        if "\n" in r.error and lead in first:
-            # a shared base breaks every root above it: its chain once, then the one line
-            out.append(HookFinding(r.root, f"does not render: {lead} (as {first[lead]}, above)"))
-            continue
-        first.setdefault(lead, r.root)
-        out.append(HookFinding(r.root, "does not render: " + r.error))
+    said = SaidOnce()
+    out = [HookFinding(r.root, "does not render: " + said.message(r.root, r.error))
+           for r in results if r.error is not None]
     return out + (warning_findings(results) if warnings_as_errors else [])
+
+
+class SaidOnce:
+    """A render failure's whole chain once: a shared base breaks every root above it, and the
+    roots after the first get its one-line lead and ``(as ROOT, above)`` (the render, validate
+    and lint hooks say it alike)."""
+
+    def __init__(self) -> None:
+        self.first: Dict[str, str] = {}   # an error's first line -> the first root that showed it
+
+    def message(self, root: str, error: str) -> str:
+        lead = error.split("\n", 1)[0]
+        shown = self.first.setdefault(lead, root)
+        return f"{lead} (as {shown}, above)" if shown != root and "\n" in error else error
 
 
 def warning_findings(results: List[RootResult]) -> List[HookFinding]:

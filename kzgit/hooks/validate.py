@@ -25,7 +25,7 @@ from kzgit.engine import Engine
 from kzgit.errors import KzgitError, full_message
 from kzgit.hooks import Workspace
 from kzgit.hooks import _findings_cache as found
-from kzgit.hooks.render import (Outcome, RootResult, affected_apps, app_catalog, options_for,
+from kzgit.hooks.render import (Outcome, RootResult, SaidOnce, affected_apps, app_catalog, options_for,
                                 plain_app, render_each, replaced_roots, roots_to_build, shard_of)
 from kzgit.record import Record
 from kzgit.rendercache import BUILT, FAILED, Store, lookup, render_cached
@@ -223,12 +223,14 @@ def run(ws: Workspace, engine: Engine, policy: ValidatePolicy, *, roots: Optiona
     state = found.schema_state(policy, validator) if store is not None else None
     findings: List[Finding] = []
     counts: Dict[str, int] = {}
+    said = SaidOnce()
     for r in targets:
         # once per kind and root: what a root reports never depends on which others ran
         warned: Set[Tuple[str, str]] = set()
         err, resources = rendered[r]
         if err is not None:
-            findings.append(Finding(r, "", "", "", "", "build", "", "does not render: " + ws.relative_message(err)))
+            findings.append(Finding(r, "", "", "", "", "build", "",
+                                    "does not render: " + said.message(r, ws.relative_message(err))))
             continue
         key = None
         if store is not None and state is not None and resources.digest:

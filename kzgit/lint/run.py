@@ -146,6 +146,7 @@ def _builds(ws: Workspace, roots: List[str], severity: Dict[str, str], found: Li
     outcomes = render_each(ws, engine, roots, options, jobs, store, render_one=lint_one,
                            look_up=look_up, on_done=hear)
     seen: Dict[Any, LintFinding] = {}
+    broken: Dict[Tuple[str, Optional[int], str], Tuple[LintFinding, List[str]]] = {}
     for r in roots:
         status, seconds, err, got = outcomes[r]
         root_file = ws.graph.nodes[r].file if r in ws.graph.nodes else r
@@ -155,8 +156,18 @@ def _builds(ws: Workspace, roots: List[str], severity: Dict[str, str], found: Li
             if severity[render_error.ID] != OFF:
                 lead = ws.relative_message(err).split("\n", 1)[0]
                 file, line, field, message = render_error.place(r, root_file, lead, kfile)
-                found.append(LintFinding(render_error.ID, severity[render_error.ID], file, line, field,
-                                         message, r))
+                shared = broken.get((file, line, lead))
+                if shared is not None:
+                    # a shared base breaks every root above it: one finding where the lead
+                    # points, naming the roots it breaks (issue 33 item 6: not one per root)
+                    shared[1].append(r)
+                    n = len(shared[1])
+                    shared[0].message = (f"{shared[1][0]} and {n - 1} other root{'s' if n > 2 else ''} "
+                                         f"({', '.join(shared[1][1:])}) do not render: {lead}")
+                    continue
+                f = LintFinding(render_error.ID, severity[render_error.ID], file, line, field, message, r)
+                broken[(file, line, lead)] = (f, [r])
+                found.append(f)
             continue
         observed, unmatched = got
         if severity[warnings.ID] != OFF:

@@ -642,3 +642,29 @@ def test_a_pyproject_change_outside_tool_kzgit_re_renders_nothing(
     write(repo, {"pyproject.toml": '[project]\nname = "x"\nversion = "2"\n'})
     subprocess.run(["git", "add", "-A"], cwd=repo, check=True, timeout=60)
     assert kz(repo, monkeypatch, capsys, "hook", "render", "pyproject.toml")[0] == 0
+
+
+# -- a shared base's break is said once (issue 33 item 6) ----------------------------------------
+_SHARED_BREAK = {"base/kustomization.yaml": "resources:\n- gone.yaml\n",
+                 **{f"o{i}/kustomization.yaml": "resources:\n- ../base\n" for i in (1, 2, 3)}}
+
+
+def test_validate_says_a_shared_bases_chain_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "r", _SHARED_BREAK)
+    rc, out, _ = kz(repo, monkeypatch, capsys, "validate", "--all")
+    assert rc == 1
+    lead = "base/kustomization.yaml:2: resources: 'gone.yaml' does not exist"
+    assert out.count("    accumulating resources: ") == 1, out   # the chain once
+    assert f"o2: does not render: {lead} (as o1, above)" in out
+    assert f"o3: does not render: {lead} (as o1, above)" in out
+
+
+def test_lint_makes_one_finding_of_a_shared_bases_break(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "r", _SHARED_BREAK)
+    rc, out, _ = kz(repo, monkeypatch, capsys, "lint", "--all")
+    assert rc == 1
+    findings = [ln for ln in out.splitlines() if "[render-error]" in ln]
+    assert findings == ["base/kustomization.yaml:2: error: resources: o1 and 2 other roots (o2, o3) do not "
+                        "render: base/kustomization.yaml:2: resources: 'gone.yaml' does not exist [render-error]"]
