@@ -46,6 +46,11 @@ from kzgit.rendercache.reads import Checker
 from kzgit.resource import Resource
 from kzgit.yamlio import dump_documents, load_documents
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
+if TYPE_CHECKING:  # pragma: no cover
+    from kzgit.gitops.discover import Catalog
+    from kzgit.gitops.model import App, Repository
+
 Progress = Callable[[int, int, str], None]
 """``progress(done, total, what)``: renders done out of ``total``, the one under way or just done;
 called once more with ``done == total`` at the end."""
@@ -133,6 +138,9 @@ def diff(cwd: str, options: DiffOptions) -> DiffReport:
             options.progress(len(results), len(results), "")
         report.roots = [_root_diff(root, base, head, base_graph, head_graph, results,
                                    options.show_secrets) for root in roots]
+        if options.shard is None or options.shard[0] == 1:   # the applications: the first shard's
+            report.roots += _app_diffs(base, head, base_graph, head_graph, config, build_options,
+                                       changed, options)
         if options.shard is None or options.shard[0] == 1:   # once across the shards
             report.drift = _drift.find(head, head_graph, config, changed)
         return report
@@ -402,4 +410,126 @@ def _from_yaml(text: str, root: str) -> List[RenderedResource]:
         r = Resource(obj)
         out.append(RenderedResource(r.api_version, r.kind, r.namespace, r.name, dump_documents([obj]),
                                     stem_from_shape(r.kind, r.name)))
+    return out
+
+
+# -- applications (kzgit.gitops) ----------------------------------------------------------------
+
+def _side_repository(side: Revision, config: Config, build_options: BuildOptions,
+                     flag: Optional[str], remotes_of: str) -> "Repository":
+    """One side as kzgit.gitops reads it: what widens what runs (plugins, [gitops]) is the
+    base's (``config``); the Kustomize release is the side's own, so a pull request that bumps
+    ``kustomize-version`` (a deployer upgrade) shows what the bump changes."""
+    from kzgit.gitops.discover import repository_for   # start-up: only repositories with apps
+    try:
+        own = side.config()
+    except UsageError:
+        own = config
+    mixed = versions.with_flag(config.replace(kustomize_version=own.kustomize_version,
+                                              kustomize_version_origin=own.kustomize_version_origin),
+                               flag)
+    mixed = mixed.replace(enable_helm=build_options.enable_helm,
+                          enable_exec=build_options.enable_exec,
+                          enable_alpha_plugins=build_options.enable_alpha_plugins)
+    fs = None if side.is_worktree else side.fs
+    return repository_for(side.repo, side.files, side.read, fs, mixed, remotes_of=remotes_of,
+                          label=side.label)
+
+
+_APP_MARKS = (b"kustomize.toolkit.fluxcd.io", b"argoproj.io")
+
+
+def _mentions_apps(side: Revision, store: Optional[Store]) -> bool:
+    """Whether a YAML or JSON file of the side names a Flux or Argo CD API group.  For a
+    commit the verdict is kept in the render cache, keyed by the files' blob ids, so a warm
+    diff reads no blob for it."""
+    names = [f for f in side.files if f.endswith((".yaml", ".yml", ".json"))]
+    key = None
+    if store is not None and side.blob_of is not None:
+        from kzgit.rendercache import code_fingerprint   # start-up: as the cache's own users
+        from kzgit.sha import sha256   # start-up: as above
+        blobs = [(f, side.blob_of(f)) for f in names]
+        key = sha256(json.dumps(["gitops-marks", code_fingerprint(), blobs]).encode()).hexdigest()
+        for entry in store.variants(key):
+            got = store.read(entry, key, payload=False)
+            if got is not None:
+                return bool(got[0].get("apps"))
+    found = False
+    for f in names:
+        data = side.read(f)
+        if data and any(m in data for m in _APP_MARKS):
+            found = True
+            break
+    if store is not None and key is not None:
+        store.write(key, {"apps": found}, b"")
+    return found
+
+
+def _app_diffs(base: Revision, head: Revision, base_graph: Graph, head_graph: Graph,
+               config: Config, build_options: BuildOptions, changed: List[str],
+               options: DiffOptions) -> List[RootDiff]:
+    """One section per Argo CD Application or Flux Kustomization the change reaches at either
+    side, comparing what each side's controller would render (each side's own specs)."""
+    if not (_mentions_apps(base, options.store) or _mentions_apps(head, options.store)):
+        return []
+    from kzgit.gitops.discover import discover   # start-up: only repositories with apps
+    from kzgit.gitops.select import affected   # start-up: as above
+    catalogs = {}
+    picked: Dict[str, Dict[str, "App"]] = {}
+    order: List[str] = []
+    for name, side, graph in (("base", base, base_graph), ("head", head, head_graph)):
+        catalog = discover(_side_repository(side, config, build_options,
+                                            options.kustomize_version, base.repo))
+        catalogs[name] = catalog
+        picked[name] = {a.id: a for a in catalog.apps}
+        for a in affected(catalog, graph, changed):
+            if a.id not in order:
+                order.append(a.id)
+    out = []
+    for app_id in order:
+        out.append(_app_diff(app_id, base, head, catalogs, picked, options.show_secrets))
+    return out
+
+
+def _app_rendering(catalog: "Catalog", app: "App") -> Tuple[Optional[List[RenderedResource]],
+                                                             Optional[str]]:
+    from kzgit.gitops.render import AppError, render_app   # start-up: as _app_diffs
+    if not app.rendered and not app.error:
+        return [], None   # listed, not rendered (another repository, Helm): nothing to compare
+    try:
+        got = render_app(catalog, app)
+    except AppError as e:
+        return None, f"{app.file}:{e.line}: {e.detail}"
+    return [RenderedResource(r.api_version, r.kind, r.namespace, r.name, dump_documents([r.obj]),
+                             _recorded_stem(r)) for r in got.resources], None
+
+
+def _app_diff(app_id: str, base: Revision, head: Revision, catalogs: Dict[str, "Catalog"],
+              picked: Dict[str, Dict[str, "App"]], show_secrets: bool) -> RootDiff:
+    at_base, at_head = picked["base"].get(app_id), picked["head"].get(app_id)
+    shown = at_head or at_base
+    assert shown is not None
+    out = RootDiff(app_id, shown.file, UNCHANGED, app=app_id)
+    rendered: Dict[str, List[RenderedResource]] = {"base": [], "head": []}
+    for name, side, app in (("base", base, at_base), ("head", head, at_head)):
+        if app is None:
+            continue
+        resources, error = _app_rendering(catalogs[name], app)
+        if error is not None:
+            out.errors.append(RenderError(name, side.label, side.relative(error)))
+        rendered[name] = resources or []
+    if out.errors and all(e.side == "base" for e in out.errors) and at_head is not None:
+        out.status = FIXED
+        out.resources = compare(app_id, [], rendered["head"])
+        return out
+    if out.errors:
+        out.status = ERROR
+        return out
+    out.resources = compare(app_id, rendered["base"], rendered["head"], show_secrets)
+    if at_base is None:
+        out.status = ADDED
+    elif at_head is None:
+        out.status = REMOVED
+    elif out.resources:
+        out.status = CHANGED
     return out

@@ -40,10 +40,11 @@ def _indent(text: str) -> str:
 
 def root_text(r: RootDiff) -> str:
     """The text block of one root."""
-    lines = [f"root {r.root}: {root_summary(r)}"] if not r.errors or r.status == FIXED else []
+    word = "app" if r.app else "root"
+    lines = [f"{word} {r.root}: {root_summary(r)}"] if not r.errors or r.status == FIXED else []
     for e in r.errors:
         was = "did not render" if r.status == FIXED else "does not render"
-        lines.append(f"root {r.root}: {was} at {e.revision}:")
+        lines.append(f"{word} {r.root}: {was} at {e.revision}:")
         lines.append(_indent(e.message))
     out = "\n".join(lines) + "\n"
     for c in r.resources:
@@ -70,7 +71,11 @@ def report_summary(report: DiffReport) -> str:
         words = {ERROR: "not rendering"}
         outcome = ", ".join(f"{n} {words.get(s, s)}" for s, n in by_status if n)
         resources = [(s, sum(r.count(s) for r in report.roots)) for s in (ADDED, REMOVED, CHANGED)]
-        parts.append(f"{_n(len(report.roots), 'root')} affected ({outcome}); resources: "
+        apps = sum(1 for r in report.roots if r.app)
+        roots = len(report.roots) - apps
+        what = ", ".join(([_n(roots, "root")] if roots or not apps else [])
+                         + ([_n(apps, "application")] if apps else []))
+        parts.append(f"{what} affected ({outcome}); resources: "
                      + ", ".join(f"{n} {s}" for s, n in resources))
     if report.drift:
         parts.append(_n(len(report.drift), "stale localized copy").replace("copys", "copies"))
@@ -111,6 +116,8 @@ def to_dict(report: DiffReport) -> Dict[str, Any]:
                 "previous_name": c.previous_name,
                 "diff": c.diff,
             } for c in r.resources],
+            # the Argo CD Application or Flux Kustomization id (kzgit.gitops); None for a root
+            "app": r.app,
         })
     return {
         "version": JSON_VERSION,

@@ -103,12 +103,15 @@ class RenderError(Record):
 class RootDiff(Record):
     """What changed in the rendering of one kustomization root."""
 
-    __slots__ = ("root", "file", "status", "resources", "errors")
+    __slots__ = ("root", "file", "status", "resources", "errors", "app")
 
     def __init__(self, root: str, file: str, status: str,
                  resources: Optional[List[ResourceChange]] = None,
-                 errors: Optional[List[RenderError]] = None) -> None:
-        self.root = root        # repo-relative directory
+                 errors: Optional[List[RenderError]] = None, app: Optional[str] = None) -> None:
+        self.root = root        # repo-relative directory (an application's id, for one)
+        #: the id of the Argo CD Application or Flux Kustomization this section renders
+        #: (kzgit.gitops); None for a plain kustomization root
+        self.app = app
         self.file = file        # its kustomization file (at the head, else the base)
         # CHANGED, ADDED, REMOVED, UNCHANGED, ERROR (does not render at the head, or at either
         # side), or FIXED (does not render at the base only: errors holds the base's, and
@@ -324,7 +327,7 @@ def from_dict(data: Any) -> DiffReport:
     for i, r in enumerate(_field(data, "roots", list, "report")):
         where = f"roots[{i}]"
         root = RootDiff(_field(r, "root", str, where), _field(r, "file", str, where),
-                        _field(r, "status", str, where))
+                        _field(r, "status", str, where), app=_opt_str(r, "app", where))
         for e in _field(r, "errors", list, where):
             root.errors.append(RenderError(_field(e, "side", str, where), _field(e, "revision", str, where),
                                            _field(e, "message", str, where)))

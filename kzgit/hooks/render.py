@@ -63,7 +63,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from kzgit.gitops.discover import Catalog
     from kzgit.gitops.model import App
-    from kzgit.graph import Reach
 
     LookUp = Callable[[str, BuildOptions, Store, Any], Optional[Outcome]]
     """The stored outcome of one root whose inputs are unchanged, else None."""
@@ -271,53 +270,10 @@ def _mentions_applications(ws: Workspace) -> bool:
     return False
 
 
-def app_reach(ws: Workspace, app: App) -> Reach:
-    """What an application's rendering reads: its path as a directory (Flux generates a
-    kustomization where there is none; Argo CD reads a directory application's tree)."""
-    paths = app.extra.get("paths") or [app.path]
-    out = None
-    for p in paths:
-        r = ws.graph.directory_reach(p or "")
-        if out is None:
-            out = r
-        else:
-            out = r.replace(files=out.files | r.files, trees=out.trees | r.trees,
-                            kustomization_dirs=out.kustomization_dirs | r.kustomization_dirs)
-    assert out is not None
-    return out
-
-
 def affected_apps(ws: Workspace, catalog: Catalog) -> List[App]:
-    """The applications the change reaches: a file their rendering reads, their own manifest
-    (or their parent's, or the ApplicationSet's), what configures their controller
-    (``argocd-cm``, ``.sourceignore``, a ``substituteFrom`` object's file), or the
-    configuration.  Every one with ``ws.changed`` None."""
-    if ws.changed is None:
-        return list(catalog.apps)
-    from kzgit.config import KZGIT_TOML, PYPROJECT   # start-up: only repositories with applications
-    changed = list(ws.changed)
-    if any(p in (KZGIT_TOML, PYPROJECT) or p.endswith("/.sourceignore") or p == ".sourceignore"
-           for p in changed):
-        return list(catalog.apps)
-    controller_files = {d.file for docs in catalog.index.objects.values() for d in docs}
-    controller_files |= {d.file for d in catalog.index.sources.values()}
-    if catalog.index.argocd_cm is not None:
-        controller_files.add(catalog.index.argocd_cm.file)
-    touched_config = any(p in controller_files for p in changed)
-    by_id = {a.id: a for a in catalog.apps}
-    out = []
-    for a in catalog.apps:
-        own = {a.file}
-        parent = by_id.get(a.parent or "")
-        while parent is not None:
-            own.add(parent.file)
-            parent = by_id.get(parent.parent or "")
-        if touched_config or any(p in own for p in changed):
-            out.append(a)
-            continue
-        if a.rendered and any(app_reach(ws, a).touches(p) for p in changed):
-            out.append(a)
-    return out
+    """The applications the change reaches (:func:`kzgit.gitops.select.affected`)."""
+    from kzgit.gitops.select import affected   # start-up: only repositories with applications
+    return affected(catalog, ws.graph, ws.changed)
 
 
 def plain_app(ws: Workspace, catalog: Catalog, app: App) -> bool:

@@ -266,7 +266,7 @@ def test_json_report_keys_are_stable(tmp_path: Path) -> None:
     d = to_dict(_report())
     assert list(d) == ["version", "base", "head", "changed", "failed", "roots", "localized", "notes",
                        "shard", "fingerprint"]
-    assert list(d["roots"][0]) == ["root", "file", "status", "errors", "resources"]
+    assert list(d["roots"][0]) == ["root", "file", "status", "errors", "resources", "app"]
     assert list(d["roots"][0]["resources"][0]) == ["status", "api_version", "kind", "namespace", "name",
                                                    "previous_name", "diff"]
     assert d["roots"][2]["errors"] == [{"side": "head", "revision": "working tree",
