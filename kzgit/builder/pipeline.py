@@ -126,6 +126,26 @@ def _drive(walk: _Walk) -> Any:
         stack.append(request.target._accumulate(request.ra))
 
 
+def _in_remote_terms(err: KzgitError, loader: Loader) -> KzgitError:
+    """``err`` from inside a remote base, with the cached checkout's directory (a path under
+    kzgit's cache the user never wrote) written as the repository's URL, and the lead naming
+    the entry as written: ``file:///srv/repo//base/kustomization.yaml:2: resources: 'gone.yaml'
+    does not exist (in file:///srv/repo//base?ref=v1)``."""
+    tree, label = loader.repo_root, loader.remote_label
+    spec = parse_repo_spec(label) if tree and label else None
+    if spec is None or tree is None:
+        return err
+    url = spec.clone_url()
+
+    def shown(text: str) -> str:
+        return text.replace(tree + os.sep, url + "//").replace(tree, url)
+    lead = err.lead
+    out = err.reworded(shown(err.message))
+    if lead is not None and tree in lead:
+        out.lead = f"{shown(lead)} (in {label})"
+    return out
+
+
 class Target:
     """One kustomization (or component) root."""
 
@@ -210,7 +230,10 @@ class Target:
                     self.ctx.mark_uncacheable()  # an HTTP file: not keyed by any commit
                     self._append_file_resources(ra, got, path)
                 else:
-                    yield from self._accumulate_loader(ra, got, path, component=False)
+                    try:
+                        yield from self._accumulate_loader(ra, got, path, component=False)
+                    except KzgitError as e:
+                        raise _in_remote_terms(e, got) from None
                 continue
             # kusttarget.go accumulateResources: a file first, then a directory; when both
             # fail, the file's error is quoted before the directory's.
@@ -292,7 +315,7 @@ class Target:
         try:
             yield from self._accumulate_loader(ra, sub, path, component=True)
         except KzgitError as e:
-            raise e.reworded(f"accumulateDirectory: {_go_quote(e.message)}") from None
+            raise _in_remote_terms(e.reworded(f"accumulateDirectory: {_go_quote(e.message)}"), sub) from None
 
     def _accumulate_loader(self, ra: Accumulator, loader: Loader, path: str, component: bool
                            ) -> "_Walk":

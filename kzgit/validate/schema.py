@@ -420,7 +420,7 @@ class Compiler:
 
             def check_pattern(inst: Any, path: Path, out: List[Problem]) -> None:
                 if isinstance(inst, str) and not rx.test(inst):
-                    out.append(Problem(path, "pattern", f"{show(inst)} does not match {shown!r}"))
+                    out.append(Problem(path, "pattern", f"{show(inst)} does not match '{shown}'"))
             checks.append(check_pattern)
         openapi = self.dialect == "openapi"
         for key, op in (("minimum", ">="), ("maximum", "<=")):

@@ -231,3 +231,21 @@ def test_a_file_the_load_restrictor_refuses_leads_with_the_entry_line_and_both_w
     assert lead.endswith('allow it with --load-restrictor LoadRestrictionsNone or '
                          'load-restrictor = "LoadRestrictionsNone" in .kzgit.toml')
     assert "is not in or below" in chain
+
+
+def test_an_error_in_a_remote_base_names_its_url_not_the_cache(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A broken remote base (issue 33 item 6): the lead and kustomize's chain name the file by
+    the repository's URL and the entry as written, never kzgit's cache directory."""
+    remote = write_tree(tmp_path / "remote", {"base/kustomization.yaml": "resources:\n- gone.yaml\n"})
+    for git in (["init", "-q"], ["add", "-A"], ["-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "1"],
+                ["tag", "v1"]):
+        subprocess.run(["git", *git], cwd=remote, check=True, capture_output=True, timeout=60)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("KZGIT_CACHE_DIR", str(cache))
+    entry = f"file://{remote}//base?ref=v1"
+    app = write_tree(tmp_path / "app", {"kustomization.yaml": f"resources:\n- {entry}\n"})
+    lead, chain = failure(app)
+    assert lead == (f"file://{remote}//base/kustomization.yaml:2: resources: 'gone.yaml' does not exist "
+                    f"(in {entry})")
+    assert str(cache) not in chain and f"file://{remote}//base/gone.yaml" in chain

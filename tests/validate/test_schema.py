@@ -43,6 +43,9 @@ INT_OR_STRING = {"oneOf": [{"type": ["string", "null"]}, {"type": ["integer", "n
     ({"anyOf": [{"type": "string"}, {"type": "integer"}]}, [], [("", "expected string or integer, got array")]),
     ({"not": {"type": "string"}}, "x", [("", '"x" is not allowed here')]),
     ({"type": "string", "pattern": "^[a-z]+$"}, "A", [("", "\"A\" does not match '^[a-z]+$'")]),
+    # the pattern as the CRD writes it (not Python's repr, which doubled each backslash)
+    ({"type": "string", "pattern": "^[a-z]+\\.example\\.com$"}, "A.example.com",
+     [("", "\"A.example.com\" does not match '^[a-z]+\\.example\\.com$'")]),
     ({"type": "string", "maxLength": 2}, "abc", [("", "must be at most 2 characters long, is 3")]),
     ({"type": "integer", "minimum": 1}, 0, [("", "must be at least 1, got 0")]),
     ({"type": "integer", "exclusiveMaximum": 5}, 5, [("", "must be less than 5, got 5")]),
