@@ -336,7 +336,8 @@ def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace,
         try:
             results = render.render_roots(ws, engine, roots, jobs=args.jobs, offline=args.offline,
                                           store=store, on_done=on_done)
-            app_found, app_results = (render.app_findings(ws, catalog, apps, on_done)
+            app_found, app_results = (render.app_findings(ws, engine, catalog, apps, args.jobs,
+                                                          on_done)
                                       if apps and catalog is not None else ([], []))
         finally:
             if progress is not None:

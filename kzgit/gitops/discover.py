@@ -42,8 +42,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from kzgit.gitops.sourceignore import Matcher
 
 _EXTS = (".yaml", ".yml", ".json")
-_WORDS = (b"Kustomization", b"Application", b"Repository", b"ConfigMap", b"Secret",
-          b"ExternalArtifact", b"Bucket")
+# what makes a file worth parsing at once: the API groups of applications and sources, argocd-cm
+_EAGER = (b"toolkit.fluxcd.io", b"argoproj.io", b"argocd-cm")
 FLUX_NAMESPACE = "flux-system"
 ARGOCD_NAMESPACE = "argocd"
 _FLUX_SOURCE_KINDS = ("GitRepository", "OCIRepository", "Bucket", "HelmRepository",
@@ -90,7 +90,8 @@ def _first_line_offset(text: str) -> int:
 class Index(Record):
     """What the scan found, by kind."""
 
-    __slots__ = ("candidates", "sources", "objects", "by_file", "argocd_cm", "patch_files")
+    __slots__ = ("candidates", "sources", "objects", "by_file", "argocd_cm", "patch_files",
+                 "deferred")
 
     def __init__(self) -> None:
         self.candidates: List[Doc] = []
@@ -100,6 +101,17 @@ class Index(Record):
         self.argocd_cm: Optional[Doc] = None
         #: files some kustomization uses as a patch (a partial Kustomization there is no app)
         self.patch_files: Set[str] = set()
+        #: files that may hold only ConfigMaps and Secrets, parsed when a lookup needs them
+        self.deferred: Dict[str, bytes] = {}
+
+    def named(self, repo: Repository, kind: str, name: str) -> List[Doc]:
+        """The ConfigMaps or Secrets (``kind``) named ``name`` the repository's files define."""
+        if self.deferred and name:
+            want = name.encode("utf-8", "surrogateescape")
+            for rel in [r for r, data in self.deferred.items() if want in data]:
+                del self.deferred[rel]
+                _scan_file(self, repo, rel, now=True)
+        return self.objects.get((kind, name), [])
 
 
 def scan(repo: Repository) -> Index:
@@ -114,10 +126,17 @@ def scan(repo: Repository) -> Index:
     return index
 
 
-def _scan_file(index: Index, repo: Repository, rel: str) -> None:
+def _scan_file(index: Index, repo: Repository, rel: str, now: bool = False) -> None:
+    """Index ``rel``'s documents: at once when it names an application or source API group
+    (or ``argocd-cm``); a file that may hold only ConfigMaps and Secrets is parsed when a
+    lookup names one of its objects (:meth:`Index.load_named`), or with ``now``."""
     from kzgit.yamlio.load import decode_text, load_documents, split_documents   # start-up
     data = repo.read(rel)
-    if not data or b"kind" not in data or not any(w in data for w in _WORDS):
+    if not data or b"kind" not in data:
+        return
+    if not now and not any(m in data for m in _EAGER):
+        if b"ConfigMap" in data or b"Secret" in data:
+            index.deferred[rel] = data
         return
     try:
         text = decode_text(data, rel)
@@ -218,7 +237,7 @@ class Catalog:
         got = self.delivered.get((kind, namespace, name))
         if got is not None:
             return got
-        docs = self.index.objects.get((kind, name), [])
+        docs = self.index.named(self.repo, kind, name)
         for want_ns in (True, False):
             for d in docs:
                 meta = as_dict(d.obj.get("metadata"))
@@ -332,8 +351,21 @@ def _dir_exists(repo: Repository, rel: str, matcher: Optional[Matcher]) -> bool:
             if matcher.excluded(parts[:n], True):
                 return False
         del excluded_path
-    prefix = rel + "/" if rel else ""
-    return any(f.startswith(prefix) for f in repo.files)
+    return not rel or rel in _directories(repo)
+
+
+def _directories(repo: Repository) -> Set[str]:
+    """Every directory holding a file of the repository (computed once per repository)."""
+    got: Optional[Set[str]] = getattr(repo, "_dirs", None)
+    if got is None:
+        got = set()
+        for f in repo.files:
+            d = posixpath.dirname(f)
+            while d and d not in got:
+                got.add(d)
+                d = posixpath.dirname(d)
+        repo._dirs = got
+    return got
 
 
 def this_repo_sources(app: App, repo: Repository) -> Tuple[List[Dict[str, Any]], List[str]]:
@@ -408,18 +440,13 @@ def _resolve_argo(catalog: Catalog, app: App) -> None:
 
 # -- the walk ------------------------------------------------------------------------------
 
-def _candidate_path(app: App) -> Optional[str]:
-    return app.path if app.rendered else None
-
-
-def _delivers(parent: App, file: str) -> bool:
-    if not parent.rendered:
-        return False
-    paths = parent.extra.get("paths") or [parent.path]
-    for p in paths:
-        if p == "" or file.startswith(p + "/"):
-            return True
-    return False
+def _ancestor_dirs(file: str) -> List[str]:
+    """The directories above ``file``, the top ("") included."""
+    out = [""]
+    parts = file.split("/")[:-1]
+    for n in range(1, len(parts) + 1):
+        out.append("/".join(parts[:n]))
+    return out
 
 
 def discover(repo: Repository, render_children: bool = True) -> Catalog:
@@ -440,8 +467,19 @@ def discover(repo: Repository, render_children: bool = True) -> Catalog:
                 continue   # outside every artifact Flux builds (.sourceignore, spec.ignore)
         resolve(catalog, app)
         candidates.append(app)
+    # which candidates each directory holds (a file's every ancestor), and which candidates
+    # render each path: "delivered by another" and "holds a candidate" without n*n scans
+    under: Dict[str, List[App]] = {}
+    renders_at: Dict[str, List[App]] = {}
+    for a in candidates:
+        for d in _ancestor_dirs(a.file):
+            under.setdefault(d, []).append(a)
+        if a.rendered:
+            for p in a.extra.get("paths") or [a.path]:
+                renders_at.setdefault(p or "", []).append(a)
     entries = [a for a in candidates if a.file not in index.patch_files
-               and not any(d is not a and _delivers(d, a.file) for d in candidates)]
+               and not any(d is not a for p in _ancestor_dirs(a.file)
+                           for d in renders_at.get(p, ()))]
     seen_docs: Set[Tuple[str, int]] = set()
     queue: List[App] = []
     for a in entries:
@@ -461,10 +499,21 @@ def discover(repo: Repository, render_children: bool = True) -> Catalog:
             continue
         if not render_children or not app.rendered:
             continue
-        holds = [c for c in candidates if c is not app and _delivers(app, c.file)]
+        holds = list({id(c): c for p in (app.extra.get("paths") or [app.path])
+                      for c in under.get(p or "", ()) if c is not app}.values())
         if not holds:
             continue
         ancestors = _ancestry(app, queue)
+        passed = _passed_through(catalog, app, holds, ancestors)
+        if passed is not None:
+            for c in passed:
+                seen_docs.add((c.file, c.line))
+                child = App(c.controller, c.obj, c.doc, parent=_ref(app))
+                child.namespace = c.namespace if c.obj.get("metadata", {}).get("namespace") \
+                    else _child_namespace(app)
+                resolve(catalog, child)
+                queue.append(child)
+            continue
         try:
             rendered = render.render_app(catalog, app)
         except KzgitError as e:
@@ -499,6 +548,59 @@ def discover(repo: Repository, render_children: bool = True) -> Catalog:
     return catalog
 
 
+_TRANSFORMING = ("targetNamespace", "namePrefix", "nameSuffix", "patches", "images", "components",
+                 "patchesStrategicMerge", "patchesJson6902", "postBuild", "commonMetadata")
+
+
+def _passed_through(catalog: Catalog, app: App, holds: List[App],
+                    ancestors: Set[Tuple[str, str, str, str]]) -> Optional[List[App]]:
+    """The children of ``app`` without rendering it, where its rendering passes their files'
+    objects through unchanged; None where it must be rendered.
+
+    A Flux Kustomization whose spec transforms nothing builds the kustomization it generates,
+    which lists each manifest as it is (kustomize_generator.go scanManifests): a child whose
+    file no kustomization directory holds (between the path and the file) arrives as written.
+    A plain Argo CD directory application reads each manifest as it is (findManifests).  Any
+    other case (a kustomization on the way, a transforming field, include/exclude globs, a
+    file the artifact leaves out) is rendered, as the controller would."""
+    spec = as_dict(app.obj.get("spec"))
+    if app.controller == FLUX:
+        if any(spec.get(k) not in (None, "", [], {}) for k in _TRANSFORMING):
+            return None
+    else:
+        sources = app.extra.get("sources") or []
+        if len(sources) != 1 or sources[0].get("_kzgit_type") != argocd.DIRECTORY:
+            return None
+        directory = as_dict(sources[0].get("directory"))
+        if directory.get("include") or directory.get("exclude") or directory.get("jsonnet"):
+            return None
+    kdirs = _kustomization_dirs(catalog.repo)
+    top = app.path or ""
+    out = []
+    for c in holds:
+        if (c.controller, c.kind, c.namespace, c.name) in ancestors:
+            continue   # the application delivering itself (flux-system)
+        d = posixpath.dirname(c.file)
+        between = [x for x in _ancestor_dirs(c.file) + [d] if x == top or
+                   (x.startswith(top + "/") if top else True)]
+        if any(x in kdirs for x in between):
+            return None
+        if app.controller != FLUX and d != top and as_dict(
+                (app.extra.get("sources") or [{}])[0].get("directory")).get("recurse") is not True:
+            continue   # a directory application reads its own directory only
+        if app.controller == FLUX:
+            from kzgit.gitops.sourceignore import excluded_path   # start-up
+            if excluded_path(app.extra["matcher"], c.file):
+                continue
+        out.append(c)
+    return sorted(out, key=lambda c: (c.file, c.line))
+
+
+def _kustomization_dirs(repo: Repository) -> Set[str]:
+    return {posixpath.dirname(f) for f in repo.files
+            if posixpath.basename(f) in _KUSTOMIZATION_NAMES}
+
+
 def _ref(app: App) -> str:
     """A provisional reference to a parent (its final id is set by :func:`assign_ids`)."""
     app.extra.setdefault("ref", f"#{id(app)}")
@@ -530,7 +632,7 @@ def _doc_of(catalog: Catalog, r: Any) -> Doc:
     src = posixpath.normpath(src) if src else src
     rel = src[len(repo.top) + 1:] if src.startswith(repo.top + "/") else src
     if rel and rel not in catalog.index.by_file:
-        _scan_file(catalog.index, repo, rel)   # a file the listing left out (untracked)
+        _scan_file(catalog.index, repo, rel, now=True)   # untracked, or parsed later
     docs = catalog.index.by_file.get(rel, [])
     names = {str((r.obj.get("metadata") or {}).get("name") or "")}
     try:

@@ -234,6 +234,22 @@ class _Parser:
             s.accept = _accept_rune
             s.mode = _SCAN_IDENT | _SCAN_LBRACK | _SCAN_ESCAPE
             s.escape_chars = _DOLLAR
+            nxt = s.buf.find("$", s.pos)
+            if nxt < 0 or nxt > s.pos:
+                # a run of text holding no '$' is one token whatever it holds (scanIdent
+                # accepts every rune until '${' or an escape, both of which start at a '$'),
+                # read at once rather than rune by rune; a NUL still ends the text (scan.go)
+                end = len(s.buf) if nxt < 0 else nxt
+                nul = s.buf.find(_EOF, s.pos, end)
+                if nul >= 0:
+                    if nul > s.pos:
+                        nodes.append(s.buf[s.pos:nul])
+                    return nodes
+                nodes.append(s.buf[s.pos:end])
+                s.pos = end
+                if nxt < 0:
+                    return nodes
+                continue
             tok = s.scan()
             if tok == _IDENT:
                 nodes.append(s.string())

@@ -345,6 +345,8 @@ def substitute(resources: List[Resource], spec: Dict[str, Any], variables: Varia
         if labels.get(SUBSTITUTE_KEY) == DISABLED or annotations.get(SUBSTITUTE_KEY) == DISABLED:
             continue
         text = dump(r.obj)
+        if "$" not in text:
+            continue   # nothing for envsubst to read: its output is the text itself
         where = f"{_gvk_text(r.obj)}/{meta.get('name', '')}"
         try:
             out = envsubst.evaluate(text, lookup)

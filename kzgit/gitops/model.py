@@ -13,7 +13,7 @@ from kzgit.record import Record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
+    from typing import Any, Callable, Dict, FrozenSet, List, Optional, Set, Tuple
     from kzgit.loader import FileSystem
 
 FLUX = "flux"
@@ -57,7 +57,7 @@ class Repository(Record):
     (None: the disk), this repository's normalised URLs and the settings."""
 
     __slots__ = ("top", "files", "read", "fs", "urls", "settings", "version", "version_origin",
-                 "enable_helm", "enable_alpha_plugins", "enable_exec", "label")
+                 "enable_helm", "enable_alpha_plugins", "enable_exec", "label", "_dirs")
 
     def __init__(self, top: str, files: List[str], read: Callable[[str], Optional[bytes]],
                  fs: Optional[FileSystem], urls: FrozenSet[str], settings: Settings,
@@ -79,6 +79,7 @@ class Repository(Record):
         self.enable_alpha_plugins = enable_alpha_plugins
         self.enable_exec = enable_exec
         self.label = label   # "" for the work tree; "BASE", "HEAD" in kzgit diff
+        self._dirs: Optional[Set[str]] = None   # its directories (discover._directories)
 
 
 class Doc(Record):

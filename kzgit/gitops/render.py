@@ -61,6 +61,7 @@ class ConfinedFS:
     def __init__(self, base: FileSystem, top: str) -> None:
         self.base = base
         self.top = top.rstrip("/")
+        self._real: Dict[str, str] = {}   # one render's symlink resolutions, asked once each
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ConfinedFS) and other.base == self.base and other.top == self.top
@@ -73,7 +74,7 @@ class ConfinedFS:
             raise LoadRestrictionError(f"security; file '{path}' is not in or below '{self.top}'")
 
     def read_bytes(self, path: str) -> bytes:
-        self._check(self.base.realpath(path))
+        self._check(self.realpath(path))
         return self.base.read_bytes(path)
 
     def is_dir(self, path: str) -> bool:
@@ -86,7 +87,10 @@ class ConfinedFS:
         return self.base.exists(path)
 
     def realpath(self, path: str) -> str:
-        real = self.base.realpath(path)
+        real = self._real.get(path)
+        if real is None:
+            real = self.base.realpath(path)
+            self._real[path] = real
         self._check(real)
         return real
 

@@ -75,6 +75,6 @@ def _substitute_files(catalog: Catalog, app: App) -> Set[str]:
     out: Set[str] = set()
     for ref in refs if isinstance(refs, list) else []:
         if isinstance(ref, dict):
-            for d in catalog.index.objects.get((str(ref.get("kind")), str(ref.get("name"))), []):
+            for d in catalog.index.named(catalog.repo, str(ref.get("kind")), str(ref.get("name"))):
                 out.add(d.file)
     return out

@@ -37,7 +37,7 @@ EXCLUDE_EXTRA = "**/.goreleaser.yml,**/.sops.yaml,**/.flux.yaml"
 class Pattern:
     """One gitignore pattern with its domain (the directory of the file that holds it)."""
 
-    __slots__ = ("domain", "parts", "inclusion", "dir_only", "is_glob")
+    __slots__ = ("domain", "parts", "inclusion", "dir_only", "is_glob", "literal")
 
     def __init__(self, text: str, domain: Sequence[str]) -> None:
         self.domain = tuple(domain)
@@ -51,6 +51,8 @@ class Pattern:
             text = text[:-1]
         self.is_glob = "/" in text
         self.parts = text.split("/")
+        # a name without pattern characters matches by equality (filepath.Match agrees)
+        self.literal = None if self.is_glob or any(c in text for c in "*?[\\") else text
 
     def match(self, path: Sequence[str], is_dir: bool) -> int:
         """0 no match, 1 exclude, 2 include (pattern.go MatchResult)."""
@@ -63,6 +65,11 @@ class Pattern:
         return 2 if self.inclusion else 1
 
     def _simple(self, path: Sequence[str], is_dir: bool) -> bool:
+        if self.literal is not None:
+            if self.literal not in path:
+                return False
+            i = list(path).index(self.literal)
+            return not (self.dir_only and not is_dir and i == len(path) - 1)
         for i, name in enumerate(path):
             try:
                 if not match(self.parts[0], name):
@@ -128,13 +135,20 @@ class Matcher:
 
     def __init__(self, patterns: List[Pattern]) -> None:
         self.patterns = patterns
+        self._memo: Dict[Tuple[Tuple[str, ...], bool], bool] = {}
 
     def excluded(self, path: Sequence[str], is_dir: bool) -> bool:
-        for p in reversed(self.patterns):
-            got = p.match(path, is_dir)
-            if got:
-                return got == 1
-        return False
+        key = (tuple(path), is_dir)
+        got = self._memo.get(key)
+        if got is None:
+            got = False
+            for p in reversed(self.patterns):
+                hit = p.match(path, is_dir)
+                if hit:
+                    got = hit == 1
+                    break
+            self._memo[key] = got
+        return got
 
 
 def repository_matcher(files: Iterable[str], read: "Callable[[str], Optional[bytes]]",

@@ -335,33 +335,112 @@ def replaced_roots(ws: Workspace, catalog: Catalog, apps: Sequence[App]) -> List
     return sorted(out)
 
 
-def app_findings(ws: Workspace, catalog: Catalog, apps: Sequence[App],
-                 on_done: Optional[Callable[[RootResult], None]] = None
+class AppOutcome(Record):
+    """How one application's render went, as a worker process returns it: ``status`` built or
+    failed, the controller's error and the line it points at, the warnings, and (when asked
+    for) the rendered objects as (object, source file, former names)."""
+
+    __slots__ = ("status", "seconds", "error", "line", "warnings", "items")
+
+    def __init__(self, status: str, seconds: float, error: Optional[str] = None,
+                 line: Optional[int] = None, warnings: Optional[List[str]] = None,
+                 items: Optional[List[Tuple[Dict[str, Any], str, Tuple[str, ...]]]] = None) -> None:
+        self.status = status
+        self.seconds = seconds
+        self.error = error
+        self.line = line
+        self.warnings: List[str] = [] if warnings is None else warnings
+        self.items = items
+
+
+# The applications a render pool's workers render, by index: the pool forks after this is
+# set, so each worker inherits the catalog (its files read, its parents rendered) instead of
+# discovering again; what a worker returns is plain data.
+_APP_JOBS: Dict[int, Tuple[Catalog, App, bool]] = {}
+
+
+def _render_app_job(index: int) -> AppOutcome:
+    from kzgit.gitops.render import AppError, render_app   # start-up: as app_catalog
+    catalog, app, want_items = _APP_JOBS[index]
+    start = time.monotonic()
+    try:
+        got = render_app(catalog, app)
+    except AppError as e:
+        return AppOutcome(FAILED, time.monotonic() - start, e.detail, e.line)
+    items = [(r.obj, r.source, tuple(i.name for i in r.prev_ids)) for r in got.resources] \
+        if want_items else None
+    return AppOutcome(BUILT, time.monotonic() - start, None, None, list(got.warnings), items)
+
+
+def render_apps(ws: Workspace, engine: Engine, catalog: Catalog, apps: Sequence[App],
+                jobs: int = 0, want_items: bool = False,
+                on_done: Optional[Callable[[App, AppOutcome], None]] = None
+                ) -> Dict[str, AppOutcome]:
+    """Render ``apps`` (by id), in a pool of worker processes when there are enough, as
+    roots are rendered (:func:`workers_for`)."""
+    out: Dict[str, AppOutcome] = {}
+    workers = workers_for(ws, engine if engine.name == "builtin" else _BUILTIN, jobs, len(apps))
+    base = len(_APP_JOBS)
+    for i, a in enumerate(apps):
+        _APP_JOBS[base + i] = (catalog, a, want_items)
+    try:
+        if workers == 1:
+            for i, a in enumerate(apps):
+                out[a.id] = got = _render_app_job(base + i)
+                if on_done is not None:
+                    on_done(a, got)
+            return out
+        from kzgit.workers import guarded, render_pool   # start-up: only the runs that need it
+        with render_pool(_BUILTIN, workers) as pool:
+            from concurrent.futures import as_completed   # start-up: the pool imported it already
+            futures = {pool.submit(guarded, _render_app_job, base + i): a
+                       for i, a in enumerate(apps)}
+            for f in as_completed(futures):
+                a = futures[f]
+                out[a.id] = got = f.result()
+                if on_done is not None:
+                    on_done(a, got)
+        return out
+    finally:
+        for i in range(len(apps)):
+            _APP_JOBS.pop(base + i, None)
+
+
+class _Builtin:
+    """What :func:`kzgit.workers.render_pool` and :func:`workers_for` read of an engine: its
+    name (applications always render with the builtin engine)."""
+
+    name = "builtin"
+
+
+_BUILTIN: Any = _Builtin()
+
+
+def app_findings(ws: Workspace, engine: Engine, catalog: Catalog, apps: Sequence[App],
+                 jobs: int = 0, on_done: Optional[Callable[[RootResult], None]] = None
                  ) -> Tuple[List[HookFinding], List[RootResult]]:
     """Render each application that is not plain; one finding per application that does not
     render (or whose manifest is malformed), naming it and the line of its definition."""
-    from kzgit.gitops.render import AppError, render_app   # start-up: as app_catalog
     out: List[HookFinding] = []
-    results: List[RootResult] = []
+    todo = []
     for a in apps:
         if a.error:
             path, _, rest = a.error.partition(":")
             line, _, msg = rest.partition(": ")
             out.append(HookFinding(path, f"{a.id}: {msg}", int(line) if line.isdigit() else None))
-            continue
-        if not a.rendered or plain_app(ws, catalog, a):
-            continue
-        start = time.monotonic()
-        try:
-            got = render_app(catalog, a)
-        except AppError as e:
+        elif a.rendered and not plain_app(ws, catalog, a):
+            todo.append(a)
+
+    def result(a: App, got: AppOutcome) -> RootResult:
+        return RootResult(a.id, got.status, got.seconds, got.error,
+                          [ws.relative_message(w) for w in got.warnings])
+    hear = None if on_done is None else (lambda a, got: on_done(result(a, got)))
+    outcomes = render_apps(ws, engine, catalog, todo, jobs, on_done=hear)
+    results = []
+    for a in todo:
+        got = outcomes[a.id]
+        if got.error is not None:
             out.append(HookFinding(a.file, f"{a.id}: does not render: "
-                                   + ws.relative_message(e.detail), e.line))
-            r = RootResult(a.id, FAILED, time.monotonic() - start, e.detail)
-        else:
-            r = RootResult(a.id, BUILT, time.monotonic() - start, None,
-                           [ws.relative_message(w) for w in got.warnings])
-        results.append(r)
-        if on_done is not None:
-            on_done(r)
+                                   + ws.relative_message(got.error), got.line))
+        results.append(result(a, got))
     return out, results

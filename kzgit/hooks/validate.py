@@ -25,8 +25,9 @@ from kzgit.engine import Engine
 from kzgit.errors import KzgitError, full_message
 from kzgit.hooks import Workspace
 from kzgit.hooks import _findings_cache as found
-from kzgit.hooks.render import (Outcome, RootResult, SaidOnce, affected_apps, app_catalog, options_for,
-                                plain_app, render_each, replaced_roots, roots_to_build, shard_of)
+from kzgit.hooks.render import (Outcome, RootResult, SaidOnce, affected_apps, app_catalog,
+                                options_for, plain_app, render_apps, render_each, replaced_roots,
+                                roots_to_build, shard_of)
 from kzgit.record import Record
 from kzgit.rendercache import BUILT, FAILED, Store, lookup, render_cached
 from kzgit.validate import ERROR, Finding, Validator, once_per_kind
@@ -249,7 +250,8 @@ def run(ws: Workspace, engine: Engine, policy: ValidatePolicy, *, roots: Optiona
             findings.append(f)
     renders = [RootResult(r, outcomes[r][0], outcomes[r][1]) for r in wanted]
     if apps and catalog is not None:
-        app_renders = _validate_apps(ws, validator, catalog, apps, findings, counts, on_render)
+        app_renders = _validate_apps(ws, engine, jobs, validator, catalog, apps, findings, counts,
+                                     on_render)
         renders += app_renders
         targets = targets + [r.root for r in app_renders]
     return Report(findings, targets, counts, validator.version, policy.strict, renders)
@@ -268,30 +270,31 @@ def _apps_to_validate(ws: Workspace, catalog: "Catalog", roots: Optional[Sequenc
         t in (".", "") or a.path == t or a.path.startswith(t + "/") for t in tops)]
 
 
-def _validate_apps(ws: Workspace, validator: Validator, catalog: "Catalog", apps: "List[App]",
-                   findings: List[Finding], counts: Dict[str, int],
+def _validate_apps(ws: Workspace, engine: Engine, jobs: int, validator: Validator,
+                   catalog: "Catalog", apps: "List[App]", findings: List[Finding],
+                   counts: Dict[str, int],
                    on_render: Optional[Callable[[RootResult], None]]) -> List[RootResult]:
-    """Validate what each application that is not plain renders; one build finding for each
-    that does not render (or whose manifest is malformed)."""
-    from kzgit.gitops.render import AppError, render_app   # start-up: only repositories with apps
-    out: List[RootResult] = []
+    """Validate what each application that is not plain renders (renders in parallel, as
+    roots); one build finding for each that does not render (or whose manifest is malformed)."""
+    todo = []
     for a in apps:
         if a.error:
             findings.append(Finding(a.id, "", "", "", "", "build", "", a.error))
-            continue
-        if not a.rendered or plain_app(ws, catalog, a):
-            continue
-        start = time.monotonic()
-        try:
-            got = render_app(catalog, a)
-        except AppError as e:
+        elif a.rendered and not plain_app(ws, catalog, a):
+            todo.append(a)
+    hear = None if on_render is None else \
+        (lambda a, got: on_render(RootResult(a.id, got.status, got.seconds)))
+    outcomes = render_apps(ws, engine, catalog, todo, jobs, want_items=True, on_done=hear)
+    out: List[RootResult] = []
+    for a in todo:
+        got = outcomes[a.id]
+        out.append(RootResult(a.id, got.status, got.seconds))
+        if got.error is not None:
             findings.append(Finding(a.id, "", "", "", "", "build", "",
-                                    f"does not render ({a.file}:{e.line}): "
-                                    + ws.relative_message(e.detail)))
-            out.append(RootResult(a.id, FAILED, time.monotonic() - start, e.detail))
+                                    f"does not render ({a.file}:{got.line}): "
+                                    + ws.relative_message(got.error)))
             continue
-        items = [RenderedObject(r.obj, r.source, tuple(i.name for i in r.prev_ids))
-                 for r in got.resources]
+        items = [RenderedObject(o, src, names) for o, src, names in got.items or []]
         hit, n = _validate_root(ws, validator, a.id, items)
         counts[a.id] = n
         warned: Set[Tuple[str, str]] = set()
@@ -303,10 +306,6 @@ def _validate_apps(ws: Workspace, validator: Validator, catalog: "Catalog", apps
                     continue
                 warned.add((f.api_version, f.kind))
             findings.append(f)
-        r = RootResult(a.id, BUILT, time.monotonic() - start)
-        out.append(r)
-        if on_render is not None:
-            on_render(r)
     return out
 
 

@@ -1,6 +1,7 @@
 """kzgit-render and kzgit-validate check applications as their controllers deploy them."""
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 from typing import Callable
 
@@ -105,6 +106,7 @@ def test_a_malformed_application_is_one_finding(fleet: Path,
         "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n"
         "  name: bad\n  namespace: flux-system\nspec:\n  path: ./apps/plain\n")
     (fleet / "clusters/prod/gone.yaml").write_text(ks("gone", "./apps/gone"))
+    subprocess.run(["git", "-C", str(fleet), "add", "-A"], check=True, timeout=60)   # staged
     assert main(["hook", "render", "--all"]) == 1
     lines = capsys.readouterr().out.splitlines()
     assert "clusters/prod/bad.yaml:6: flux:flux-system/bad: malformed: spec.sourceRef needs a " \

@@ -1,0 +1,177 @@
+"""Benchmark: ``kzgit hook render --all`` over 200 Flux Kustomizations and Argo CD Applications
+against the same 200 directories as plain kustomization roots.
+
+Makes two git repositories in a temp dir holding the same ``--apps`` application directories
+(``apps/appN``: a kustomization of a Deployment, a Service and a ConfigMap whose replicas read
+``${REPLICAS:=1}``).  The plain one holds nothing else; the GitOps one also holds, for each
+directory, a Flux Kustomization (``targetNamespace``, ``postBuild.substitute``,
+``commonMetadata``) or, for every fourth one, an Argo CD Application (``kustomize.images``,
+``namePrefix``), delivered by a ``flux-system`` Kustomization and an app-of-apps.  Then times,
+alternating, ``kzgit hook render --all --no-cache`` in each (the median of ``--runs``), and
+prints both and the ratio; exits 1 when the ratio exceeds ``--max-ratio`` (goal: 1.2).
+
+kzgit runs from this checkout (``python -m kzgit``); the render cache is off, so each run
+renders everything.  The load average is printed before and after.
+
+    python benchmarks/bench_apps.py [--apps 200] [--runs 3] [--max-ratio 1.2]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Dict, List
+
+REMOTE = "https://github.com/acme/fleet.git"
+
+
+def app_dir(i: int) -> Dict[str, str]:
+    return {
+        f"apps/app{i}/kustomization.yaml": "resources: [deploy.yaml, svc.yaml, cm.yaml]\n"
+                                           "labels:\n- pairs: {tier: web}\n",
+        f"apps/app{i}/deploy.yaml": f"""apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app{i}
+spec:
+  replicas: ${{REPLICAS:=1}}
+  selector:
+    matchLabels: {{app: app{i}}}
+  template:
+    metadata:
+      labels: {{app: app{i}}}
+    spec:
+      containers:
+      - name: app
+        image: ghcr.io/acme/app:1.0.{i}
+        ports:
+        - containerPort: 8080
+""",
+        f"apps/app{i}/svc.yaml": f"""apiVersion: v1
+kind: Service
+metadata:
+  name: app{i}
+spec:
+  selector: {{app: app{i}}}
+  ports:
+  - port: 80
+    targetPort: 8080
+""",
+        f"apps/app{i}/cm.yaml": f"""apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: app{i}
+data:
+  greeting: hello from app{i}
+""",
+    }
+
+
+def gitops_files(n: int) -> Dict[str, str]:
+    out = {
+        "clusters/prod/flux-system/gotk-sync.yaml": f"""apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {{name: flux-system, namespace: flux-system}}
+spec: {{url: {REMOTE}, ref: {{branch: main}}}}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {{name: flux-system, namespace: flux-system}}
+spec:
+  path: ./clusters/prod
+  sourceRef: {{kind: GitRepository, name: flux-system}}
+""",
+        "argocd/root.yaml": f"""apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {{name: root, namespace: argocd}}
+spec:
+  destination: {{namespace: argocd}}
+  source: {{repoURL: {REMOTE}, path: argocd/apps}}
+""",
+    }
+    for i in range(n):
+        if i % 4 == 3:
+            out[f"argocd/apps/app{i}.yaml"] = f"""apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {{name: app{i}, namespace: argocd}}
+spec:
+  destination: {{namespace: app{i}}}
+  source:
+    repoURL: {REMOTE}
+    path: apps/app{i}
+    kustomize:
+      namePrefix: prod-
+      images: [ghcr.io/acme/app:2.0.{i}]
+"""
+        else:
+            out[f"clusters/prod/apps/app{i}.yaml"] = f"""apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {{name: app{i}, namespace: flux-system}}
+spec:
+  path: ./apps/app{i}
+  targetNamespace: app{i}
+  sourceRef: {{kind: GitRepository, name: flux-system}}
+  postBuild:
+    substitute: {{REPLICAS: "{i % 3 + 1}"}}
+  commonMetadata:
+    labels: {{team: team{i % 5}}}
+"""
+    return out
+
+
+def make_repo(root: str, files: Dict[str, str]) -> None:
+    for rel, text in files.items():
+        p = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w", encoding="utf-8") as f:
+            f.write(text)
+    for argv in (["init", "-q", "-b", "main"], ["remote", "add", "origin", REMOTE],
+                 ["add", "-A"], ["-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "i"]):
+        subprocess.run(["git", *argv], cwd=root, check=True, timeout=120)
+
+
+def timed(root: str) -> float:
+    env = dict(os.environ, KZGIT_CACHE_DIR=os.path.join(root, "..", "cache-" + os.path.basename(root)))
+    t0 = time.perf_counter()
+    p = subprocess.run([sys.executable, "-m", "kzgit", "hook", "render", "--all", "--no-cache"],
+                       cwd=root, env=env, capture_output=True, text=True, timeout=3600)
+    wall = time.perf_counter() - t0
+    if p.returncode != 0:
+        raise SystemExit(f"kzgit hook render failed in {root}:\n{p.stdout[-3000:]}{p.stderr[-3000:]}")
+    return wall
+
+
+def main(argv: List[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--apps", type=int, default=200)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--max-ratio", type=float, default=1.2)
+    args = ap.parse_args(argv)
+    print(f"cpus: {os.cpu_count()}; load average before: {os.getloadavg()[0]:.1f}")
+    with tempfile.TemporaryDirectory(prefix="kzgit-bench-apps-") as tmp:
+        dirs: Dict[str, str] = {}
+        for i in range(args.apps):
+            dirs.update(app_dir(i))
+        plain, gitops = os.path.join(tmp, "plain"), os.path.join(tmp, "gitops")
+        make_repo(plain, dirs)
+        make_repo(gitops, dict(dirs, **gitops_files(args.apps)))
+        timed(plain)   # warm-up: bytecode, the page cache
+        times: Dict[str, List[float]] = {"plain": [], "gitops": []}
+        for _ in range(args.runs):
+            times["plain"].append(timed(plain))
+            times["gitops"].append(timed(gitops))
+    p, g = statistics.median(times["plain"]), statistics.median(times["gitops"])
+    ratio = g / p
+    print(f"{args.apps} directories as plain roots:         {p:.2f} s (median of {args.runs})")
+    print(f"{args.apps} applications (3/4 Flux, 1/4 Argo CD): {g:.2f} s (median of {args.runs})")
+    print(f"ratio: {ratio:.2f} (goal <= {args.max_ratio})")
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
+    return 0 if ratio <= args.max_ratio else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
