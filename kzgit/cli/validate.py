@@ -131,7 +131,7 @@ def _concise(report: "Report") -> "Report":
     findings = [f.replace(message=f.message.split("\n", 1)[0]) if f.code == "build" else f
                 for f in report.errors]
     return Report(findings, report.roots, report.resources, report.kubernetes_version,
-                  report.strict, report.renders)
+                  report.strict, report.renders, report.silenced)
 
 
 def _count_line(report: "Report") -> str:

@@ -54,17 +54,19 @@ class RenderedObject(Record):
 class Report(Record):
     """What a validation run found and covered (for the text, JSON and JUnit outputs)."""
 
-    __slots__ = ("findings", "roots", "resources", "kubernetes_version", "strict", "renders")
+    __slots__ = ("findings", "roots", "resources", "kubernetes_version", "strict", "renders",
+                 "silenced")
 
     def __init__(self, findings: List[Finding], roots: List[str], resources: Dict[str, int],
                  kubernetes_version: str, strict: bool,
-                 renders: Optional[List[RootResult]] = None) -> None:
+                 renders: Optional[List[RootResult]] = None, silenced: int = 0) -> None:
         self.findings = findings
         self.roots = roots
         self.resources = resources       # root -> resources validated
         self.kubernetes_version = kubernetes_version
         self.strict = strict
         self.renders: List[RootResult] = [] if renders is None else renders   # how each root went
+        self.silenced = silenced         # findings a ``# kzgit: ignore[...]`` comment silenced
 
     @property
     def errors(self) -> List[Finding]:
@@ -254,7 +256,8 @@ def run(ws: Workspace, engine: Engine, policy: ValidatePolicy, *, roots: Optiona
                                      on_render)
         renders += app_renders
         targets = targets + [r.root for r in app_renders]
-    return Report(findings, targets, counts, validator.version, policy.strict, renders)
+    findings, silenced = _silence(ws, findings)
+    return Report(findings, targets, counts, validator.version, policy.strict, renders, silenced)
 
 
 def _apps_to_validate(ws: Workspace, catalog: "Catalog", roots: Optional[Sequence[str]],
@@ -419,6 +422,29 @@ def _constant_reader(data: bytes) -> Callable[[str], Optional[bytes]]:
     def read(rel: str) -> Optional[bytes]:
         return data
     return read
+
+
+def _silence(ws: Workspace, findings: List[Finding]) -> Tuple[List[Finding], int]:
+    """``findings`` without those a ``# kzgit: ignore[validate]`` (or ``ignore[CODE]``, the
+    finding's code: ``pattern``, ``type``, ``cel``...) comment on their line silences, as
+    ``kzgit lint``'s comments do, and how many it silenced.  A finding without a line is on
+    line 1 of its file; one without a file cannot be silenced."""
+    if not any(f.file for f in findings):
+        return findings, 0
+    from kzgit.ignores import ignored_rules   # start-up: only runs with findings
+    lines: Dict[str, List[str]] = {}
+    kept: List[Finding] = []
+    for f in findings:
+        if f.file:
+            if f.file not in lines:
+                data = ws.read(f.file)
+                lines[f.file] = [] if data is None else data.decode("utf-8", "replace").splitlines()
+            n = (f.line or 1) - 1
+            names = ignored_rules(lines[f.file][n]) if 0 <= n < len(lines[f.file]) else set()
+            if "validate" in names or f.code in names:
+                continue
+        kept.append(f)
+    return kept, len(findings) - len(kept)
 
 
 def _s(v: Any) -> str:

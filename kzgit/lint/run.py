@@ -14,21 +14,18 @@ root's warnings, a root that does not render) is silenced on the first line of i
 """
 from __future__ import annotations
 
-import re
 
 from kzgit.lint import ERROR, OFF, LintFinding
 from kzgit.record import Record
+from kzgit.ignores import ignored_rules
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
     from kzgit.hooks import Workspace
     from kzgit.hooks.render import RootResult
     from kzgit.lint.kfile import KFile
     from kzgit.rendercache import Store
-
-_IGNORE = re.compile(r"#\s*kzgit:\s*ignore\[([^\]]*)\]")
-
 
 class LintReport(Record):
     """The findings of a run (sorted by file and line), the roots built and the
@@ -47,14 +44,6 @@ class LintReport(Record):
     @property
     def errors(self) -> List[LintFinding]:
         return [f for f in self.findings if f.severity == ERROR]
-
-
-def ignored_rules(line_text: str) -> Set[str]:
-    """The rules an ignore comment on this line names."""
-    m = _IGNORE.search(line_text)
-    if m is None:
-        return set()
-    return {r.strip() for r in m.group(1).split(",") if r.strip()}
 
 
 def kustomization_dirs(ws: Workspace, roots: Sequence[str], every: bool) -> List[str]:

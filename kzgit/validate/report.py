@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
         resources: Dict[str, int]
         kubernetes_version: str
         strict: bool
+        silenced: int
 
         @property
         def errors(self) -> List[Finding]: ...
@@ -30,8 +31,12 @@ JSON_REPORT_VERSION = 1
 
 
 def text(report: "Report") -> str:
-    """One line per finding: ``ROOT: Kind/namespace/name: /path: message (file:line)``."""
-    return "".join(str(f).replace("\n", "\n    ") + "\n" for f in report.findings)
+    """One line per finding: ``ROOT: Kind/namespace/name: /path: message (file:line)``; and a
+    line counting what ``# kzgit: ignore[...]`` comments silenced, if any."""
+    out = "".join(str(f).replace("\n", "\n    ") + "\n" for f in report.findings)
+    if report.silenced:
+        out += f"{report.silenced} finding{'s' if report.silenced != 1 else ''} silenced by ignore comments\n"
+    return out
 
 
 def _finding_json(f: Finding) -> Dict[str, Any]:
@@ -50,7 +55,8 @@ def to_json(report: "Report") -> str:
         "strict": report.strict,
         "valid": errors == 0,
         "summary": {"roots": len(report.roots), "resources": sum(report.resources.values()),
-                    "errors": errors, "warnings": len(report.findings) - errors},
+                    "errors": errors, "warnings": len(report.findings) - errors,
+                    "silenced": report.silenced},
         "roots": [{"root": r, "rendered": r in report.resources,
                    "resources": report.resources.get(r, 0)} for r in report.roots],
         "findings": [_finding_json(f) for f in report.findings],

@@ -76,3 +76,4 @@ def deepest_line(node: Any, parts: Sequence[str]) -> Optional[int]:
         deeper = deepest_line(node[int(head)], rest)
         return deeper if deeper is not None else line_at(node, int(head))
     return None
+

@@ -169,7 +169,7 @@ def test_formats(tmp_path: Path, run) -> None:  # type: ignore[no-untyped-def]
     rc, out, _ = run(tmp_path, "--all", "--format", "json")
     doc = json.loads(out)
     assert rc == 1 and doc["version"] == 1 and doc["valid"] is False and doc["strict"] is True
-    assert doc["summary"] == {"roots": 1, "resources": 1, "errors": 1, "warnings": 0}
+    assert doc["summary"] == {"roots": 1, "resources": 1, "errors": 1, "warnings": 0, "silenced": 0}
     assert doc["findings"] == [{
         "root": "overlays/prod", "severity": "error", "code": "unknown-field",
         "resource": {"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "shop", "name": "prod-web"},
@@ -257,3 +257,22 @@ def test_a_root_naming_a_nul_path_is_no_crash(tmp_path: Path, run) -> None:  # t
     git_tree(tmp_path, {**TREE, "odd/kustomization.yaml": 'resources:\n- "x\\0y.yaml"\n'})
     rc, _, err = run(tmp_path, "overlays/prod")
     assert rc == 0 and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("comment, silenced", [
+    ("# kzgit: ignore[validate]", True), ("# kzgit: ignore[other, type]", True),
+    ("# kzgit: ignore[pattern]", False), ("# a comment", False),
+])
+def test_an_ignore_comment_on_the_findings_line_silences_it(tmp_path: Path, run, comment: str,  # type: ignore[no-untyped-def]
+                                                            silenced: bool) -> None:
+    """Per finding, as lint's ``# kzgit: ignore[rule]`` (issue 33 item 6): ``validate`` or the
+    finding's code; the run says how many it silenced."""
+    git_tree(tmp_path, {**TREE, "base/deploy.yaml": DEPLOY.replace(
+        "containerPort: 80", f'containerPort: "80"  {comment}')})
+    rc, out, _ = run(tmp_path, "--all")
+    if silenced:
+        assert (rc, out) == (0, "1 finding silenced by ignore comments\n")
+        rc, out, _ = run(tmp_path, "--all", "--format", "json")
+        assert json.loads(out)["summary"]["silenced"] == 1
+    else:
+        assert rc == 1 and "containerPort" in out and "silenced" not in out
