@@ -320,6 +320,7 @@ def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace,
         if apps and catalog is not None:
             replaced = set(render.replaced_roots(ws, catalog, apps))
             roots = [r for r in roots if r not in replaced]
+            roots += [r for r in render.plain_roots(ws, catalog, apps) if r not in roots]
         if not apps:
             say_no_root(ws, roots, getattr(args, "verbose", False))
         if getattr(args, "shard", None):

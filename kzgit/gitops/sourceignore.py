@@ -17,12 +17,13 @@ artifact the controller builds.
 from __future__ import annotations
 
 import posixpath
+import re
 
-from kzgit.gitops.gomatch import BadPattern, match
+from kzgit.gitops.gomatch import BadPattern, compile_pattern, match
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+    from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
     from kzgit.loader import FileSystem
 
 IGNORE_FILE = ".sourceignore"
@@ -136,19 +137,54 @@ class Matcher:
     def __init__(self, patterns: List[Pattern]) -> None:
         self.patterns = patterns
         self._memo: Dict[Tuple[Tuple[str, ...], bool], bool] = {}
+        # Without a "!" pattern the order of the patterns does not matter (any match
+        # excludes): the top-level name patterns are then checked at once, by a set of
+        # literal names and one regular expression, the others one by one.
+        self._fast = not any(p.inclusion for p in patterns)
+        self._names: Set[str] = set()
+        self._dir_names: Set[str] = set()
+        globs: List[str] = []
+        dir_globs: List[str] = []
+        self._rest: List[Pattern] = []
+        for p in patterns:
+            if not self._fast or p.domain or p.is_glob:
+                self._rest.append(p)
+                continue
+            if p.literal is not None:
+                (self._dir_names if p.dir_only else self._names).add(p.literal)
+                continue
+            try:
+                rx = compile_pattern(p.parts[0]).pattern
+            except BadPattern:
+                continue   # never matches (pattern.go: a bad pattern is no match)
+            (dir_globs if p.dir_only else globs).append(rx)
+        self._glob = re.compile("|".join(f"(?:{g})" for g in globs)) if globs else None
+        self._dir_glob = re.compile("|".join(f"(?:{g})" for g in dir_globs)) if dir_globs else None
 
     def excluded(self, path: Sequence[str], is_dir: bool) -> bool:
         key = (tuple(path), is_dir)
         got = self._memo.get(key)
         if got is None:
-            got = False
-            for p in reversed(self.patterns):
-                hit = p.match(path, is_dir)
-                if hit:
-                    got = hit == 1
-                    break
+            got = self._fast_hit(path, is_dir) if self._fast else False
+            if not got:
+                for p in reversed(self._rest if self._fast else self.patterns):
+                    hit = p.match(path, is_dir)
+                    if hit:
+                        got = hit == 1
+                        break
             self._memo[key] = got
         return got
+
+    def _fast_hit(self, path: Sequence[str], is_dir: bool) -> bool:
+        last = len(path) - 1
+        for i, name in enumerate(path):
+            if name in self._names or (self._glob is not None and self._glob.fullmatch(name)):
+                return True
+            # a directory-only pattern matches a directory, or a directory above the path
+            if (i < last or is_dir) and (name in self._dir_names or (
+                    self._dir_glob is not None and self._dir_glob.fullmatch(name))):
+                return True
+        return False
 
 
 def repository_matcher(files: Iterable[str], read: "Callable[[str], Optional[bytes]]",

@@ -245,7 +245,7 @@ def app_catalog(ws: Workspace) -> Optional[Catalog]:
     catalog = None
     if _mentions_applications(ws):
         from kzgit.gitops.discover import discover, repository_for   # start-up: only YAML repos
-        catalog = discover(repository_for(ws.build_root, ws.files, ws.read, ws.build_fs(),
+        catalog = discover(repository_for(ws.build_root, ws.files, _read_once(ws), ws.build_fs(),
                                           ws.config, remotes_of=ws.repo))
         if not catalog.apps:
             catalog = None
@@ -262,12 +262,30 @@ def _mentions_applications(ws: Workspace) -> bool:
     search, so that a repository without applications loads nothing more for them (a warm
     hook stays as light as it was)."""
     read = ws.read
+    seen = ws.memo("gitops-bytes")   # what discovery reads next, read once
+    found = False
     for f in ws.files:
         if f.endswith((".yaml", ".yml", ".json")):
             data = read(f)
-            if data and any(m in data for m in _APP_MARKS):
-                return True
-    return False
+            seen[f] = data
+            if not found and data and any(m in data for m in _APP_MARKS):
+                found = True
+    if not found:
+        seen.clear()
+    return found
+
+
+def _read_once(ws: Workspace) -> Callable[[str], Optional[bytes]]:
+    """``ws.read`` answering first from what :func:`_mentions_applications` read."""
+    seen = ws.memo("gitops-bytes")
+    read = ws.read
+
+    def get(rel: str) -> Optional[bytes]:
+        if rel in seen:
+            data: Optional[bytes] = seen[rel]
+            return data
+        return read(rel)
+    return get
 
 
 def affected_apps(ws: Workspace, catalog: Catalog) -> List[App]:
@@ -279,9 +297,18 @@ def affected_apps(ws: Workspace, catalog: Catalog) -> List[App]:
 def plain_app(ws: Workspace, catalog: Catalog, app: App) -> bool:
     """Whether ``app`` renders exactly as the kustomization root at its path renders with the
     repository's settings (then the root's render is its check, through the render cache)."""
+    memo = ws.memo("gitops-plain")
+    got = memo.get(app.id)
+    if got is None:
+        got = memo[app.id] = _plain_app(ws, catalog, app)
+    return bool(got)
+
+
+def _plain_app(ws: Workspace, catalog: Catalog, app: App) -> bool:
     if not app.rendered or app.path is None:
         return False
-    if (app.path or ".") not in set(ws.graph.roots) or app.version != catalog.repo.version:
+    roots = ws.memo("gitops-roots").setdefault("set", set(ws.graph.roots))
+    if (app.path or ".") not in roots or app.version != catalog.repo.version:
         return False
     from kzgit.gitops.model import as_dict   # start-up: only repositories with applications
     spec = as_dict(app.obj.get("spec"))
@@ -290,10 +317,11 @@ def plain_app(ws: Workspace, catalog: Catalog, app: App) -> bool:
                 "targetNamespace", "namePrefix", "nameSuffix", "patches", "images", "components",
                 "patchesStrategicMerge", "patchesJson6902", "postBuild", "commonMetadata")):
             return False
-        # Flux builds with load restrictions off and, for a file listing no resources,
-        # buildMetadata: [originAnnotations] (kustomize_generator.go)
-        if ws.config.load_restrictor != "LoadRestrictionsNone":
-            return False
+        # Flux builds with load restrictions off: what renders under the repository's own
+        # restrictor renders the same without one, so the root's check stands for the
+        # application (a root that needs files outside it fails as a root, whatever deploys
+        # it: the load-restrictor setting decides, as for every root).  A file listing no
+        # resources gets buildMetadata: [originAnnotations] (kustomize_generator.go).
         return _lists_resources(ws, app.path)
     sources = app.extra.get("sources") or []
     if len(sources) != 1 or sources[0].get("_kzgit_type") != "Kustomize":
@@ -319,6 +347,12 @@ def _lists_resources(ws: Workspace, path: str) -> bool:
     except KzgitError:
         return False
     return isinstance(k, dict) and bool(k.get("resources"))
+
+
+def plain_roots(ws: Workspace, catalog: Catalog, apps: Sequence[App]) -> List[str]:
+    """The roots whose render checks a plain application (:func:`plain_app`) the change
+    reaches: they are checked even when the change reaches only the application's manifest."""
+    return sorted({(a.path or ".") for a in apps if plain_app(ws, catalog, a)})
 
 
 def replaced_roots(ws: Workspace, catalog: Catalog, apps: Sequence[App]) -> List[str]:

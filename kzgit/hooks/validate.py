@@ -26,7 +26,8 @@ from kzgit.errors import KzgitError, full_message
 from kzgit.hooks import Workspace
 from kzgit.hooks import _findings_cache as found
 from kzgit.hooks.render import (Outcome, RootResult, SaidOnce, affected_apps, app_catalog,
-                                options_for, plain_app, render_apps, render_each, replaced_roots,
+                                options_for, plain_app, plain_roots, render_apps, render_each,
+                                replaced_roots,
                                 roots_to_build, shard_of)
 from kzgit.record import Record
 from kzgit.rendercache import BUILT, FAILED, Store, lookup, render_cached
@@ -203,6 +204,7 @@ def run(ws: Workspace, engine: Engine, policy: ValidatePolicy, *, roots: Optiona
     if apps and catalog is not None:
         replaced = set(replaced_roots(ws, catalog, apps))
         targets = [t for t in targets if t not in replaced]
+        targets += [r for r in plain_roots(ws, catalog, apps) if r not in targets]
     if shard is not None:
         # every shard still renders the roots that render CRDs (cached after the first run):
         # its custom resources are checked against them

@@ -1,0 +1,50 @@
+"""What a Flux source artifact leaves out: fluxcd/pkg sourceignore (go-git's gitignore
+matching), with its default patterns, .sourceignore files in subdirectories and spec.ignore."""
+from __future__ import annotations
+
+from typing import Dict, Optional
+
+import pytest
+
+from kzgit.gitops.sourceignore import excluded_path, repository_matcher
+
+
+def matcher(files: Dict[str, str], spec_ignore: Optional[str] = None):  # type: ignore[no-untyped-def]
+    data = {k: v.encode() for k, v in files.items()}
+    return repository_matcher(list(data), data.get, spec_ignore)
+
+
+@pytest.mark.parametrize("path,want", [
+    ("apps/web/deploy.yaml", False),
+    (".github/workflows/ci.yaml", True),        # ExcludeCI: .github/
+    ("docs/logo.png", True),                    # ExcludeExt
+    ("apps/.sops.yaml", True),                  # ExcludeExtra: **/.sops.yaml
+    ("apps/cloudbuild.yaml", True),             # a simple name matches at any depth
+    (".gitignore", True),
+    ("apps/web/.flux.yaml", True),
+])
+def test_default_patterns(path: str, want: bool) -> None:
+    assert excluded_path(matcher({}), path) is want
+
+
+def test_sourceignore_files_and_spec_ignore() -> None:
+    m = matcher({
+        ".sourceignore": "# comment\n/.archive/\n*.md\n",
+        "apps/.sourceignore": "drafts/\n!keep.md\n",
+    }, spec_ignore="/clusters/staging/\n")
+    assert excluded_path(m, ".archive/old/ks.yaml")
+    assert not excluded_path(m, "apps/.archive/ks.yaml")        # anchored at its domain's top
+    assert excluded_path(m, "README.md")
+    assert not excluded_path(m, "apps/keep.md")                 # re-included below apps/
+    assert excluded_path(m, "other/keep.md")                     # not in apps/'s domain
+    assert excluded_path(m, "apps/drafts/a.yaml")               # a directory-only pattern
+    assert not excluded_path(m, "apps/drafts")                   # ... never the file 'drafts'
+    assert excluded_path(m, "clusters/staging/apps.yaml")
+    assert not excluded_path(m, "clusters/prod/apps.yaml")
+
+
+def test_glob_with_double_star() -> None:
+    m = matcher({".sourceignore": "apps/**/secret.yaml\n"})
+    assert excluded_path(m, "apps/a/b/secret.yaml")
+    assert excluded_path(m, "apps/secret.yaml")
+    assert not excluded_path(m, "other/secret.yaml")
