@@ -11,10 +11,11 @@ stored error) without building.
 
 Never cached (built every time): builds that configure exec or KRM plugins or
 container functions (builtin plugin configs are cached: their files are
-recorded), builds that read ``helmCharts`` (everything, with
-``enable-helm``), files fetched over HTTP, remote bases whose ref is not
-a full commit SHA, and failures that may be passing (a remote that could not
-be fetched, a plugin or usage error, an OS error).
+recorded), builds that render a helm chart (``helmCharts``, a
+``HelmChartInflationGenerator``; with ``enable-helm`` every other root is still
+cached), files fetched over HTTP, remote bases whose ref is not a full commit
+SHA, and failures that may be passing (a remote that could not be fetched, a
+plugin or usage error, an OS error).
 
 Used by ``kzgit build``, ``kzgit hook render``, ``kzgit diff`` and
 ``kzgit validate``.  Nothing here prints: warnings are returned.
@@ -194,7 +195,7 @@ def render_cached(path: str, options: BuildOptions, store: Optional[Store], flav
     :class:`~kzgit.errors.KzgitError` propagate.
     """
     start = time.monotonic()
-    if store is None or options.enable_helm:
+    if store is None:
         return _uncached(options, produce, start)
     from kzgit.loader import RECORDER, DiskFS   # start-up: only the builds that need it pay for it
     from kzgit.rendercache.reads import Recorder   # start-up: only the builds that need it pay for it
@@ -234,8 +235,6 @@ def lookup(path: str, options: BuildOptions, store: Store, flavour: str,
     read it.  ``payload=False``: the verdict alone (rendered or failed, the warnings); the
     stored output is neither read nor verified and :attr:`RenderOutcome.payload` is empty.
     """
-    if options.enable_helm:
-        return None
     start = time.monotonic()
     if checker is None:
         from kzgit.loader import DiskFS   # start-up: only the builds that need it pay for it

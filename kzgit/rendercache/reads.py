@@ -93,6 +93,11 @@ class RecordingFS:
         self.recorder = recorder
         self.tag = tag
 
+    @property
+    def recorded(self) -> FileSystem:
+        """The file system this records (helm, which reads the disk itself, asks)."""
+        return self.inner
+
     def _note(self, question: str, path: str, answer: Any) -> None:
         self.recorder.note((self.tag, question, path), answer)
 

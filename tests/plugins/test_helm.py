@@ -708,3 +708,29 @@ MORE_SCENARIOS: Dict[str, Tuple[Dict[str, str], Tuple[str, ...]]] = {
 def test_more_scenarios(tmp_path: Path, fake_helm: str, case: str) -> None:
     files, flags = MORE_SCENARIOS[case]
     compare(tmp_path, fake_helm, {**CHART, **files}, flags)
+
+
+def test_enable_helm_caches_every_root_that_renders_no_chart(tmp_path: Path, fake_helm: str,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The render cache with enable-helm (issue 33 item 6: one chart turned it off for every
+    root): a root without a chart is cached; one that renders a chart, from a
+    HelmChartInflationGenerator config in `generators:` too, is built every time."""
+    from kzgit.options import BuildOptions
+    from kzgit.rendercache import BUILT, CACHED, open_store, render_yaml
+    root = tmp_path / "tree"
+    monkeypatch.setenv("FAKE_HELM_LOG", str(_log_dir(tmp_path) / "helm.log"))
+    _write(root, {**CHART, "plain/kustomization.yaml": "resources: [cm.yaml]\n",
+                  "plain/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+                  "gen.yaml": "apiVersion: builtin\nkind: HelmChartInflationGenerator\nmetadata:\n"
+                              "  name: g\nname: mychart\nreleaseName: r\n",
+                  K: "generators:\n- gen.yaml\n"})
+    store, _ = open_store(str(tmp_path / "cache"))
+    assert store is not None
+    opts = BuildOptions(enable_helm=True, helm_command=fake_helm)
+    statuses = []
+    for _ in range(2):
+        for sub in ("plain", "."):
+            got = render_yaml(str(root / sub), opts, store)
+            assert got.error is None, got.error
+            statuses.append((sub, got.status))
+    assert statuses == [("plain", BUILT), (".", BUILT), ("plain", CACHED), (".", BUILT)]

@@ -51,6 +51,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Tuple
 
 from kzgit.kustomization import Kustomization
+from kzgit.loader import mark_uncacheable
 from kzgit.plugins.helm.argv import helm_argv, pull_argv
 from kzgit.versions import V5_8
 from kzgit.plugins.helm.chart import KIND, HelmChart, chart_plugin, charts_of, decode_chart
@@ -73,6 +74,10 @@ def _shared_api_versions(h: PluginHelpers) -> List[str]:
 
 
 def _run_all(charts: List[HelmChart], h: PluginHelpers) -> List[Tuple[HelmChart, List[Resource]]]:
+    # a chart's output depends on helm and on what it pulls, none of it content-addressed:
+    # this build (only this one: enable-helm leaves every other root cached) is not stored
+    if charts:
+        mark_uncacheable(f"{h.kfile} renders a helm chart")
     # configureBuiltinGenerators configures every chart of the level before any of them runs
     shared = _shared_api_versions(h)
     inflations = [Inflation(c, h.loader, h.options, shared) for c in charts]

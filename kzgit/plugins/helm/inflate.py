@@ -77,7 +77,10 @@ class Inflation:
                 f"{c.label()}: a chart name must not contain '/' or be '.' or '..' (kustomize "
                 "joins it into file paths; kzgit refuses names that could leave the chart home "
                 "or the temporary directory)")
-        if type(self.loader.fs) is not DiskFS:
+        # the render cache's recording wrapper (kzgit.rendercache.reads) reads the disk it
+        # wraps; a build that runs helm is not stored (kzgit.plugins.helm._run_all)
+        fs = getattr(self.loader.fs, "recorded", self.loader.fs)
+        if type(fs) is not DiskFS:
             raise BuildError(f"{c.label()}: helm reads charts from the disk; this build reads "
                              "another file system")
         if not c.chart_home:
