@@ -15,7 +15,7 @@ from kzgit.cli import add_version_flag
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
     from typing import List, Optional
-    from kzgit.gitops.discover import Catalog
+    from kzgit.gitops.catalog import Catalog
 
 FORMATS = ("text", "json")
 

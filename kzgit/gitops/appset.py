@@ -31,7 +31,7 @@ from kzgit.gitops.model import ARGOCD, App, Doc, as_dict
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Dict, List
-    from kzgit.gitops.discover import Catalog
+    from kzgit.gitops.catalog import Catalog
 
 _CLUSTER_GENERATORS = ("clusters", "clusterDecisionResource")
 _OTHER_GENERATORS = ("matrix", "merge", "scmProvider", "pullRequest", "plugin")

@@ -95,7 +95,6 @@ class Doc(Record):
 
     def field_line(self, *path: str) -> int:
         """The line of ``path``'s last key within this document (its first line when absent)."""
-        from kzgit.gitops.discover import field_line   # cycle: discover builds Docs
         return field_line(self, path)
 
 
@@ -162,3 +161,40 @@ class App(Record):
 def as_dict(value: Any) -> Dict[str, Any]:
     """``value`` when it is a mapping, else an empty one (a manifest's optional object fields)."""
     return value if isinstance(value, dict) else {}
+
+
+def field_line(doc: Doc, path: Tuple[str, ...]) -> int:
+    """The line of the key ``path[-1]`` under ``path[:-1]`` in ``doc``'s text (by
+    indentation), else of the deepest key found, else the document's first line."""
+    lines = doc.text.split("\n")
+    best = doc.line
+    indent = -1
+    i = doc.line - doc.line   # index into the document's own lines
+    start_offset = first_line_offset(doc.text)
+    i = start_offset
+    for key in path:
+        found = None
+        for j in range(i, len(lines)):
+            raw = lines[j]
+            stripped = raw.lstrip(" -")
+            ind = len(raw) - len(stripped)
+            if stripped.startswith((f"{key}:", f'"{key}":')) and ind > indent:
+                found = j
+                indent = ind
+                break
+            if stripped and not stripped.startswith("#") and ind <= indent and j > i:
+                break
+        if found is None:
+            return best
+        best = doc.line - start_offset + found
+        i = found + 1
+    return best
+
+
+def first_line_offset(text: str) -> int:
+    """The index of the first line of ``text`` holding content (not blank, comment or ``---``)."""
+    for i, line in enumerate(text.split("\n")):
+        s = line.strip()
+        if s and not s.startswith("#") and not s.startswith("---"):
+            return i
+    return 0

@@ -22,7 +22,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Dict, List, Optional
     from kzgit.builder import BuildOptions
-    from kzgit.gitops.discover import Catalog
+    from kzgit.gitops.catalog import Catalog
     from kzgit.loader import FileSystem
     from kzgit.resource import Resource
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Iterable, List, Optional, Protocol, Set
-    from kzgit.gitops.discover import Catalog
+    from kzgit.gitops.catalog import Catalog
     from kzgit.gitops.model import App
 
     class Graph(Protocol):

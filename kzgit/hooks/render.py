@@ -61,7 +61,7 @@ if TYPE_CHECKING:  # pragma: no cover
     RenderOne = Callable[[Engine, str, BuildOptions, Optional[Store]], Outcome]
     """Renders one root in a worker (a module-level function: it is pickled to the pool)."""
 
-    from kzgit.gitops.discover import Catalog
+    from kzgit.gitops.catalog import Catalog
     from kzgit.gitops.model import App
 
     LookUp = Callable[[str, BuildOptions, Store, Any], Optional[Outcome]]

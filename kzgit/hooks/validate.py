@@ -34,7 +34,7 @@ from kzgit.rendercache import BUILT, FAILED, Store, lookup, render_cached
 from kzgit.validate import ERROR, Finding, Validator, once_per_kind
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kzgit.gitops.discover import Catalog
+    from kzgit.gitops.catalog import Catalog
     from kzgit.gitops.model import App
     from kzgit.rendercache import Produce
 

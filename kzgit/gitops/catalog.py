@@ -1,0 +1,216 @@
+"""What a scan of the repository found, and the catalog of its applications.
+
+:func:`scan` reads every YAML and JSON file once: the documents that name a Flux or Argo CD API
+group (or ``argocd-cm``) are parsed at once; a file that may hold only ConfigMaps and Secrets
+is parsed when a lookup names one of its objects.  :class:`Catalog` holds the applications
+:func:`kzgit.gitops.discover.discover` finds, with what rendering them needs (renders already
+made, ConfigMaps and Secrets delivered, the Flux ignore rules, argocd-cm's settings).
+"""
+from __future__ import annotations
+
+import posixpath
+
+from kzgit.errors import KzgitError, UsageError
+from kzgit.gitops import argocd
+from kzgit.gitops.model import (FLUX_SOURCE_GROUP, App, Doc, Repository, app_kind, as_dict,
+                                first_line_offset, group_of)
+from kzgit.record import Record
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict, List, Optional, Set, Tuple
+    from kzgit.gitops.sourceignore import Matcher
+
+_EXTS = (".yaml", ".yml", ".json")
+# what makes a file worth parsing at once: the API groups of applications and sources, argocd-cm
+_EAGER = (b"toolkit.fluxcd.io", b"argoproj.io", b"argocd-cm")
+FLUX_NAMESPACE = "flux-system"
+ARGOCD_NAMESPACE = "argocd"
+_FLUX_SOURCE_KINDS = ("GitRepository", "OCIRepository", "Bucket", "HelmRepository",
+                      "HelmChart", "ExternalArtifact")
+
+
+class Index(Record):
+    """What the scan found, by kind."""
+
+    __slots__ = ("candidates", "sources", "objects", "by_file", "argocd_cm", "patch_files",
+                 "deferred")
+
+    def __init__(self) -> None:
+        self.candidates: List[Doc] = []
+        self.sources: Dict[Tuple[str, str, str], Doc] = {}   # (kind, ns, name)
+        self.objects: Dict[Tuple[str, str], List[Doc]] = {}   # (kind, name) -> docs
+        self.by_file: Dict[str, List[Doc]] = {}
+        self.argocd_cm: Optional[Doc] = None
+        #: files some kustomization uses as a patch (a partial Kustomization there is no app)
+        self.patch_files: Set[str] = set()
+        #: files that may hold only ConfigMaps and Secrets, parsed when a lookup needs them
+        self.deferred: Dict[str, bytes] = {}
+
+    def named(self, repo: Repository, kind: str, name: str) -> List[Doc]:
+        """The ConfigMaps or Secrets (``kind``) named ``name`` the repository's files define."""
+        if self.deferred and name:
+            want = name.encode("utf-8", "surrogateescape")
+            for rel in [r for r, data in self.deferred.items() if want in data]:
+                del self.deferred[rel]
+                scan_file(self, repo, rel, now=True)
+        return self.objects.get((kind, name), [])
+
+
+def scan(repo: Repository) -> Index:
+    """Step 1: the documents of every YAML/JSON file that may matter."""
+    index = Index()
+    for rel in repo.files:
+        if posixpath.basename(rel) in KUSTOMIZATION_NAMES:
+            _patch_files(repo, rel, index.patch_files)
+            continue
+        if rel.endswith(_EXTS):
+            scan_file(index, repo, rel)
+    return index
+
+
+def scan_file(index: Index, repo: Repository, rel: str, now: bool = False) -> None:
+    """Index ``rel``'s documents: at once when it names an application or source API group
+    (or ``argocd-cm``); a file that may hold only ConfigMaps and Secrets is parsed when a
+    lookup names one of its objects (:meth:`Index.load_named`), or with ``now``."""
+    from kzgit.yamlio.load import decode_text, load_documents, split_documents   # start-up
+    data = repo.read(rel)
+    if not data or b"kind" not in data:
+        return
+    if not now and not any(m in data for m in _EAGER):
+        if b"ConfigMap" in data or b"Secret" in data:
+            index.deferred[rel] = data
+        return
+    try:
+        text = decode_text(data, rel)
+        parts = split_documents(text.replace("\r\n", "\n"), rel)
+    except KzgitError:
+        return
+    for part, line in parts:
+        try:
+            docs = load_documents(part, rel)
+        except KzgitError:
+            continue   # a broken file is the render hooks' finding, not discovery's
+        if len(docs) != 1 or not isinstance(docs[0], dict):
+            continue
+        _index(index, Doc(docs[0], rel, line + first_line_offset(part), part))
+
+
+KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+
+
+def _patch_files(repo: Repository, rel: str, out: Set[str]) -> None:
+    """The files a kustomization names as patches (``patches[].path``,
+    ``patchesStrategicMerge`` paths), repo-relative."""
+    from kzgit.yamlio import load_yaml11   # start-up: loaded only by what uses it
+    data = repo.read(rel)
+    if not data or b"atches" not in data:
+        return
+    try:
+        k = load_yaml11(data, rel)
+    except KzgitError:
+        return
+    if not isinstance(k, dict):
+        return
+    base = posixpath.dirname(rel)
+    paths = [p.get("path") for p in (k.get("patches") or []) if isinstance(p, dict)]
+    paths += [p for p in (k.get("patchesStrategicMerge") or []) if isinstance(p, str)
+              and "\n" not in p]
+    for p in paths:
+        if isinstance(p, str) and p:
+            out.add(posixpath.normpath(posixpath.join(base, p)))
+
+
+def _index(index: Index, doc: Doc) -> None:
+    obj = doc.obj
+    kind = obj.get("kind")
+    if not isinstance(kind, str):
+        return
+    meta = as_dict(obj.get("metadata"))
+    name, ns = str(meta.get("name") or ""), str(meta.get("namespace") or "")
+    if app_kind(obj):
+        index.candidates.append(doc)
+    elif group_of(obj.get("apiVersion")) == FLUX_SOURCE_GROUP and kind in _FLUX_SOURCE_KINDS:
+        index.sources[(kind, ns or FLUX_NAMESPACE, name)] = doc
+    elif obj.get("apiVersion") == "v1" and kind in ("ConfigMap", "Secret"):
+        index.objects.setdefault((kind, name), []).append(doc)
+        if kind == "ConfigMap" and name == "argocd-cm":
+            index.argocd_cm = doc
+    else:
+        return
+    index.by_file.setdefault(doc.file, []).append(doc)
+
+
+class Catalog:
+    """The applications of a repository (:func:`discover`), and what rendering them needs."""
+
+    def __init__(self, repo: Repository, index: Index) -> None:
+        self.repo = repo
+        self.index = index
+        self.apps: List[App] = []
+        # id(app) -> its rendering (a kzgit.gitops.render.Rendered, which imports this module)
+        self.renders: Dict[int, Any] = {}
+        self.render_errors: Dict[int, KzgitError] = {}
+        # ConfigMaps and Secrets delivered by rendered applications: (kind, ns, name) -> Doc
+        self.delivered: Dict[Tuple[str, str, str], Doc] = {}
+        self._matcher: Optional[Matcher] = None
+        self._argo: Optional[argocd.KustomizeSettings] = None
+        self._argo_read = False
+
+    # -- lookups ----------------------------------------------------------------------------
+    def find(self, query: str) -> App:
+        """The application ``query`` names: its id, or a shorter spelling that is unique
+        (``flux-system/apps``, ``apps``)."""
+        exact = [a for a in self.apps if a.id == query]
+        if exact:
+            return exact[0]
+        hits = [a for a in self.apps if query in (a.id.split(":", 1)[1], a.base_id,
+                                                  a.base_id.split(":", 1)[1], a.name)]
+        if len(hits) == 1:
+            return hits[0]
+        if not hits:
+            known = ", ".join(a.id for a in self.apps[:20]) or "none"
+            raise UsageError(f"no application {query!r} in this repository",
+                             tip=f"kzgit apps lists them ({known})")
+        raise UsageError(f"{query!r} names {len(hits)} applications: "
+                         + ", ".join(a.id for a in hits), tip="pass one of these ids")
+
+    def lookup_object(self, kind: str, namespace: str, name: str) -> Optional[Doc]:
+        """A ConfigMap or Secret delivered in ``namespace`` (rendered outputs first, then the
+        files; a file's object without a namespace counts for any)."""
+        got = self.delivered.get((kind, namespace, name))
+        if got is not None:
+            return got
+        docs = self.index.named(self.repo, kind, name)
+        for want_ns in (True, False):
+            for d in docs:
+                meta = as_dict(d.obj.get("metadata"))
+                ns = meta.get("namespace")
+                if (ns == namespace) if want_ns else not ns:
+                    return d
+        return None
+
+    def flux_matcher(self) -> Matcher:
+        """The ``flux-system`` artifact's ignore patterns."""
+        if self._matcher is None:
+            self._matcher = self.matcher_for(self.index.sources.get(
+                ("GitRepository", FLUX_NAMESPACE, FLUX_NAMESPACE)))
+        return self._matcher
+
+    def matcher_for(self, source: Optional[Doc]) -> Matcher:
+        from kzgit.gitops.sourceignore import repository_matcher   # start-up
+        spec = as_dict(source.obj.get("spec")) if source else {}
+        ignore = spec.get("ignore") if isinstance(spec.get("ignore"), str) else None
+        return repository_matcher(self.repo.files, self.repo.read, ignore)
+
+    def argo_settings(self) -> Optional[argocd.KustomizeSettings]:
+        if not self._argo_read:
+            self._argo_read = True
+            doc = self.index.argocd_cm
+            if doc is not None and isinstance(doc.obj.get("data"), dict):
+                self._argo = argocd.KustomizeSettings(doc.obj["data"], f"{doc.file}:{doc.line}")
+        return self._argo
+
+
+# -- resolution: where an application renders from, or why it does not -------------------
+
