@@ -236,6 +236,14 @@ def discover(repo: Repository, render_children: bool = True) -> Catalog:
             from kzgit.gitops.sourceignore import excluded_path   # start-up
             if excluded_path(catalog.flux_matcher(), doc.file):
                 continue   # outside every artifact Flux builds (.sourceignore, spec.ignore)
+        chart = _chart_of(repo, doc.file)
+        if chart is not None:
+            # a template of a Helm chart (an app-of-apps Helm renders): what it makes is known
+            # only once Helm renders the chart with its values
+            app.renderer = "helm: not rendered"
+            app.reason = f"made by the Helm chart {chart}; kzgit does not render Helm templates"
+            candidates.append(app)
+            continue
         resolve(catalog, app)
         candidates.append(app)
     # which candidates each directory holds (a file's every ancestor), and which candidates
@@ -370,6 +378,25 @@ def _passed_through(catalog: Catalog, app: App, holds: List[App],
 def _kustomization_dirs(repo: Repository) -> Set[str]:
     return {posixpath.dirname(f) for f in repo.files
             if posixpath.basename(f) in KUSTOMIZATION_NAMES}
+
+
+def _chart_of(repo: Repository, file: str) -> Optional[str]:
+    """The Helm chart directory whose ``templates/`` holds ``file``, if any."""
+    parts = file.split("/")
+    for i in range(len(parts) - 2, -1, -1):
+        if parts[i] == "templates":
+            chart = "/".join(parts[:i])
+            if (f"{chart}/Chart.yaml" if chart else "Chart.yaml") in _file_set(repo):
+                return chart or "."
+    return None
+
+
+def _file_set(repo: Repository) -> Set[str]:
+    got: Optional[Set[str]] = getattr(repo, "_files", None)
+    if got is None:
+        got = set(repo.files)
+        repo._files = got
+    return got
 
 
 def _ref(app: App) -> str:

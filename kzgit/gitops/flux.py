@@ -369,6 +369,30 @@ def substitute(resources: List[Resource], spec: Dict[str, Any], variables: Varia
                      f"(rendered as 'kzgit-unknown-{name}')")
 
 
+def decrypted(resources: List[Resource], spec: Dict[str, Any], notes: List[str]) -> None:
+    """``spec.decryption`` (provider ``sops``): the controller decrypts each SOPS-encrypted
+    resource before applying it (kustomization_controller.go build, DecryptResource), which
+    drops its ``sops`` metadata.  kzgit holds no key: it drops the metadata as decryption does
+    and renders the encrypted values as unknown (empty), saying which resource."""
+    dec = spec.get("decryption")
+    if not isinstance(dec, dict) or dec.get("provider") != "sops":
+        return
+    for r in resources:
+        if not isinstance(r.obj.get("sops"), dict):
+            continue
+        del r.obj["sops"]
+        for field in ("data", "stringData"):
+            values = r.obj.get(field)
+            if isinstance(values, dict):
+                for k, v in values.items():
+                    if isinstance(v, str) and v.startswith("ENC["):
+                        values[k] = ""
+        meta = as_dict(r.obj.get("metadata"))
+        notes.append(f"{r.obj.get('kind')} {meta.get('namespace') or '-'}/{meta.get('name')} is "
+                     "SOPS-encrypted: the controller decrypts it; kzgit renders its values as "
+                     "unknown (empty)")
+
+
 def common_metadata(resources: List[Resource], spec: Dict[str, Any]) -> None:
     """ssa/utils SetCommonMetadata: merged into each object's own labels and annotations."""
     cm = spec.get("commonMetadata")

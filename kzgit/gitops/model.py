@@ -57,7 +57,7 @@ class Repository(Record):
     (None: the disk), this repository's normalised URLs and the settings."""
 
     __slots__ = ("top", "files", "read", "fs", "urls", "settings", "version", "version_origin",
-                 "enable_helm", "enable_alpha_plugins", "enable_exec", "label", "_dirs")
+                 "enable_helm", "enable_alpha_plugins", "enable_exec", "label", "_dirs", "_files")
 
     def __init__(self, top: str, files: List[str], read: Callable[[str], Optional[bytes]],
                  fs: Optional[FileSystem], urls: FrozenSet[str], settings: Settings,
@@ -80,6 +80,7 @@ class Repository(Record):
         self.enable_exec = enable_exec
         self.label = label   # "" for the work tree; "BASE", "HEAD" in kzgit diff
         self._dirs: Optional[Set[str]] = None   # its directories (discover._directories)
+        self._files: Optional[Set[str]] = None   # its files as a set (discover._file_set)
 
 
 class Doc(Record):

@@ -168,6 +168,7 @@ def _render_flux(catalog: Catalog, app: App) -> Rendered:
     resources = list(result.resources)
     notes: List[str] = []
     flux.check_objects(resources)
+    flux.decrypted(resources, spec, notes)
     post = spec.get("postBuild")
     if isinstance(post, dict):
         variables = flux.load_variables(app, spec, catalog.lookup_object)

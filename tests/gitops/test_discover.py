@@ -273,3 +273,21 @@ def test_kzgit_apps_json(repo: Callable[..., Path], capsys: pytest.CaptureFixtur
 ])
 def test_normalise(url: str, want: str) -> None:
     assert normalise(url) == want
+
+
+def test_applications_a_helm_chart_makes_are_listed_not_rendered(repo: Callable[..., Path]) -> None:
+    top = repo({
+        "bootstrap/root.yaml": f"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n"
+                               f"  name: root\n  namespace: argocd\nspec:\n  source:\n"
+                               f"    repoURL: {REPO_URL}\n    path: charts/apps\n",
+        "charts/apps/Chart.yaml": "apiVersion: v2\nname: apps\nversion: 0.1.0\n",
+        "charts/apps/templates/web.yaml": "apiVersion: argoproj.io/v1alpha1\nkind: Application\n"
+                                          "metadata:\n  name: web\n  namespace: argocd\nspec:\n"
+                                          "  source:\n    repoURL: '{{ .Values.repo }}'\n"
+                                          "    path: apps/web\n",
+    })
+    catalog = catalog_of(top)
+    assert catalog.find("root").renderer == "helm: not rendered"
+    web = catalog.find("web")
+    assert web.renderer == "helm: not rendered" and not web.rendered
+    assert "made by the Helm chart charts/apps" in (web.reason or "")

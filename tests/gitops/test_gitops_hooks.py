@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
+import yaml
 
 from kzgit.cli.main import main
 
@@ -27,6 +28,7 @@ metadata:
 spec:
   path: ./clusters/prod
   sourceRef: {kind: GitRepository, name: flux-system}
+  decryption: {provider: sops}
 """
 
 
@@ -114,3 +116,26 @@ def test_a_malformed_application_is_one_finding(fleet: Path,
     assert "clusters/prod/gone.yaml:7: flux:flux-system/gone: kustomization path not found: stat " \
            "apps/gone: no such file or directory" in lines
     assert not any("flux:flux-system/web" in line for line in lines)   # the others render
+
+
+def test_a_value_only_an_encrypted_secret_gives_is_unknown_not_wrong(
+        fleet: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """substituteFrom a SOPS-encrypted Secret: kzgit says which variable it cannot know, and
+    validation does not fail the field holding it."""
+    (fleet / "clusters/prod/secrets.yaml").write_text(
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-secrets\n  namespace: flux-system\n"
+        "stringData:\n  REPLICAS: ENC[AES256_GCM,data:abc,type:str]\n"
+        "sops:\n  version: 3.8.1\n")
+    (fleet / "clusters/prod/web.yaml").write_text(ks("web", "./apps/web", (
+        "  postBuild:\n    substituteFrom:\n    - {kind: Secret, name: cluster-secrets}\n")))
+    subprocess.run(["git", "-C", str(fleet), "add", "-A"], check=True, timeout=60)
+    assert main(["hook", "validate", "--all"]) == 0, capsys.readouterr().out
+    assert main(["build", "--app", "web"]) == 0
+    err = capsys.readouterr().err
+    assert main(["build", "--app", "flux-system"]) == 0
+    out, err2 = capsys.readouterr()
+    secret = next(d for d in yaml.safe_load_all(out) if d["kind"] == "Secret")
+    assert "sops" not in secret and secret["stringData"] == {"REPLICAS": ""}
+    assert "Secret flux-system/cluster-secrets is SOPS-encrypted: the controller decrypts it" in err2
+    assert "${REPLICAS} comes from Secret flux-system/cluster-secrets (clusters/prod/secrets.yaml, " \
+           "SOPS-encrypted): its value is unknown offline" in err
