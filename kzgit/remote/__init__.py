@@ -59,7 +59,8 @@ def __getattr__(name: str) -> Any:
 
 __all__ = ["RepoSpec", "RepoSpecError", "looks_remote", "is_http_url", "parse_repo_spec",
            "open_remote", "open_remote_repo", "redact", "cache_root", "cache_info", "clear_cache", "validate_spec",
-           "cached_ref_kind", "fresh_checkout", "fetch_file", "no_git_env"]
+           "cached_ref_kind", "fresh_checkout", "fetch_file", "no_git_env",
+           "resolve_ref"]
 
 # "<transport>::<address>" (git's remote-helper syntax: ext::, fd::, ...) or "<scheme>://".
 _TRANSPORT_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)(::|://)")
@@ -208,6 +209,17 @@ def open_remote_repo(parent: Optional[Loader], ref: str, options: "BuildOptions"
                     remote_label=spec.redacted())
     _REMOTE_RAW[loader] = spec.raw
     return loader
+
+
+def resolve_ref(spec: RepoSpec) -> Optional[str]:
+    """The commit ``spec`` names now, as a build would resolve it (the remote cache's
+    :func:`~kzgit.remote._cache.resolve`: a tag resolved within a minute is not asked again)."""
+    from kzgit.remote._cache import resolve, validate_spec   # start-up: records with remotes only
+    try:
+        validate_spec(spec)
+    except RemoteError:
+        return None
+    return resolve(spec, offline=False)
 
 
 def open_remote(parent: Loader, ref: str, options: "BuildOptions") -> Union[Loader, bytes]:

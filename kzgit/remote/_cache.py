@@ -14,9 +14,11 @@ else ``~/.cache/kzgit``)::
 A checkout appears in ``trees/`` only by an atomic ``rename``, so a reader that
 sees it sees all of it; writers take the lock and re-check after locking
 (pre-commit store.py).  Only a full commit id resolves from the cache with no
-network: tags, like branches (and HEAD), are re-resolved with ``git ls-remote`` on
-every online build, as kustomize resolves them on every build (a tag can be moved;
-`kzgit localize` and `kzgit rebuild` resolve it again too, and all three must agree).
+network: tags, like branches (and HEAD), are re-resolved with ``git ls-remote`` when
+their last resolution is older than :data:`RESOLVED_FOR` (a minute: the hooks of one
+pre-commit run, each a process, ask once), as kustomize resolves them on every build (a
+tag can be moved; `kzgit localize` and `kzgit rebuild` resolve it again too, and all
+three must agree).
 The last resolution serves ``--offline`` builds.  A failed fetch leaves nothing of
 a repository the cache did not hold before.
 kustomize itself has no cache: it clones into a temp dir on every build
@@ -49,6 +51,10 @@ from kzgit.remote._repospec import RepoSpec
 _FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 #: Longest wait for another kzgit process holding a repository's lock, in seconds.
 LOCK_WAIT = 600.0
+#: A tag or branch resolved on its remote this recently is not asked again: the hooks of one
+#: pre-commit run (each its own process) and a render cache lookup after a build reuse it.
+#: kustomize resolves on every build; a tag moved on the remote is seen a minute later.
+RESOLVED_FOR = 60.0
 
 
 def _lock_nb(fd: int) -> None:
@@ -140,13 +146,26 @@ class RepoCache:
             return self.tree(commit)
         return None
 
-    def refs(self) -> Dict[str, Dict[str, str]]:
+    def refs(self) -> Dict[str, Dict[str, Any]]:
         try:
             with open(os.path.join(self.dir, "refs.json"), encoding="utf-8") as f:
                 data = json.load(f)
         except (OSError, ValueError):
             data = {}
-        return {"tags": dict(data.get("tags", {})), "branches": dict(data.get("branches", {}))}
+        # "resolved": when each "<kind>:<ref>" was last resolved on the remote (epoch seconds)
+        return {"tags": dict(data.get("tags", {})), "branches": dict(data.get("branches", {})),
+                "resolved": dict(data.get("resolved", {}))}
+
+    def recently_resolved(self, ref: str, now: float) -> Optional[str]:
+        """The commit ``ref`` resolved to on the remote less than :data:`RESOLVED_FOR` seconds
+        ago (one pre-commit run: its hooks, each a process, ask once), else None."""
+        refs = self.refs()
+        for kind in ("tags", "branches"):
+            commit = refs[kind].get(ref or "HEAD")
+            when = refs["resolved"].get(f"{kind}:{ref or 'HEAD'}")
+            if commit and isinstance(when, (int, float)) and 0 <= now - when < RESOLVED_FOR:
+                return str(commit)
+        return None
 
     def lookup_immutable(self, ref: str) -> Optional[str]:
         """A checkout for a full commit id already cached, else None (no network)."""
@@ -186,6 +205,7 @@ class RepoCache:
         """Remember ``ref`` -> ``commit`` (call with the lock held); atomic replace."""
         data = self.refs()
         data[kind][ref] = commit
+        data["resolved"][f"{kind}:{ref}"] = time.time()
         write_atomic(os.path.join(self.dir, "refs.json"), json.dumps(data, indent=1, sort_keys=True))
 
     # -- network -----------------------------------------------------------------------------
@@ -324,12 +344,14 @@ def checkout(spec: RepoSpec, *, offline: bool, root: Optional[str] = None) -> st
     try:
         commit: Optional[str] = None
         if not _FULL_SHA.fullmatch(ref):
+            hit = cache.cached_tree(cache.recently_resolved(ref, time.time()))
+            if hit:
+                return hit
             commit, kind = cache.ls_remote(ref)
             hit = cache.cached_tree(commit)
             if hit and commit:
-                if cache.refs()[kind].get(ref or "HEAD") != commit:
-                    with cache.locked():
-                        cache.record(kind, ref or "HEAD", commit)
+                with cache.locked():
+                    cache.record(kind, ref or "HEAD", commit)
                 return hit
         return cache.fetch(ref, commit)
     except BaseException:
@@ -337,6 +359,26 @@ def checkout(spec: RepoSpec, *, offline: bool, root: Optional[str] = None) -> st
             with cache.locked(wait=1.0):
                 cache.forget_if_empty()
         raise
+
+
+def resolve(spec: RepoSpec, offline: bool, root: Optional[str] = None) -> Optional[str]:
+    """The commit ``spec``'s ref names now, as :func:`checkout` would resolve it (a full commit
+    id is itself; a tag or branch resolved within :data:`RESOLVED_FOR` seconds is not asked
+    again; ``offline``: its last resolution), or None when it cannot be known."""
+    if _FULL_SHA.fullmatch(spec.ref):
+        return spec.ref
+    cache = RepoCache(spec, root)
+    recent = cache.recently_resolved(spec.ref, time.time())
+    if recent or offline:
+        return recent or (os.path.basename(cache.lookup_offline(spec.ref) or "").split("-", 1)[0] or None)
+    try:
+        commit, kind = cache.ls_remote(spec.ref)
+    except RemoteError:
+        return None
+    if commit and cache.cached_tree(commit):
+        with cache.locked():
+            cache.record(kind, spec.ref or "HEAD", commit)
+    return commit
 
 
 def _git_dir(root: Optional[str]) -> str:

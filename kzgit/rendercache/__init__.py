@@ -9,12 +9,15 @@ options, engine, kzgit code and environment asks the same questions again;
 when every answer is unchanged it returns the stored output (or raises the
 stored error) without building.
 
+A remote base pinned by a tag or branch is cached by the commit it resolved to: a lookup
+resolves it again (:func:`kzgit.remote.resolve_ref`) and a moved ref is a miss.
+
 Never cached (built every time): builds that configure exec or KRM plugins or
 container functions (builtin plugin configs are cached: their files are
 recorded), builds that render a helm chart (``helmCharts``, a
 ``HelmChartInflationGenerator``; with ``enable-helm`` every other root is still
-cached), files fetched over HTTP, remote bases whose ref is not a full commit
-SHA, and failures that may be passing (a remote that could not be fetched, a
+cached), files fetched over HTTP, remote bases whose URL holds credentials, and
+failures that may be passing (a remote that could not be fetched, a
 plugin or usage error, an OS error).
 
 Used by ``kzgit build``, ``kzgit hook render``, ``kzgit diff`` and

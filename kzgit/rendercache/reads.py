@@ -43,6 +43,7 @@ _PLUGIN_FIELDS = ("helmCharts", "helmChartInflationGenerator")
 _TARGET_FIELDS = ("resources", "bases", "components", "generators", "transformers", "validators")
 
 MAIN, DISK = "m", "d"   # the build's own file system; the disk (a remote checkout)
+REMOTE = "r"            # a remote reference: the commit its tag or branch resolves to
 
 if TYPE_CHECKING:  # pragma: no cover
     Trace = List[List[Any]]
@@ -189,12 +190,20 @@ class Recorder:
         return RecordingFS(fs, self, MAIN if fs is self.main else DISK)
 
     def _note_remote(self, loader: "Loader") -> None:
-        # A checkout of a commit never changes; a branch or tag may point elsewhere next time.
+        # A checkout of a commit never changes; a branch or tag may point elsewhere next time:
+        # what it resolves to is a question of the record, asked again by a lookup (through
+        # the remote cache, which asks the remote at most once a minute: RESOLVED_FOR)
         from kzgit.remote import parse_repo_spec
-        spec = parse_repo_spec(loader.remote_label or "")
+        label = loader.remote_label or ""
+        spec = parse_repo_spec(label)
         commit = os.path.basename(loader.repo_root or "").split("-", 1)[0]
-        if spec is None or len(spec.ref) != 40 or spec.ref.lower() != commit.lower():
-            self.mark_uncacheable(f"remote reference '{loader.remote_label}' is not pinned to a commit")
+        if spec is not None and len(spec.ref) == 40 and spec.ref.lower() == commit.lower():
+            return
+        if spec is None or not commit or "***" in label:
+            # (a URL whose credentials were redacted: the record would need them to ask again)
+            self.mark_uncacheable(f"remote reference '{label}' is not pinned to a commit")
+            return
+        self.note((REMOTE, "resolve", label), commit)
 
     def inspect_kustomization(self, data: bytes, path: str) -> None:
         """Mark the build uncacheable when this kustomization uses plugins, helm or HTTP files."""
@@ -272,15 +281,23 @@ class Checker:
         if not isinstance(trace, list):
             return False
         for row in trace:
-            if not (isinstance(row, list) and len(row) == 4 and row[0] in self.fs):
+            if not (isinstance(row, list) and len(row) == 4 and (row[0] in self.fs or row[0] == REMOTE)):
                 return False
             tag, question, path, recorded = row
             k = (tag, question, path)
             if k not in self._memo:
-                self._memo[k] = _jsonish(ask(self.fs[tag], question, path))
+                self._memo[k] = (_resolve(path) if tag == REMOTE
+                                 else _jsonish(ask(self.fs[tag], question, path)))
             if self._memo[k] != recorded:
                 return False
         return True
+
+
+def _resolve(label: str) -> Optional[str]:
+    """The commit the remote reference ``label`` resolves to now (None when unknown)."""
+    from kzgit.remote import parse_repo_spec, resolve_ref   # start-up: records with remotes only
+    spec = parse_repo_spec(label)
+    return resolve_ref(spec) if spec is not None else None
 
 
 def _jsonish(v: Any) -> Any:

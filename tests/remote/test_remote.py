@@ -13,6 +13,8 @@ from typing import Iterator, List
 
 import pytest
 
+import kzgit.remote._cache as remote_cache
+
 from gitserver import (GitHTTPServer, GitRepo, configmap, git, insteadof_env, kustomization,
                        offline_home)
 from helpers import wait_gone
@@ -116,7 +118,9 @@ def test_missing_subdir_and_symlink_escape(repo: GitRepo, parent: Loader, tmp_pa
 # --- smart HTTP via insteadOf, cache ---------------------------------------------------------
 
 def test_github_url_over_smart_http_then_cache_without_network(
-        repo: GitRepo, parent: Loader, server: GitHTTPServer, cache: str) -> None:
+        repo: GitRepo, parent: Loader, server: GitHTTPServer, cache: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(remote_cache, "RESOLVED_FOR", 0.0)   # every build asks the remote
     url = "https://github.com/org/repo//base?ref=v1"
     ldr = open_remote(parent, url, ONLINE)
     assert isinstance(ldr, Loader) and "v: 1" in _read(ldr, "cm.yaml")
@@ -134,7 +138,9 @@ def test_github_url_over_smart_http_then_cache_without_network(
     assert len(_trees(cache)) == 1
 
 
-def test_branch_re_resolves(repo: GitRepo, parent: Loader, server: GitHTTPServer) -> None:
+def test_branch_re_resolves(repo: GitRepo, parent: Loader, server: GitHTTPServer,
+                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(remote_cache, "RESOLVED_FOR", 0.0)   # every build asks the remote
     url = "https://github.com/org/repo//base?ref=main"
     first = open_remote(parent, url, ONLINE)
     assert isinstance(first, Loader) and "v: 2" in _read(first, "cm.yaml")
@@ -508,7 +514,8 @@ def test_insteadof_from_the_users_gitconfig(repo: GitRepo, parent: Loader, srv_r
 
 
 def test_moved_tag_is_fetched_again_and_offline_keeps_the_last_resolution(
-        repo: GitRepo, parent: Loader, cache: str) -> None:
+        repo: GitRepo, parent: Loader, cache: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(remote_cache, "RESOLVED_FOR", 0.0)   # every build asks the remote
     url = repo.file_url("base", "v1")
     first = open_remote(parent, url, ONLINE)
     assert isinstance(first, Loader) and "v: 1" in _read(first, "cm.yaml")
@@ -527,3 +534,15 @@ def test_failed_fetch_leaves_no_directory(parent: Loader, cache: str, srv_root: 
     with pytest.raises(RemoteError):
         open_remote(parent, url, ONLINE)
     assert not os.path.exists(os.path.join(cache, "git"))
+
+
+def test_a_tag_resolved_a_moment_ago_is_not_asked_again(repo: GitRepo, parent: Loader,
+                                                        server: GitHTTPServer) -> None:
+    """The hooks of one pre-commit run each open the remote: the first resolves the tag, the
+    others reuse that answer for RESOLVED_FOR seconds (no request at all)."""
+    url = "https://github.com/org/repo//base?ref=v1"
+    first = open_remote(parent, url, ONLINE)
+    n = len(server.requests)
+    again = open_remote(parent, url, ONLINE)
+    assert isinstance(first, Loader) and isinstance(again, Loader) and again.root == first.root
+    assert len(server.requests) == n

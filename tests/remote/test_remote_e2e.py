@@ -136,7 +136,8 @@ def test_remote_is_confined_to_its_repo(repos: Dict[str, GitRepo], tmp: str, sub
         build(path, BuildOptions())
 
 
-def test_offline_build(repos: Dict[str, GitRepo], tmp: str) -> None:
+def test_offline_build(repos: Dict[str, GitRepo], tmp: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("kzgit.remote._cache.RESOLVED_FOR", 0.0)   # every build asks the remote
     path = _local(tmp, kustomization((repos["app"].file_url("base", "v2"),)))
     with pytest.raises(KzgitError, match=r"offline: .*app//base\?ref=v2.*'v2'"):
         build(path, BuildOptions(offline=True))
@@ -235,3 +236,31 @@ def test_variables_that_redirect_git_are_still_dropped(repos: Dict[str, GitRepo]
     tags = subprocess.run(["git", "-C", user.path, "tag"], capture_output=True, text=True,
                           check=True).stdout
     assert after == head and tags == ""
+
+
+def test_a_tag_pinned_remote_base_is_cached_by_the_commit_it_resolves_to(
+        repos: Dict[str, GitRepo], tmp: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33 item 6: render, validate and lint each rendered a tag-pinned remote base again
+    in one commit. The render cache records the commit the tag resolved to; a lookup resolves it
+    again (at most once a minute on the remote), and a moved tag is a miss."""
+    from kzgit.rendercache import BUILT, CACHED, open_store, render_yaml
+    import kzgit.remote._cache as remote_cache
+    lib = repos["lib"]
+    local = _local(tmp, kustomization((lib.file_url("svc", "v1.0.0"),)))
+    store, _ = open_store(os.path.join(tmp, "renders"))
+    assert store is not None
+    asked = []
+    real = remote_cache.RepoCache.ls_remote
+    monkeypatch.setattr(remote_cache.RepoCache, "ls_remote",
+                        lambda self, ref: asked.append(ref) or real(self, ref))
+    first = render_yaml(local, BuildOptions(), store)
+    second = render_yaml(local, BuildOptions(), store)
+    assert (first.status, second.status) == (BUILT, CACHED) and second.yaml == first.yaml
+    assert asked == ["v1.0.0"]   # resolved once: the lookup reused the minute-old answer
+    # the tag moves; once the minute has passed, the lookup asks again and misses
+    lib.commit({"svc/svc.yaml": SERVICE.replace("port: 80", "port: 8080")}, "new port")
+    git_tag = ["git", "tag", "-f", "v1.0.0"]
+    subprocess.run(git_tag, cwd=lib.path, check=True, capture_output=True, timeout=60)
+    monkeypatch.setattr(remote_cache, "RESOLVED_FOR", 0.0)
+    third = render_yaml(local, BuildOptions(), store)
+    assert third.status == BUILT and "8080" in third.yaml
