@@ -9,6 +9,7 @@ made, ConfigMaps and Secrets delivered, the Flux ignore rules, argocd-cm's setti
 from __future__ import annotations
 
 import posixpath
+import re
 
 from kzgit.errors import KzgitError, UsageError
 from kzgit.gitops import argocd
@@ -34,7 +35,7 @@ class Index(Record):
     """What the scan found, by kind."""
 
     __slots__ = ("candidates", "sources", "objects", "by_file", "argocd_cm", "patch_files",
-                 "deferred")
+                 "deferred", "templates")
 
     def __init__(self) -> None:
         self.candidates: List[Doc] = []
@@ -46,6 +47,8 @@ class Index(Record):
         self.patch_files: Set[str] = set()
         #: files that may hold only ConfigMaps and Secrets, parsed when a lookup needs them
         self.deferred: Dict[str, bytes] = {}
+        #: Helm templates naming Argo CD's API group (Applications a chart makes)
+        self.templates: List[str] = []
 
     def named(self, repo: Repository, kind: str, name: str) -> List[Doc]:
         """The ConfigMaps or Secrets (``kind``) named ``name`` the repository's files define."""
@@ -81,6 +84,12 @@ def scan_file(index: Index, repo: Repository, rel: str, now: bool = False) -> No
         if b"ConfigMap" in data or b"Secret" in data:
             index.deferred[rel] = data
         return
+    if b"{{" in data and b"argoproj.io" in data and "/templates/" in f"/{rel}" \
+            and _ARGO_KIND.search(data):
+        # a Helm template (an app-of-apps Helm renders): its Applications exist only once
+        # Helm renders the chart with its values; listed as such by discover
+        index.templates.append(rel)
+        return
     try:
         text = decode_text(data, rel)
         parts = split_documents(text.replace("\r\n", "\n"), rel)
@@ -97,6 +106,7 @@ def scan_file(index: Index, repo: Repository, rel: str, now: bool = False) -> No
 
 
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+_ARGO_KIND = re.compile(rb"(?m)^\s*kind:\s*[\"']?Application(Set)?[\"']?\s*$")
 
 
 def _patch_files(repo: Repository, rel: str, out: Set[str]) -> None:

@@ -256,6 +256,16 @@ def discover(repo: Repository, render_children: bool = True) -> Catalog:
         if a.rendered:
             for p in a.extra.get("paths") or [a.path]:
                 renders_at.setdefault(p or "", []).append(a)
+    for rel in index.templates:
+        # Applications a Helm chart's template makes: listed, with why, never rendered
+        chart = _chart_of(repo, rel) or posixpath.dirname(posixpath.dirname(rel)) or "."
+        doc = Doc({"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+                   "metadata": {"name": rel, "namespace": ARGOCD_NAMESPACE}}, rel, 1, "")
+        app = App("argocd", doc.obj, doc)
+        app.renderer = "helm: not rendered"
+        app.reason = (f"Applications made by the Helm chart {chart} (a template: kzgit does "
+                      "not render Helm templates)")
+        candidates.append(app)
     entries = [a for a in candidates if a.file not in index.patch_files
                and not any(d is not a for p in _ancestor_dirs(a.file)
                            for d in renders_at.get(p, ()))]

@@ -288,6 +288,23 @@ def test_applications_a_helm_chart_makes_are_listed_not_rendered(repo: Callable[
     })
     catalog = catalog_of(top)
     assert catalog.find("root").renderer == "helm: not rendered"
-    web = catalog.find("web")
+    web = catalog.find("argocd:argocd/charts/apps/templates/web.yaml")
     assert web.renderer == "helm: not rendered" and not web.rendered
     assert "made by the Helm chart charts/apps" in (web.reason or "")
+
+
+def test_a_helm_template_of_applications_is_listed(repo: Callable[..., Path]) -> None:
+    """argoproj/argocd-example-apps's app-of-apps: a chart whose template ranges over values."""
+    top = repo({
+        "apps/Chart.yaml": "apiVersion: v2\nname: apps\nversion: 0.1.0\n",
+        "apps/templates/applications.yaml": "{{- range .Values.applications }}\n"
+                                            "apiVersion: argoproj.io/v1alpha1\nkind: Application\n"
+                                            "metadata:\n  name: {{ .name | quote }}\n---\n{{ end -}}\n",
+        "rollouts/templates/rollout.yaml": "apiVersion: argoproj.io/v1alpha1\nkind: Rollout\n"
+                                           "metadata:\n  name: {{ .Values.name }}\n",
+        "rollouts/Chart.yaml": "apiVersion: v2\nname: rollouts\nversion: 0.1.0\n",
+    })
+    catalog = catalog_of(top)
+    assert [(a.id, a.renderer) for a in catalog.apps] == [
+        ("argocd:argocd/apps/templates/applications.yaml", "helm: not rendered")]
+    assert "made by the Helm chart apps" in (catalog.apps[0].reason or "")
