@@ -35,7 +35,7 @@ class Index(Record):
     """What the scan found, by kind."""
 
     __slots__ = ("candidates", "sources", "objects", "by_file", "argocd_cm", "patch_files",
-                 "deferred", "templates")
+                 "deferred", "templates", "broken")
 
     def __init__(self) -> None:
         self.candidates: List[Doc] = []
@@ -49,6 +49,8 @@ class Index(Record):
         self.deferred: Dict[str, bytes] = {}
         #: Helm templates naming Argo CD's API group (Applications a chart makes)
         self.templates: List[str] = []
+        #: (file, line, error) of documents naming an application's API group that do not parse
+        self.broken: List[Tuple[str, int, str]] = []
 
     def named(self, repo: Repository, kind: str, name: str) -> List[Doc]:
         """The ConfigMaps or Secrets (``kind``) named ``name`` the repository's files define."""
@@ -98,14 +100,20 @@ def scan_file(index: Index, repo: Repository, rel: str, now: bool = False) -> No
     for part, line in parts:
         try:
             docs = load_documents(part, rel)
-        except KzgitError:
-            continue   # a broken file is the render hooks' finding, not discovery's
+        except KzgitError as e:
+            # an application or source that does not parse: listed with its error (one
+            # finding of the hooks), other documents are the builds' findings
+            if any(m in part for m in _APP_TEXT) and _APP_KIND.search(part) and "{{" not in part:
+                index.broken.append((rel, line + first_line_offset(part), str(e)))
+            continue
         if len(docs) != 1 or not isinstance(docs[0], dict):
             continue
         _index(index, Doc(docs[0], rel, line + first_line_offset(part), part))
 
 
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+_APP_TEXT = ("kustomize.toolkit.fluxcd.io", "argoproj.io/")
+_APP_KIND = re.compile(r"(?m)^\s*kind:\s*[\"']?(Kustomization|Application|ApplicationSet)[\"']?\s*$")
 _ARGO_KIND = re.compile(rb"(?m)^\s*kind:\s*[\"']?Application(Set)?[\"']?\s*$")
 
 

@@ -266,6 +266,14 @@ def discover(repo: Repository, render_children: bool = True) -> Catalog:
         app.reason = (f"Applications made by the Helm chart {chart} (a template: kzgit does "
                       "not render Helm templates)")
         candidates.append(app)
+    for rel, line, error in index.broken:
+        group = "argocd" if b"argoproj.io/" in (repo.read(rel) or b"") else FLUX
+        doc = Doc({"kind": "Application" if group == "argocd" else "Kustomization",
+                   "metadata": {"name": f"{rel}:{line}", "namespace": ARGOCD_NAMESPACE
+                                if group == "argocd" else FLUX_NAMESPACE}}, rel, line, "")
+        app = App(group, doc.obj, doc)
+        app.error = f"{rel}:{line}: malformed: {error}"
+        candidates.append(app)
     entries = [a for a in candidates if a.file not in index.patch_files
                and not any(d is not a for p in _ancestor_dirs(a.file)
                            for d in renders_at.get(p, ()))]

@@ -139,3 +139,25 @@ def test_a_value_only_an_encrypted_secret_gives_is_unknown_not_wrong(
     assert "Secret flux-system/cluster-secrets is SOPS-encrypted: the controller decrypts it" in err2
     assert "${REPLICAS} comes from Secret flux-system/cluster-secrets (clusters/prod/secrets.yaml, " \
            "SOPS-encrypted): its value is unknown offline" in err
+
+
+def test_an_application_that_does_not_parse_is_one_finding(
+        fleet: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    broken = ("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n"
+              "  name: [broken\n")
+    (fleet / "other/ks.yaml").parent.mkdir()
+    (fleet / "other/ks.yaml").write_text(broken)   # delivered by nothing: listed with its error
+    subprocess.run(["git", "-C", str(fleet), "add", "-A"], check=True, timeout=60)
+    assert main(["hook", "render", "--all"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("other/ks.yaml:1: flux:flux-system/other/ks.yaml:1: malformed: ")
+    assert "flux:flux-system/web" not in out   # the others are checked and render
+    # in a directory Flux builds, the parent that delivers it does not render (Flux fails to
+    # decode it while generating the kustomization): one finding, naming the file
+    (fleet / "clusters/prod/broken.yaml").write_text(broken)
+    subprocess.run(["git", "-C", str(fleet), "add", "-A"], check=True, timeout=60)
+    assert main(["hook", "render", "--all"]) == 1
+    out = capsys.readouterr().out
+    assert "clusters/prod/flux-system/gotk-sync.yaml:10: flux:flux-system/flux-system: does not " \
+           "render: failed to decode Kubernetes YAML from " in out
+    assert "clusters/prod/broken.yaml" in out
