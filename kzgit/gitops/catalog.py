@@ -172,6 +172,7 @@ class Catalog:
         # ConfigMaps and Secrets delivered by rendered applications: (kind, ns, name) -> Doc
         self.delivered: Dict[Tuple[str, str, str], Doc] = {}
         self._matcher: Optional[Matcher] = None
+        self._trees: Dict[str, Repository] = {}   # exports of other refs, by commit
         self._argo: Optional[argocd.KustomizeSettings] = None
         self._argo_read = False
 
@@ -215,11 +216,67 @@ class Catalog:
                 ("GitRepository", FLUX_NAMESPACE, FLUX_NAMESPACE)))
         return self._matcher
 
-    def matcher_for(self, source: Optional[Doc]) -> Matcher:
+    def matcher_for(self, source: Optional[Doc], repo: Optional[Repository] = None) -> Matcher:
         from kzgit.gitops.sourceignore import repository_matcher   # start-up
         spec = as_dict(source.obj.get("spec")) if source else {}
         ignore = spec.get("ignore") if isinstance(spec.get("ignore"), str) else None
-        return repository_matcher(self.repo.files, self.repo.read, ignore)
+        tree = repo or self.repo
+        return repository_matcher(tree.files, tree.read, ignore)
+
+    def tree_at(self, kind: str, value: str) -> "Optional[Repository | str]":
+        """This repository at what a GitRepository follows: None for the checked-out tree (no
+        git, or the branch checked out), another :class:`Repository` (an export of that ref's
+        tree) when the clone has it, else why not (a string)."""
+        git_top = self.repo.git_top
+        if kind == "semver":
+            return "a semver range kzgit does not resolve"
+        if not git_top:
+            return None
+        from kzgit import gitio   # start-up: only a GitRepository on another ref
+        if kind == "branch":
+            try:
+                current = gitio.git(["symbolic-ref", "--quiet", "--short", "HEAD"], git_top)
+            except KzgitError:
+                current = b""
+            if current.decode("utf-8", "replace").strip() == value or not current:
+                return None   # the branch checked out (or a detached checkout: the change itself)
+            candidates = [f"refs/heads/{value}", f"refs/remotes/origin/{value}"]
+        elif kind == "tag":
+            candidates = [f"refs/tags/{value}"]
+        else:
+            candidates = [value]
+        for rev in candidates:
+            try:
+                commit = gitio.resolve_commit(git_top, rev)
+            except KzgitError:
+                continue
+            return self._export(commit, value)
+        return "this clone does not have it"
+
+    def _export(self, commit: str, label: str) -> Repository:
+        got = self._trees.get(commit)
+        if got is not None:
+            return got
+        import atexit   # start-up: only a GitRepository on another ref
+        import os   # start-up: as atexit
+        import shutil   # start-up: as atexit
+        import tempfile   # start-up: as atexit
+        from kzgit import gitio   # start-up: as tree_at
+        top = os.path.realpath(tempfile.mkdtemp(prefix=f"kzgit-gitops-{commit[:12]}-"))
+        atexit.register(shutil.rmtree, top, True)
+        gitio.export_rev(self.repo.git_top, commit, top)
+        files = gitio.rev_files(self.repo.git_top, commit)
+
+        def read(rel: str) -> Optional[bytes]:
+            try:
+                with open(os.path.join(top, rel), "rb") as f:
+                    return f.read()
+            except OSError:
+                return None
+        tree = self.repo.replace(top=top, files=files, read=read, fs=None, label=label,
+                                 _dirs=None, _files=None)
+        self._trees[commit] = tree
+        return tree
 
     def argo_settings(self) -> Optional[argocd.KustomizeSettings]:
         if not self._argo_read:

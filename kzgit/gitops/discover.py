@@ -96,15 +96,21 @@ def _resolve_flux(catalog: Catalog, app: App) -> None:
         if normalise(url) not in repo.urls:
             app.reason = f"GitRepository {ns}/{name} is {url or 'without a url'}, not this repository"
             return
-    other = flux.gitrepository_ref(source)
-    if other is not None:
-        app.reason = (f"GitRepository {ns}/{name} follows {other}; kzgit renders the checked-out "
-                      "tree only")
-        return
+    if (ns, name) != (FLUX_NAMESPACE, FLUX_NAMESPACE):
+        # this repository at another ref: that ref's tree, where the clone has it
+        revision = flux.gitrepository_revision(source)
+        if revision is not None:
+            tree = catalog.tree_at(*revision)
+            if isinstance(tree, str):
+                app.reason = f"GitRepository {ns}/{name} follows {revision[0]} {revision[1]}: {tree}"
+                return
+            if tree is not None:
+                repo = tree
+                app.extra["repo"] = tree
     app.extra["source"] = source
     path = flux.spec_path(spec)
     matcher = catalog.flux_matcher() if source is None or \
-        (ns, name) == (FLUX_NAMESPACE, FLUX_NAMESPACE) else catalog.matcher_for(source)
+        (ns, name) == (FLUX_NAMESPACE, FLUX_NAMESPACE) else catalog.matcher_for(source, repo)
     app.extra["matcher"] = matcher
     if not _dir_exists(repo, path, matcher):
         raise flux.FluxError(f"kustomization path not found: stat {path or '.'}: no such file "
@@ -516,7 +522,7 @@ def repository_for(top: str, files: List[str], read: Callable[[str], Optional[by
     return Repository(top, files, read, fs, repository_urls(remotes, settings.repo_urls),
                       settings, sel.version, sel.origin, enable_helm=config.enable_helm,
                       enable_alpha_plugins=config.enable_alpha_plugins,
-                      enable_exec=config.enable_exec, label=label)
+                      enable_exec=config.enable_exec, label=label, git_top=remotes_of or "")
 
 
 def open_worktree(top: str, config: Config, files: Optional[List[str]] = None) -> Repository:

@@ -421,14 +421,14 @@ def check_objects(resources: List[Resource]) -> None:
                             + go_json_dumps(r.obj))
 
 
-def gitrepository_ref(doc: Optional[Doc]) -> Optional[str]:
-    """What a GitRepository follows other than a branch (a tag, semver, commit or name), as
-    ``tag v1.2``; None for a branch or no ref (kzgit renders the work tree for those)."""
+def gitrepository_revision(doc: Optional[Doc]) -> Optional[Tuple[str, str]]:
+    """(kind, value) of what a GitRepository follows (``("branch", "main")``, ``("tag",
+    "v1.2")``, ...), source-controller's precedence: commit, name, semver, tag, then branch;
+    None without a ref."""
     if doc is None:
         return None
-    spec = as_dict(doc.obj.get("spec"))
-    ref = as_dict(spec.get("ref"))
-    for k in ("commit", "name", "semver", "tag"):
-        if ref.get(k):
-            return f"{k} {ref[k]}"
+    ref = as_dict(as_dict(doc.obj.get("spec")).get("ref"))
+    for k in ("commit", "name", "semver", "tag", "branch"):
+        if isinstance(ref.get(k), str) and ref[k]:
+            return k, ref[k]
     return None

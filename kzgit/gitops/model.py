@@ -57,13 +57,14 @@ class Repository(Record):
     (None: the disk), this repository's normalised URLs and the settings."""
 
     __slots__ = ("top", "files", "read", "fs", "urls", "settings", "version", "version_origin",
-                 "enable_helm", "enable_alpha_plugins", "enable_exec", "label", "_dirs", "_files")
+                 "enable_helm", "enable_alpha_plugins", "enable_exec", "label", "_dirs", "_files",
+                 "git_top")
 
     def __init__(self, top: str, files: List[str], read: Callable[[str], Optional[bytes]],
                  fs: Optional[FileSystem], urls: FrozenSet[str], settings: Settings,
                  version: Tuple[int, int, int], version_origin: str, enable_helm: bool = False,
                  enable_alpha_plugins: bool = False, enable_exec: bool = False,
-                 label: str = "") -> None:
+                 label: str = "", git_top: str = "") -> None:
         self.top = top
         self.files = files
         self.read = read
@@ -81,6 +82,8 @@ class Repository(Record):
         self.label = label   # "" for the work tree; "BASE", "HEAD" in kzgit diff
         self._dirs: Optional[Set[str]] = None   # its directories (discover._directories)
         self._files: Optional[Set[str]] = None   # its files as a set (discover._file_set)
+        #: the git work tree it comes from (another ref of it is read there); "" none
+        self.git_top = git_top
 
 
 class Doc(Record):

@@ -98,6 +98,11 @@ class ConfinedFS:
         return self.base.listdir(path)
 
 
+def _disk() -> FileSystem:
+    from kzgit.loader import DiskFS   # start-up: as the module's own
+    return DiskFS()
+
+
 def _base_fs(catalog: Catalog) -> FileSystem:
     if catalog.repo.fs is not None:
         return catalog.repo.fs
@@ -157,10 +162,11 @@ def _render_flux(catalog: Catalog, app: App) -> Rendered:
     from kzgit.gitops.sourceignore import IgnoreFS   # start-up: as the module's own, loaded where it is used
     from kzgit.loader import NO_RESTRICTIONS   # start-up: loaded only by what uses it
     from kzgit.loader.overlay import OverlayFS   # start-up: loaded only by what uses it
-    repo = catalog.repo
+    repo = app.extra.get("repo") or catalog.repo   # another ref's tree, for a GitRepository on one
     assert app.path is not None and app.version is not None
     spec = as_dict(app.obj.get("spec"))
-    artifact = IgnoreFS(_base_fs(catalog), repo.top, app.extra["matcher"])
+    base = _base_fs(catalog) if repo is catalog.repo else (repo.fs or _disk())
+    artifact = IgnoreFS(base, repo.top, app.extra["matcher"])
     dir_path = posixpath.join(repo.top, app.path) if app.path else repo.top
     kfile, text, _created = flux.generate(artifact, dir_path, spec, app.version)
     fs = ConfinedFS(OverlayFS(artifact, {kfile: text}), repo.top)

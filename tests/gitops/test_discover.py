@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Callable
 
@@ -158,7 +159,8 @@ def test_sources_that_are_not_this_repository(repo: Callable[..., Path]) -> None
     catalog = catalog_of(top)
     assert "OCIRepository flux-system/podinfo" in (catalog.find("oci").reason or "")
     assert "not this repository" in (catalog.find("moved").reason or "")
-    assert "follows tag v1.2.0" in (catalog.find("pinned").reason or "")
+    assert catalog.find("pinned").reason == ("GitRepository flux-system/pinned follows tag v1.2.0: "
+                                             "this clone does not have it")
     (top / ".kzgit.toml").write_text('[gitops]\nrepo-urls = ["git@github.com:acme/old-fleet"]\n')
     assert catalog_of(top).find("moved").rendered
 
@@ -308,3 +310,28 @@ def test_a_helm_template_of_applications_is_listed(repo: Callable[..., Path]) ->
     assert [(a.id, a.renderer) for a in catalog.apps] == [
         ("argocd:argocd/apps/templates/applications.yaml", "helm: not rendered")]
     assert "made by the Helm chart apps" in (catalog.apps[0].reason or "")
+
+
+def test_a_git_repository_on_another_ref_renders_that_ref(repo: Callable[..., Path]) -> None:
+    """A GitRepository of this repository pinned to a tag renders the tag's tree."""
+    top = repo({
+        "clusters/prod/flux-system/gotk-sync.yaml": GIT_SYNC.replace("{cluster}", "prod"),
+        "clusters/prod/sources.yaml": """
+            apiVersion: source.toolkit.fluxcd.io/v1
+            kind: GitRepository
+            metadata:
+              name: pinned
+              namespace: flux-system
+            spec:
+              url: https://github.com/acme/fleet
+              ref: {tag: v1.0.0}
+            """,
+        "clusters/prod/apps.yaml": ks("pinned", "./apps", source="kind: GitRepository\n    name: pinned"),
+        "apps/cm.yaml": CM.format(name="v1"),
+    })
+    subprocess.run(["git", "-C", str(top), "tag", "v1.0.0"], check=True, timeout=60)
+    (top / "apps/cm.yaml").write_text(CM.format(name="v2"))   # the work tree moved on
+    catalog = catalog_of(top)
+    app = catalog.find("pinned")
+    assert app.rendered
+    assert "name: v1\n" in render_app(catalog, app).to_yaml()
