@@ -173,6 +173,7 @@ class Catalog:
         self.delivered: Dict[Tuple[str, str, str], Doc] = {}
         self._matcher: Optional[Matcher] = None
         self._trees: Dict[str, Repository] = {}   # exports of other refs, by commit
+        self._branches: Optional[Set[str]] = None   # what renders as the working tree
         self._argo: Optional[argocd.KustomizeSettings] = None
         self._argo_read = False
 
@@ -233,14 +234,14 @@ class Catalog:
         if not git_top:
             return None
         from kzgit import gitio   # start-up: only a GitRepository on another ref
-        if kind == "branch":
-            try:
-                current = gitio.git(["symbolic-ref", "--quiet", "--short", "HEAD"], git_top)
-            except KzgitError:
-                current = b""
-            if current.decode("utf-8", "replace").strip() == value or not current:
-                return None   # the branch checked out (or a detached checkout: the change itself)
-            candidates = [f"refs/heads/{value}", f"refs/remotes/origin/{value}"]
+        if kind in ("branch", "revision"):
+            if value in self._working_branches():
+                # the branch checked out, or the default branch a pull request targets: the
+                # working tree is what it will hold (argocd-diff-preview renders a pull request
+                # so, pointing such Applications at its branch)
+                return None
+            candidates = ([f"refs/heads/{value}", f"refs/remotes/origin/{value}"]
+                          if kind == "branch" else [value])
         elif kind == "tag":
             candidates = [f"refs/tags/{value}"]
         else:
@@ -252,6 +253,25 @@ class Catalog:
                 continue
             return self._export(commit, value)
         return "this clone does not have it"
+
+    def _working_branches(self) -> Set[str]:
+        """``HEAD``, the branch checked out, and the default branch (``origin/HEAD``, else
+        ``main`` and ``master``)."""
+        if self._branches is not None:
+            return self._branches
+        from kzgit import gitio   # start-up: as tree_at
+        out = {"HEAD", ""}
+        for args in (["symbolic-ref", "--quiet", "--short", "HEAD"],
+                     ["symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD"]):
+            try:
+                name = gitio.git(args, self.repo.git_top).decode("utf-8", "replace").strip()
+            except KzgitError:
+                continue
+            out.add(name.split("/", 1)[1] if name.startswith("origin/") else name)
+        if len(out) < 4:
+            out |= {"main", "master"}
+        self._branches = out
+        return out
 
     def _export(self, commit: str, label: str) -> Repository:
         got = self._trees.get(commit)

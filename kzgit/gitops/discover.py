@@ -179,6 +179,16 @@ def _resolve_argo(catalog: Catalog, app: App) -> None:
         app.reason = "; ".join(others) or "no source kzgit renders"
         app.renderer = "helm: not rendered" if any("helm" in o for o in others) else NOT_RENDERED
         return
+    for s in ours:
+        # targetRevision: HEAD, the branch checked out or the default branch is the working
+        # tree; another ref renders from its tree where the clone has it
+        tree = catalog.tree_at("revision", str(s.get("targetRevision") or "HEAD"))
+        if isinstance(tree, str):
+            app.reason = f"targetRevision {s.get('targetRevision')}: {tree}"
+            return
+        if tree is not None:
+            app.extra["repo"] = tree
+            repo = tree
     app.extra["sources"] = ours
     app.extra["skipped"] = others
     renderers = []

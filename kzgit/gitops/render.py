@@ -188,14 +188,15 @@ def _render_argo(catalog: Catalog, app: App) -> Rendered:
     from kzgit.loader import ROOT_ONLY   # start-up: loaded only by what uses it
     from kzgit.loader.overlay import OverlayFS   # start-up: loaded only by what uses it
     from kzgit.resource import Resource   # start-up: loaded only by what uses it
-    repo = catalog.repo
+    repo = app.extra.get("repo") or catalog.repo   # another ref's tree (targetRevision)
     resources: List[Resource] = []
     warnings: List[str] = []
     notes: List[str] = list(app.extra.get("skipped") or [])
     for source in app.extra.get("sources") or []:
         path = flux.spec_path({"path": source.get("path")})
         app_dir = posixpath.join(repo.top, path) if path else repo.top
-        base = ConfinedFS(_base_fs(catalog), repo.top)
+        base = ConfinedFS(_base_fs(catalog) if repo is catalog.repo else (repo.fs or _disk()),
+                          repo.top)
         if source.get("_kzgit_type") == argocd.DIRECTORY:
             directory = as_dict(source.get("directory"))
             resources.extend(Resource(o, source=app_dir) for o in

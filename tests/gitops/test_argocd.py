@@ -254,3 +254,24 @@ def test_parse_image_refuses_a_bare_name() -> None:
 ])
 def test_env_expand(text: str, want: str) -> None:
     assert argocd.expand(text, {"ARGOCD_APP_NAME": "web", "ARGOCD_APP_NAMESPACE": "prod"}) == want
+
+
+def test_target_revision(repo: Callable[..., Path]) -> None:
+    """HEAD and the default branch render the working tree (what a pull request proposes); a
+    tag renders the tag's tree; a ref the clone lacks is listed, not rendered."""
+    import subprocess
+    top = repo({
+        "argocd/head.yaml": application("head", "apps/web").replace(
+            "targetRevision: HEAD", "targetRevision: main"),
+        "argocd/tagged.yaml": application("tagged", "apps/web").replace(
+            "targetRevision: HEAD", "targetRevision: v1.0.0"),
+        "argocd/gone.yaml": application("gone", "apps/web").replace(
+            "targetRevision: HEAD", "targetRevision: release-9"),
+        "apps/web/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: v1\n",
+    })
+    subprocess.run(["git", "-C", str(top), "tag", "v1.0.0"], check=True, timeout=60)
+    (top / "apps/web/cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: v2\n")
+    catalog = catalog_of(top)
+    assert "name: v2\n" in render_app(catalog, catalog.find("head")).to_yaml()
+    assert "name: v1\n" in render_app(catalog, catalog.find("tagged")).to_yaml()
+    assert catalog.find("gone").reason == "targetRevision release-9: this clone does not have it"
