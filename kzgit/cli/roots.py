@@ -63,5 +63,9 @@ def say_no_root(ws: "Workspace", roots: List[str], verbose: bool) -> None:
 def print_unchecked(ws: "Workspace") -> None:
     """``-v``: the components the run concerns (all with ``--all``, else those the change
     touches) that no root includes, so that nothing checked them, on stderr."""
+    from kzgit.hooks.render import app_catalog, app_components   # start-up: -v only
+    catalog = app_catalog(ws)
+    by_apps = app_components(catalog) if catalog is not None else set()
     for c in ws.graph.unincluded_components(ws.changed):
-        print(f"{c}: not checked: included by no root", file=sys.stderr)
+        if c not in by_apps:   # an Argo CD or Flux application's own spec includes it
+            print(f"{c}: not checked: included by no root", file=sys.stderr)

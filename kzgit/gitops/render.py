@@ -158,7 +158,6 @@ def _options(app: App, fs: FileSystem, restrictor: str, extra: Optional[Dict[str
 
 
 def _render_flux(catalog: Catalog, app: App) -> Rendered:
-    from kzgit.builder import build   # start-up: loaded only by what uses it
     from kzgit.gitops.sourceignore import IgnoreFS   # start-up: as the module's own, loaded where it is used
     from kzgit.loader import NO_RESTRICTIONS   # start-up: loaded only by what uses it
     from kzgit.loader.overlay import OverlayFS   # start-up: loaded only by what uses it
@@ -170,7 +169,7 @@ def _render_flux(catalog: Catalog, app: App) -> Rendered:
     dir_path = posixpath.join(repo.top, app.path) if app.path else repo.top
     kfile, text, _created = flux.generate(artifact, dir_path, spec, app.version)
     fs = ConfinedFS(OverlayFS(artifact, {kfile: text}), repo.top)
-    result = build(dir_path, _options(app, fs, NO_RESTRICTIONS))
+    result = _build(dir_path, _options(app, fs, NO_RESTRICTIONS), kfile)
     resources = list(result.resources)
     notes: List[str] = []
     flux.check_objects(resources)
@@ -184,7 +183,6 @@ def _render_flux(catalog: Catalog, app: App) -> Rendered:
 
 
 def _render_argo(catalog: Catalog, app: App) -> Rendered:
-    from kzgit.builder import build   # start-up: loaded only by what uses it
     from kzgit.loader import ROOT_ONLY   # start-up: loaded only by what uses it
     from kzgit.loader.overlay import OverlayFS   # start-up: loaded only by what uses it
     from kzgit.resource import Resource   # start-up: loaded only by what uses it
@@ -209,10 +207,29 @@ def _render_argo(catalog: Catalog, app: App) -> Rendered:
         build_options = _build_options(catalog, app, opts)
         restrictor = str(build_options.pop("--load-restrictor", ROOT_ONLY))
         extra = _plugin_options(repo, build_options)
-        result = build(app_dir, _options(app, ConfinedFS(fs, repo.top), restrictor, extra))
+        result = _build(app_dir, _options(app, ConfinedFS(fs, repo.top), restrictor, extra),
+                        edited[0] if edited else None)
         resources.extend(result.resources)
         warnings.extend(result.warnings)
     return Rendered(resources, warnings, notes)
+
+
+def _build(path: str, options: BuildOptions, rewritten: Optional[str]) -> Any:
+    """The build, where ``rewritten`` is a kustomization file the controller rewrote (Flux's
+    generated one, Argo CD's after ``kustomize edit``): a line kustomize's error names in it
+    is a line of the rewritten text, not of the file the user wrote, so it is left out."""
+    from kzgit.builder import build   # start-up: loaded only by what uses it
+    try:
+        return build(path, options)
+    except KzgitError as e:
+        if rewritten is None:
+            raise
+        import re   # start-up: an error path only
+        pattern = re.compile(re.escape(rewritten) + r":\d+:")
+        e2 = e.reworded(pattern.sub(rewritten + ":", e.message))
+        if e2.lead:
+            e2.lead = pattern.sub(rewritten + ":", e2.lead)
+        raise e2 from None
 
 
 def _build_options(catalog: Catalog, app: App, opts: Dict[str, Any]) -> Dict[str, Any]:

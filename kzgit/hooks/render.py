@@ -53,7 +53,7 @@ def options_for(ws: Workspace, offline: bool = False) -> BuildOptions:
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
     Outcome = Tuple[str, float, Optional[str], Any]
     """How one root's render went: (status, seconds, error *message*, what the render gives)."""
@@ -478,3 +478,21 @@ def app_findings(ws: Workspace, engine: Engine, catalog: Catalog, apps: Sequence
                                    + ws.relative_message(got.error), got.line))
         results.append(result(a, got))
     return out, results
+
+
+def app_components(catalog: Catalog) -> Set[str]:
+    """The component directories (repo-relative) the applications' own specs include (Flux
+    ``spec.components``, Argo CD ``kustomize.components``): checked by those applications."""
+    import posixpath   # start-up: only repositories with applications
+    out: Set[str] = set()
+    for a in catalog.apps:
+        spec = a.obj.get("spec")
+        spec = spec if isinstance(spec, dict) else {}
+        lists = [spec.get("components")] if a.controller == "flux" else [
+            (s.get("kustomize") or {}).get("components") for s in a.extra.get("sources") or []
+            if isinstance(s.get("kustomize"), dict)]
+        for comps in lists:
+            for c in comps if isinstance(comps, list) else []:
+                if isinstance(c, str) and a.path is not None:
+                    out.add(posixpath.normpath(posixpath.join(a.path or ".", c)))
+    return out
