@@ -20,7 +20,7 @@ from kzgit.record import Record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Callable, Dict, List, Optional
+    from typing import Callable, Dict, List, Optional, Set, Tuple
     from kzgit.options import BuildOptions
     from kzgit.hooks import Workspace
     from kzgit.rendercache import Store
@@ -94,6 +94,37 @@ def _kustomization_finder(ws: Workspace) -> Callable[[str], Optional[str]]:
     return kustomization_of
 
 
+def _unloadable(raw: bytes, where: str) -> Optional[str]:
+    """Why the kustomization cannot be read as every other command reads it (the budgeted
+    loader: an alias bomb, nesting beyond go-yaml's, bad YAML), or None.  The migrations then
+    read it with PyYAML and ruamel.yaml, which expand nothing but leave the expanded tree to
+    whoever walks it: a 12-line billion-laughs file hung ``kzgit fix --check`` (issue 32)."""
+    from kzgit.errors import YamlError   # start-up: only a file that needs a migration
+    from kzgit.yamlio import load_yaml11   # start-up: only a file that needs a migration
+    try:
+        load_yaml11(raw, where)
+    except YamlError as e:
+        return str(e)
+    return None
+
+
+def _writable(ws: Workspace) -> Callable[[str], bool]:
+    """Whether kzgit fix may write the repo-relative path: inside the repository, symbolic
+    links resolved, and tracked by git (outside a work tree: a file of the walk)."""
+    from kzgit import gitio   # start-up: only a run with a migration
+    from kzgit.walk import in_work_tree
+    top = os.path.realpath(ws.root)
+    tracked: Set[str] = set(gitio.index_files(ws.root) if in_work_tree(ws.root) else ws.files)
+
+    def ok(rel: str) -> bool:
+        norm = posixpath.normpath(rel)
+        if posixpath.isabs(norm) or norm == ".." or norm.startswith("../") or norm not in tracked:
+            return False
+        real = os.path.realpath(ws.path(norm))
+        return real.startswith(top.rstrip(os.sep) + os.sep)
+    return ok
+
+
 def plan(ws: Workspace, targets: Optional[List[str]], options: BuildOptions, jobs: int = 0,
          store: Optional[Store] = None, vars_mode: bool = False) -> FixReport:
     """Migrate every candidate kustomization in memory and prove the result; nothing written.
@@ -113,6 +144,10 @@ def plan(ws: Workspace, targets: Optional[List[str]], options: BuildOptions, job
             fixes.append(FileFix(rel, "", "", [], ["not UTF-8 text: not migrated"]))
             continue
         if not needs_fix(text):
+            continue
+        bad = _unloadable(raw, ws.path(rel))
+        if bad:
+            fixes.append(FileFix(rel, "", "", [], [f"not migrated: {bad}"]))
             continue
         fix = migrate(rel, text, file_test(read_ok, posixpath.dirname(rel) or "."),
                       vars_mode, read, kustomization_of)
@@ -138,6 +173,21 @@ def plan(ws: Workspace, targets: Optional[List[str]], options: BuildOptions, job
             continue
         for p in fix.others:
             claimed[p] = fix.path
+    # kzgit fix writes only the repository's own files: a vars conversion follows resources:
+    # ../shared out of it (or a symbolic link), and an untracked file is not the user's to
+    # have rewritten unasked (issue 32)
+    writable = _writable(ws)
+    for n, fix in enumerate(fixes):
+        if not fix.changed:
+            continue
+        refused = sorted(p for p in fix.files() if not writable(p))
+        if fix.path in refused:
+            fixes[n] = FileFix(fix.path, fix.old, fix.old, [], [
+                f"not migrated: {fix.path} is not a tracked file of the repository at {ws.root}"])
+        elif refused:
+            fixes[n] = without_vars(fix, f"vars -> replacements: not migrated: {refused[0]} is outside "
+                                         f"the repository at {ws.root} or not tracked by git; kzgit "
+                                         "fix writes only the repository's tracked files")
     units = {f.path: f.files() for f in fixes if f.changed}
     if not units:
         return FixReport(fixes, {}, [], [])
@@ -163,22 +213,27 @@ def plan(ws: Workspace, targets: Optional[List[str]], options: BuildOptions, job
 
 
 def write(ws: Workspace, report: FixReport) -> None:
-    """Write the proven changes, each kustomization's files together.
+    """Write the proven changes: one transaction, every file written or none.
 
-    Each file goes to a temporary file beside it first (its mode kept); then the renames of
-    one change run with SIGINT and SIGTERM held back, so Ctrl-C leaves a ``--vars`` conversion
-    either whole (the kustomization and the resources holding its placeholders) or not begun,
-    and every file old or new (:mod:`kzgit.atomic`'s guarantee for one file)."""
-    by_path = {f.path: f for f in report.fixes}
+    Each file goes to a temporary file beside it first (its mode kept), and each existing file
+    is kept under a second name (a hard link); then the renames run with SIGINT and SIGTERM
+    held back, so Ctrl-C finds the run either not begun or done.  A rename that fails midway
+    (a read-only directory, a file replaced by a directory) puts back every file already
+    renamed and raises; nothing is left half migrated (issue 32: a failed rename used to
+    leave some files new and some old)."""
+    files: Dict[str, str] = {}
     for rel in report.proven:
-        _write_together(ws, by_path[rel].files())
-        report.written.append(rel)
+        files.update(next(f for f in report.fixes if f.path == rel).files())
+    if files:
+        _write_all(ws, files)
+    report.written.extend(report.proven)
 
 
-def _write_together(ws: Workspace, files: Dict[str, str]) -> None:
+def _write_all(ws: Workspace, files: Dict[str, str]) -> None:
     import signal   # start-up: only a run that writes
     from kzgit.atomic import OutputError, new_file_mode, new_temp_file, os_error_reason   # start-up: as above
-    temps: List[tuple] = []
+    staged: List[Tuple[str, str, Optional[str]]] = []   # (temporary file, path, kept original)
+    done: List[Tuple[str, Optional[str]]] = []          # (path, kept original) renamed so far
     try:
         for rel, text in sorted(files.items()):
             path = ws.path(rel)
@@ -187,28 +242,62 @@ def _write_together(ws: Workspace, files: Dict[str, str]) -> None:
                 fd, tmp = new_temp_file(os.path.dirname(path), ".kzgit-")
             except OSError as e:
                 raise OutputError(path, os_error_reason(path, e)) from None
-            temps.append((tmp, path))
+            staged.append((tmp, path, None))
             try:
                 with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
                     f.write(text)
                     os.fchmod(f.fileno(), mode)
+                kept = _keep(path)
             except OSError as e:
                 raise OutputError(path, os_error_reason(path, e)) from None
+            staged[-1] = (tmp, path, kept)
         held = {signal.SIGINT, signal.SIGTERM}
         old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
         try:
-            while temps:
-                tmp, path = temps[0]
+            for tmp, path, kept in staged:
                 try:
                     os.replace(tmp, path)
                 except OSError as e:
-                    raise OutputError(path, os_error_reason(path, e)) from None
-                temps.pop(0)
+                    _roll_back(done)
+                    raise OutputError(path, os_error_reason(path, e) + "; no file was changed") from None
+                done.append((path, kept))
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, old)
     finally:
-        for tmp, _ in temps:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+        renamed = {p for p, _ in done}
+        for tmp, path, kept in staged:
+            leftovers = [] if path in renamed else [tmp]
+            if kept is not None:
+                leftovers.append(kept)
+            for leftover in leftovers:
+                try:
+                    os.unlink(leftover)
+                except OSError:
+                    pass
+
+
+def _keep(path: str) -> Optional[str]:
+    """A second name for the file at ``path`` (None when there is none yet), to put back."""
+    if not os.path.lexists(path):
+        return None
+    for n in range(100):
+        kept = os.path.join(os.path.dirname(path), f".kzgit-keep-{os.getpid()}-{n}-{os.path.basename(path)}")
+        try:
+            os.link(path, kept)
+            return kept
+        except FileExistsError:
+            continue
+    raise FileExistsError(path)
+
+
+def _roll_back(done: List[Tuple[str, Optional[str]]]) -> None:
+    """Put back the files renamed so far (newest first): the originals kept, the new removed."""
+    for path, kept in reversed(done):
+        try:
+            if kept is None:
+                os.unlink(path)
+            else:
+                os.link(kept, path + ".kzgit-restore")
+                os.replace(path + ".kzgit-restore", path)
+        except OSError:
+            pass

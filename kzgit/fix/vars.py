@@ -30,7 +30,9 @@ import posixpath
 
 import yaml
 
+from kzgit.errors import YamlError
 from kzgit.fix._text import Unsupported
+from kzgit.yamlio import load_documents, load_yaml11
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
@@ -71,7 +73,11 @@ def touched_files(kdir: str, k: Dict[str, Any], read: ReadText, kustomization_of
                 continue
             seen.add(p)
             text = read(kf)
-            sub = yaml.safe_load(text) if text else None
+            # the budgeted loader, as a build reads it: an alias bomb fails fast
+            try:
+                sub = load_yaml11(text, kf) if text else None
+            except YamlError:
+                sub = None
             if isinstance(sub, dict):
                 out += touched_files(p, sub, read, kustomization_of, seen)
             continue
@@ -194,8 +200,8 @@ def convert(kpath: str, k: Dict[str, Any], read: ReadText, kustomization_of: Kus
             if path not in texts:
                 continue
             try:
-                docs = [d for d in yaml.safe_load_all(texts[path]) if d is not None]
-            except yaml.YAMLError:
+                docs = load_documents(texts[path], path)   # budgeted, as a build reads it
+            except YamlError:
                 continue   # convert.go getNodesFromFile: a file that does not parse is skipped
             for doc in docs:
                 found: List[Tuple[str, Dict[str, Any]]] = []

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kzgit.config import load_config
-from kzgit.fix import _write_together
+from kzgit.fix import _write_all
 from kzgit.hooks import Workspace
 
 
@@ -31,7 +31,7 @@ def test_ctrl_c_during_the_renames_waits_for_the_last(tmp_path: Path, monkeypatc
         real(src, dst)
     monkeypatch.setattr(os, "replace", replace)
     with pytest.raises(KeyboardInterrupt):
-        _write_together(_ws(tmp_path), {"kustomization.yaml": "new k\n", "deploy.yaml": "new d\n"})
+        _write_all(_ws(tmp_path), {"kustomization.yaml": "new k\n", "deploy.yaml": "new d\n"})
     assert len(calls) == 2
     assert (tmp_path / "kustomization.yaml").read_text() == "new k\n"
     assert (tmp_path / "deploy.yaml").read_text() == "new d\n"
@@ -56,8 +56,35 @@ def test_a_failed_write_leaves_every_file_old_and_no_temporary_file(tmp_path: Pa
         return real(directory, prefix)
     monkeypatch.setattr(atomic, "new_temp_file", new_temp_file)
     with pytest.raises(OutputError, match="No space left on device"):
-        _write_together(_ws(tmp_path), {"kustomization.yaml": "new\n", "deploy.yaml": "new\n"})
+        _write_all(_ws(tmp_path), {"kustomization.yaml": "new\n", "deploy.yaml": "new\n"})
     assert made
     assert (tmp_path / "kustomization.yaml").read_text() == "old\n"
     assert (tmp_path / "deploy.yaml").read_text() == "old\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["deploy.yaml", "kustomization.yaml"]
+
+
+def test_a_run_is_one_transaction_a_rename_failing_midway_puts_every_file_back(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 32: the files of a run were renamed one change at a time, and a rename that failed
+    midway (here the third of four, across two kustomizations) left some files new and some
+    old.  Now every file is put back and the error says so."""
+    from kzgit.atomic import OutputError
+    names = ["a/kustomization.yaml", "a/deploy.yaml", "b/kustomization.yaml", "b/svc.yaml"]
+    for name in names:
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(f"old {name}\n")
+    real = os.replace
+    calls = []
+
+    def replace(src: str, dst: str) -> None:
+        calls.append(dst)
+        if len(calls) == 3:
+            raise PermissionError(13, "Permission denied")
+        real(src, dst)
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(OutputError, match=r"\(Permission denied\); no file was changed"):
+        _write_all(_ws(tmp_path), {n: f"new {n}\n" for n in names})
+    monkeypatch.setattr(os, "replace", real)
+    for name in names:
+        assert (tmp_path / name).read_text() == f"old {name}\n"
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file()) == sorted(names)
