@@ -53,9 +53,13 @@ _HELPER = ("!f() { test \"$1\" = get || return 0; printf 'username=%s\\n' \"$KZG
 class GitAuth:
     """An http(s) git URL split into the URL git is given and the credentials for its origin.
 
-    ``url`` has no userinfo; ``config`` (``-c`` entries) and ``env`` make git's credential
-    machinery return the userinfo for ``<scheme>://<host>[:port]`` and no other origin.  A URL
-    without userinfo, or not http(s), is kept as it is with nothing to add.
+    ``url`` has no userinfo; ``config`` (``"key=value"`` entries, passed to git through
+    ``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n`` by :func:`run_git`) and ``env`` make git's
+    credential machinery return the userinfo for ``<scheme>://<host>[:port]`` and no other
+    origin.  The host is part of a configuration key: one that is not a host name, an IPv4 or
+    a bracketed IPv6 address with an optional port is refused (an ``=`` or ``.helper`` in it
+    would otherwise write configuration of the URL's choosing).  A URL without userinfo, or
+    not http(s), is kept as it is with nothing to add.
     """
 
     __slots__ = ("url", "config", "env")
@@ -72,6 +76,9 @@ class GitAuth:
         user, password = urllib.parse.unquote(user), urllib.parse.unquote(password)
         if any(c in user + password for c in "\n\r\0"):
             raise RemoteError(f"refusing '{redact(url)}': its credentials contain a line break")
+        if not _valid_hostport(hostport):
+            raise RemoteError(f"refusing '{redact(url)}': '{hostport}' is not a host name or "
+                              "address with an optional port")
         origin = f"{parts.scheme.lower()}://{hostport}"
         self.url = urllib.parse.urlunsplit(parts._replace(netloc=hostport))
         self.env = {"KZGIT_GIT_USERNAME": user}
@@ -83,6 +90,32 @@ class GitAuth:
                         "http.followRedirects=initial")
         if has_password:
             self.env["KZGIT_GIT_PASSWORD"] = password
+
+
+def _valid_hostport(hostport: str) -> bool:
+    """``host[:port]``: a DNS name or IPv4 address (letters, digits, ``-``, ``.``, ``_``), or a
+    bracketed IPv6 address; a port of digits."""
+    import re   # start-up: only a URL with credentials
+    return re.fullmatch(r"(?:[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?|\[[0-9A-Fa-f:.]+\])"
+                        r"(?::[0-9]{1,5})?", hostport) is not None
+
+
+def config_env(entries: Sequence[str], env: Mapping[str, str]) -> Dict[str, str]:
+    """``"key=value"`` configuration entries as git 2.31's ``GIT_CONFIG_COUNT`` /
+    ``GIT_CONFIG_KEY_n`` / ``GIT_CONFIG_VALUE_n`` variables, after those ``env`` already has
+    (the user's own, which git reads first: ours win).  Key and value travel apart, so a value
+    (or a host in a key) is never parsed for ``=`` as ``git -c key=value`` parses it."""
+    try:
+        start = max(0, int(env.get("GIT_CONFIG_COUNT", "0")))
+    except ValueError:
+        start = 0
+    out: Dict[str, str] = {}
+    for n, entry in enumerate(entries, start):
+        key, _, value = entry.partition("=")
+        out[f"GIT_CONFIG_KEY_{n}"] = key
+        out[f"GIT_CONFIG_VALUE_{n}"] = value
+    out["GIT_CONFIG_COUNT"] = str(start + len(entries))
+    return out
 
 
 def no_git_env(env: Optional[Mapping[str, str]] = None,
@@ -130,7 +163,8 @@ def run_git(args: Sequence[str], *, cwd: str, timeout: float, label: str,
             config: Sequence[str] = (), protocols: Sequence[str] = ALLOWED_PROTOCOLS,
             git: str = "git", secrets: Sequence[Optional[str]] = (),
             auth: Optional[GitAuth] = None) -> str:
-    """Run ``git <pinned -c> <config> <args>`` in ``cwd``; return stdout.
+    """Run ``git <args>`` in ``cwd`` with the pinned configuration and ``config`` (through
+    :func:`config_env`); return stdout.
 
     The child runs in its own session (so ssh cannot prompt on the terminal);
     on timeout or KeyboardInterrupt its whole group is killed.  Errors are
@@ -138,12 +172,12 @@ def run_git(args: Sequence[str], *, cwd: str, timeout: float, label: str,
     ``auth`` supplies the credentials of a URL given to git without them (:class:`GitAuth`).
     """
     _refuse_late_options(args, label)
-    argv: List[str] = [git]
-    for c in (*_PINNED_CONFIG, *config, *(auth.config if auth else ())):
-        argv += ["-c", c]
-    argv += list(args)
+    argv: List[str] = [git, *args]
     shown_cmd = redact(" ".join(["git", *args]), secrets)
     env = git_env(protocols)
+    # the configuration through the environment, never "-c key=value" on the command line
+    # (the credentials' origin is in a key; see GitAuth)
+    env.update(config_env((*_PINNED_CONFIG, *config, *(auth.config if auth else ())), env))
     if auth:
         env.update(auth.env)
     # never discover a repository above cwd (the cache may sit inside someone's repo)
