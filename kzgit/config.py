@@ -6,7 +6,10 @@ unknown key and every bad value is a :class:`~kzgit.errors.UsageError` naming
 the key and the file, so a typo never silently turns a check off.
 
 ``engine-path`` and ``helm-command`` from a repository are taken only when the user's own
-file (:func:`user_config`, ``~/.config/kzgit/config.toml``) names the same program.
+file (:func:`user_config`, ``~/.config/kzgit/config.toml``) names the same program, and
+``enable-alpha-plugins``, ``enable-exec``, ``enable-helm`` = true and ``load-restrictor =
+"LoadRestrictionsNone"`` (what runs and what is read) only when the user's file sets the same
+value, or the user approved the repository's settings as they are (``kzgit trust``).
 
 Keys (all optional)::
 
@@ -60,6 +63,9 @@ Keys (all optional)::
     allow-read = ["~/.config/sops/age"]   # more paths plugins may read (~ expanded)
     allow-write = []                # more paths plugins may write
     network = false                 # TCP for confined plugins (as --network)
+    allow-env = ["SOPS_AGE_KEY_FILE"]  # more environment variables plugins receive
+    allow-unconfined = false        # where the kernel cannot confine (no Landlock), mode
+                                    # "auto" runs plugins unconfined only when this is true
 """
 from __future__ import annotations
 
@@ -174,13 +180,15 @@ class SandboxSettings(Record):
     """
 
     __slots__ = ("mode", "allow_read", "allow_write", "network", "source", "repository", "keys",
-                 "prefix", "flag_mode", "flag_network", "approved", "trust_key")
+                 "prefix", "flag_mode", "flag_network", "approved", "trust_key", "allow_env",
+                 "allow_unconfined")
 
     def __init__(self, mode: str = "auto", allow_read: Tuple[str, ...] = (),
                  allow_write: Tuple[str, ...] = (), network: bool = False, source: str = "",
                  repository: bool = False, keys: Tuple[str, ...] = (), prefix: str = "sandbox.",
                  flag_mode: Optional[str] = None, flag_network: bool = False,
-                 approved: bool = False, trust_key: Optional[str] = None) -> None:
+                 approved: bool = False, trust_key: Optional[str] = None,
+                 allow_env: Tuple[str, ...] = (), allow_unconfined: bool = False) -> None:
         #: "auto": confine where the kernel can, run unconfined elsewhere; "require": fail where
         #: it cannot; "off": never confine
         self.mode = mode
@@ -205,6 +213,10 @@ class SandboxSettings(Record):
         #: the repository's top on the disk that approvals are recorded for (None: a revision)
         self.approved = approved
         self.trust_key = trust_key
+        #: environment variables plugins receive beyond kzgit's allow-list (kzgit.sandbox.env)
+        self.allow_env = allow_env
+        #: in mode "auto" where the kernel cannot confine, run plugins unconfined (else refuse)
+        self.allow_unconfined = allow_unconfined
 
     def with_flags(self, mode: Optional[str] = None, network: bool = False) -> "SandboxSettings":
         """These settings with the command line's ``--sandbox`` / ``--network`` winning."""
@@ -218,12 +230,10 @@ class SandboxSettings(Record):
         granted is a :class:`~kzgit.errors.UsageError` naming the key and how to grant it."""
         if not self.repository:
             return self
-        if self.approved:   # the user approved exactly these settings (kzgit trust): as written
-            return SandboxSettings(mode=self.flag_mode or self.mode, allow_read=self.allow_read,
-                                   allow_write=self.allow_write,
-                                   network=self.network or self.flag_network, source=self.source)
         if user is None:
             user = user_config().sandbox
+        if self.approved:
+            return self._approved(user)
         mode = self.flag_mode or user.mode
         if self.flag_mode is None and "mode" in self.keys:
             if self.mode == "off" and user.mode != "off":
@@ -248,8 +258,38 @@ class SandboxSettings(Record):
                 if not any(want == g or want.startswith(g.rstrip("/") + "/") for g in granted):
                     self._refuse(key, repr(path), f"{key} = [{_toml_str(path)}]", None)
             allow[attr] = theirs
+        allow_env = user.allow_env
+        if "allow-env" in self.keys:
+            for name in self.allow_env:
+                if name not in user.allow_env:
+                    self._refuse("allow-env", repr(name), f"allow-env = [{_toml_str(name)}]", None)
+            allow_env = self.allow_env
+        unconfined = user.allow_unconfined
+        if "allow-unconfined" in self.keys:
+            if self.allow_unconfined and not user.allow_unconfined:
+                self._refuse("allow-unconfined", "true", "allow-unconfined = true", "--sandbox off")
+            unconfined = self.allow_unconfined
         return SandboxSettings(mode=mode, allow_read=allow["allow_read"],
-                               allow_write=allow["allow_write"], network=network, source=self.source)
+                               allow_write=allow["allow_write"], network=network, source=self.source,
+                               allow_env=allow_env, allow_unconfined=unconfined)
+
+    def _approved(self, user: "SandboxSettings") -> "SandboxSettings":
+        """The user approved exactly these settings (``kzgit trust``): each key the repository
+        wrote applies as written, the user's own settings for the rest, and the paths and
+        variables of both (an approval widens what the user allows, never drops it)."""
+        def mine_or_theirs(key: str, attr: str) -> Any:
+            return getattr(self, attr) if key in self.keys else getattr(user, attr)
+
+        def both(key: str, attr: str) -> Tuple[str, ...]:
+            theirs: Tuple[str, ...] = getattr(self, attr) if key in self.keys else ()
+            return tuple(dict.fromkeys([*getattr(user, attr), *theirs]))
+        return SandboxSettings(
+            mode=self.flag_mode or mine_or_theirs("mode", "mode"),
+            allow_read=both("allow-read", "allow_read"), allow_write=both("allow-write", "allow_write"),
+            network=self.flag_network or bool(mine_or_theirs("network", "network")),
+            allow_env=both("allow-env", "allow_env"),
+            allow_unconfined=bool(mine_or_theirs("allow-unconfined", "allow_unconfined")),
+            source=self.source)
 
     def _refuse(self, key: str, value: str, grant: str, flag: Optional[str]) -> None:
         how = f"add {grant} to [sandbox] in {user_config_path()} (it applies wherever you run kzgit)"
@@ -276,15 +316,24 @@ def _toml_str(s: str) -> str:
 class UserConfig(Record):
     """The user's own settings (:func:`user_config`): what only the user may grant."""
 
-    __slots__ = ("sandbox", "engine_path", "helm_command", "source")
+    __slots__ = ("sandbox", "engine_path", "helm_command", "source", "grants")
 
     def __init__(self, sandbox: Optional[SandboxSettings] = None, engine_path: Optional[str] = None,
-                 helm_command: Optional[str] = None, source: str = "") -> None:
+                 helm_command: Optional[str] = None, source: str = "",
+                 grants: Optional[Dict[str, Any]] = None) -> None:
         self.sandbox = SandboxSettings() if sandbox is None else sandbox
         #: programs that run unconfined, which a repository may name only when they are these
         self.engine_path = engine_path
         self.helm_command = helm_command
         self.source = source
+        #: :data:`GRANT_KEYS` the user set: a repository's widening value of one is taken only
+        #: when it is the user's (``enable-exec = true``, ``load-restrictor = "LoadRestrictionsNone"``)
+        self.grants: Dict[str, Any] = {} if grants is None else grants
+
+
+#: The repository keys that widen what runs (plugins) and what is read (the load restrictor):
+#: a repository's value is taken only when the user's file sets the same (or ``kzgit trust``).
+GRANT_KEYS = ("enable-alpha-plugins", "enable-exec", "enable-helm", "load-restrictor")
 
 
 def user_config_path() -> str:
@@ -296,9 +345,12 @@ def user_config_path() -> str:
 def user_config() -> UserConfig:
     """The user's configuration file (:func:`user_config_path`); defaults when it is absent.
 
-    Keys: ``engine-path`` and ``helm-command`` (the programs a repository may name), and a
+    Keys: ``engine-path`` and ``helm-command`` (the programs a repository may name),
+    :data:`GRANT_KEYS` (what a repository may turn on: ``enable-exec = true`` lets a
+    repository's ``enable-exec = true`` apply; it turns nothing on by itself), and a
     ``[sandbox]`` table with the repository's keys (``mode``, ``allow-read``, ``allow-write``,
-    ``network``), which apply wherever the user runs kzgit and bound what a repository may set.
+    ``network``, ``allow-env``, ``allow-unconfined``), which apply wherever the user runs kzgit
+    and bound what a repository may set.
     """
     path = user_config_path()
     try:
@@ -311,8 +363,10 @@ def user_config() -> UserConfig:
     table = _parse_toml(data, path)
     cfg = UserConfig(source=path)
     sandbox = table.pop("sandbox", None)
+    grants = {k: table.pop(k) for k in GRANT_KEYS if k in table}
     _apply(cfg, table, {k: _KEYS[k] for k in ("engine-path", "helm-command")}, "", path,
            tables=("sandbox",))
+    _apply(cfg.grants, grants, {k: (k, *_KEYS[k][1:]) for k in GRANT_KEYS}, "", path)
     if sandbox is not None:
         if not isinstance(sandbox, dict):
             raise UsageError(f"{path}: bad value for 'sandbox': expected a table")
@@ -487,6 +541,10 @@ _SANDBOX_KEYS: Dict[str, Tuple[str, Any, str]] = {
     "allow-read": ("allow_read", _str_list, "a list of paths"),
     "allow-write": ("allow_write", _str_list, "a list of paths"),
     "network": ("network", _bool, "true or false"),
+    "allow-env": ("allow_env", lambda v: _str_list(v) if _str_list(v) is not None and all(
+        re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", n) for n in v) else None,
+                  "a list of environment variable names"),
+    "allow-unconfined": ("allow_unconfined", _bool, "true or false"),
 }
 
 
@@ -508,11 +566,13 @@ def _apply(target: Any, table: Dict[str, Any], keys: Dict[str, Tuple[str, Any, s
 
 
 def parse_config(table: Dict[str, Any], source: str, prefix: str = "",
-                 trust_key: Optional[str] = None) -> Config:
+                 trust_key: Optional[str] = None, grants: bool = True) -> Config:
     """Validate one kzgit table (``prefix`` is how its keys are named in messages).
 
     ``trust_key`` (the repository's top, on the disk) lets a recorded approval
     (:func:`approve`, ``kzgit trust``) of exactly these settings grant their widening.
+    ``grants=False`` skips the refusal of :data:`GRANT_KEYS` the user did not grant, for a
+    caller that reads only the ``[sandbox]`` table (``kzgit build``, whose flags decide).
     """
     cfg = Config(source=source)
     approved = (trust_key is not None and any(k in table for k in TRUST_KEYS)
@@ -560,12 +620,14 @@ def parse_config(table: Dict[str, Any], source: str, prefix: str = "",
     cfg.sandbox.trust_key = trust_key
     if not approved:
         _check_programs(cfg, table, prefix, source, trust_key)
+        if grants:
+            _check_grants(table, prefix, source, trust_key)
     return cfg
 
 
 #: The keys whose values decide what runs with the user's rights (the table ``[sandbox]`` whole).
 TRUST_KEYS = ("engine", "engine-path", "helm-command", "enable-alpha-plugins", "enable-exec",
-              "enable-helm", "sandbox")
+              "enable-helm", "load-restrictor", "sandbox")
 
 
 def trust_digest(table: Dict[str, Any]) -> str:
@@ -671,6 +733,31 @@ def _check_programs(cfg: Config, table: Dict[str, Any], prefix: str, source: str
                 f'otherwise use engine = "builtin" (the default)')
 
 
+def _check_grants(table: Dict[str, Any], prefix: str, source: str,
+                  trust_key: Optional[str]) -> None:
+    """Refuse a repository's ``enable-*`` = true or ``load-restrictor = "LoadRestrictionsNone"``
+    that the user has not granted: a pull request that adds a plugin must not turn plugins on
+    in the same change (a repository may always narrow: false, ``LoadRestrictionsRootOnly``)."""
+    wanted = [k for k in GRANT_KEYS if k in table
+              and table[k] == (NO_RESTRICTIONS if k == "load-restrictor" else True)]
+    if not wanted:
+        return
+    user = user_config()
+    for key in wanted:
+        value = table[key]
+        if user.grants.get(key) == value:
+            continue
+        shown = _toml_str(value) if isinstance(value, str) else "true"
+        what = ("lets kustomizations read files outside their root"
+                if key == "load-restrictor" else "lets the repository's plugins run")
+        raise UsageError(
+            f"{source}: '{prefix}{key}' = {shown} {what}; a repository may turn it on only "
+            "when you have granted it",
+            tip=f"if you trust this repository, add {key} = {shown} to {user_config_path()} (it "
+                f"applies wherever you run kzgit){_approve_tip(trust_key)}; otherwise remove "
+                f"'{prefix}{key}' from {os.path.basename(source) or 'its configuration'}")
+
+
 def _approve_tip(trust_key: Optional[str]) -> str:
     import shlex   # start-up: only an approval or a refusal needs it
     return (f", or approve this repository's settings as they are with "
@@ -689,7 +776,8 @@ def _parse_toml(data: bytes, where: str) -> Dict[str, Any]:
 
 
 def config_from_reader(read: Callable[[str], Optional[bytes]],
-                       where: Callable[[str], str], trust_key: Optional[str] = None) -> Config:
+                       where: Callable[[str], str], trust_key: Optional[str] = None,
+                       grants: bool = True) -> Config:
     """The configuration in a file tree that is not necessarily the disk (a git revision).
 
     ``read(name)`` returns the bytes of the top-level file ``name`` or None when
@@ -699,7 +787,7 @@ def config_from_reader(read: Callable[[str], Optional[bytes]],
     own = read(KZGIT_TOML)
     if own is not None:
         return parse_config(_parse_toml(own, where(KZGIT_TOML)), where(KZGIT_TOML),
-                            trust_key=trust_key)
+                            trust_key=trust_key, grants=grants)
     pyproject = read(PYPROJECT)
     if pyproject is None:
         return Config()
@@ -710,7 +798,8 @@ def config_from_reader(read: Callable[[str], Optional[bytes]],
         return Config()
     if not isinstance(table, dict):
         raise UsageError(f"{where(PYPROJECT)}: bad value for 'tool.kzgit': expected a table")
-    return parse_config(table, where(PYPROJECT), prefix="tool.kzgit.", trust_key=trust_key)
+    return parse_config(table, where(PYPROJECT), prefix="tool.kzgit.", trust_key=trust_key,
+                        grants=grants)
 
 
 def tool_table(pyproject: Optional[bytes]) -> Any:
@@ -736,8 +825,9 @@ def settings_table(read: Callable[[str], Optional[bytes]]) -> Any:
     return tool_table(read(PYPROJECT))
 
 
-def load_config(repo_root: str) -> Config:
-    """Read the configuration of the repository at ``repo_root`` (defaults when none)."""
+def load_config(repo_root: str, grants: bool = True) -> Config:
+    """Read the configuration of the repository at ``repo_root`` (defaults when none);
+    ``grants`` as :func:`parse_config`."""
     def read(name: str) -> Optional[bytes]:
         path = os.path.join(repo_root, name)
         if not os.path.isfile(path):
@@ -748,7 +838,7 @@ def load_config(repo_root: str) -> Config:
         except OSError as e:
             raise UsageError(f"{path}: cannot read: {e.strerror or e}") from None
     return config_from_reader(read, lambda name: os.path.join(repo_root, name),
-                              trust_key=os.path.realpath(repo_root))
+                              trust_key=os.path.realpath(repo_root), grants=grants)
 
 
 def glob_match(path: str, patterns: Sequence[str]) -> bool:

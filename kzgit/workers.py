@@ -118,6 +118,9 @@ def render_pool(engine: Engine, workers: int) -> Iterator[concurrent.futures.Exe
         # import the pipeline once here, so forked workers inherit it instead of each
         # importing it again
         import kzgit.builder.pipeline  # noqa: F401
+        # a plugin a worker runs unconfined is reported by the command (kzgit.cli.main)
+        from kzgit.sandbox import share_record
+        share_record()
         # "fork", said explicitly: the workers inherit the imported pipeline (and Python 3.14
         # makes "forkserver" the default on Linux, which would import it again in each)
         pool = concurrent.futures.ProcessPoolExecutor(

@@ -385,6 +385,16 @@ def grant_sandbox(config_home: StrPath, **keys: Any) -> Path:
     Tests run two tools side by side from threads (tests/plugins/test_helm.py ``compare``): the
     read-modify-write holds a lock and the file is replaced atomically, so a kzgit reading it
     never sees a grant lost or half written."""
+    return _grant(config_home, "sandbox", keys)
+
+
+def grant_user(config_home: StrPath, **keys: Any) -> Path:
+    """Set top-level keys of the user's ``config.toml`` (``enable_exec=True`` writes
+    ``enable-exec = true``: what a repository may turn on), keeping the rest of the file."""
+    return _grant(config_home, "", keys)
+
+
+def _grant(config_home: StrPath, table_name: str, keys: Dict[str, Any]) -> Path:
     import json
     import sys
     if sys.version_info >= (3, 11):
@@ -394,11 +404,17 @@ def grant_sandbox(config_home: StrPath, **keys: Any) -> Path:
     path = Path(config_home) / "kzgit" / "config.toml"
     with _GRANT_LOCK:
         path.parent.mkdir(parents=True, exist_ok=True)
-        table = tomllib.loads(path.read_text()).get("sandbox", {}) if path.exists() else {}
+        data = tomllib.loads(path.read_text()) if path.exists() else {}
+        table = data.setdefault(table_name, {}) if table_name else data
         for key, value in keys.items():
             name = key.replace("_", "-")
             table[name] = [*table.get(name, []), *value] if isinstance(value, list) else value
+        top = {k: v for k, v in data.items() if not isinstance(v, dict)}
+        text = "".join(f"{k} = {json.dumps(v)}\n" for k, v in top.items())
+        for name, sub in data.items():
+            if isinstance(sub, dict):
+                text += f"[{name}]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in sub.items())
         tmp = path.with_name(f".config.toml.{os.getpid()}.{threading.get_ident()}")
-        tmp.write_text("[sandbox]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in table.items()))
+        tmp.write_text(text)
         os.replace(tmp, path)
     return path

@@ -95,7 +95,7 @@ def _version(args: argparse.Namespace) -> Selection:
     if top is None or not _has_config(top):
         return select()
     from kzgit.config import load_config   # start-up: only a repository with a configuration
-    return from_config(load_config(top))
+    return from_config(load_config(top, grants=False))   # the flags decide the plugins
 
 
 def _has_config(top: str) -> bool:
@@ -223,11 +223,6 @@ def run(args: argparse.Namespace) -> int:
         text, warnings = cached_yaml(args.dir, options, before_build=load)
     for w in warnings:
         print(w, file=sys.stderr)
-    if args.enable_alpha_plugins or args.enable_exec or args.enable_helm:
-        from kzgit.sandbox import unconfined_reason   # start-up
-        why = unconfined_reason()
-        if why:
-            print(f"kzgit: info: plugins ran unconfined: {why}", file=sys.stderr)
     if result is not None:
         text = "" if to_dir else result.to_yaml()
     if args.output:

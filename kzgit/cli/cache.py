@@ -97,7 +97,7 @@ def build_settings(target: str) -> Tuple[bool, int]:
                            or may_configure_kzgit(_read_or_empty(os.path.join(top, "pyproject.toml")))):
         return True, DEFAULT_SIZE_MB
     from kzgit.config import load_config   # start-up
-    config = load_config(top)
+    config = load_config(top, grants=False)   # the cache settings only
     return config.cache, config.cache_size_mb
 
 

@@ -101,12 +101,33 @@ def _version() -> str:
 def _crash_log(exc: BaseException) -> str:
     import tempfile  # only after a crash: not worth its import on every run
     import traceback
+    from kzgit.remote._redact import redact   # start-up: after a crash only
 
     fd, path = tempfile.mkstemp(prefix="kzgit-crash-", suffix=".log")
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     with os.fdopen(fd, "w") as f:
-        f.write(f"{_version()}\nargv: {sys.argv!r}\n\n")
-        traceback.print_exception(type(exc), exc, exc.__traceback__, file=f)
+        # a crash log is attached to bug reports: no credential of the command line (a
+        # remote URL's user and token, an --env value) or of the error reaches it
+        f.write(f"{_version()}\nargv: {redacted_argv(sys.argv)!r}\n\n{redact(text)}")
     return path
+
+
+def redacted_argv(argv: List[str]) -> List[str]:
+    """``argv`` with the userinfo of every URL and the value of every ``-e/--env NAME=VALUE``
+    replaced by ``***`` (``--env NAME`` passes a variable by name: kept)."""
+    from kzgit.remote._redact import redact   # start-up: after a crash only
+    out: List[str] = []
+    env_value = False
+    for arg in argv:
+        if env_value and "=" in arg:
+            arg = arg.split("=", 1)[0] + "=***"
+        elif arg.startswith("--env=") and arg.count("=") > 1:
+            arg = "--env=" + arg[len("--env="):].split("=", 1)[0] + "=***"
+        elif arg.startswith("-e") and len(arg) > 2 and "=" in arg:
+            arg = "-e" + arg[2:].split("=", 1)[0] + "=***"
+        env_value = arg in ("-e", "--env")
+        out.append(redact(arg))
+    return out
 
 
 # Signals that unwind like Ctrl-C: a supervisor's stop and the terminal closing.
@@ -205,6 +226,25 @@ def _main(argv: Optional[List[str]]) -> int:
     # kzgit); with argv a host program calls it (tests): commands then leave process-wide
     # state alone (kzgit.cli.build freezes the garbage collector's view of its imports)
     args.own_process = argv is None
+    sandbox = sys.modules.get("kzgit.sandbox")
+    if sandbox is not None:   # a host program's earlier command (tests): not this one's
+        sandbox.forget_unconfined()
+    try:
+        return _run_command(args)
+    finally:
+        _report_unconfined()
+
+
+def _report_unconfined() -> None:
+    """Every command that ran a plugin unconfined (mode "auto" where the kernel cannot
+    confine, allowed by the user's allow-unconfined) says so, whatever it did after."""
+    sandbox = sys.modules.get("kzgit.sandbox")   # not loaded: no plugin ran
+    why = sandbox.unconfined_reason() if sandbox is not None else None
+    if why:
+        _say(f"kzgit: info: plugins ran unconfined: {why}")
+
+
+def _run_command(args: argparse.Namespace) -> int:
     try:
         return int(args.func(args) or 0)
     except UsageError as e:
@@ -231,6 +271,7 @@ def _main(argv: Optional[List[str]]) -> int:
             print("Error: the current directory no longer exists", file=sys.stderr)
             return 1
         path = _crash_log(e)
-        print(f"An unexpected error has occurred: {type(e).__name__}: {e}\n"
+        from kzgit.remote._redact import redact   # start-up: after a crash only
+        print(f"An unexpected error has occurred: {type(e).__name__}: {redact(str(e))}\n"
               f"Check the log at {path}", file=sys.stderr)
         return 3

@@ -1,10 +1,12 @@
 """``kzgit trust [DIR] [--revoke]``: approve one repository's widening settings as they are.
 
-A repository's ``[sandbox]``, ``engine-path`` and ``helm-command`` may only narrow what the
-user grants (:meth:`kzgit.config.SandboxSettings.granted`).  ``kzgit trust`` records the
-SHA-256 of those settings (:func:`kzgit.config.trust_digest`) for the repository's top in
-``$XDG_DATA_HOME/kzgit/trusted.json``; from then on they apply there as written, until one of
-them changes, as ``direnv allow`` approves one ``.envrc``.
+A repository's ``[sandbox]``, ``engine-path``, ``helm-command``, ``enable-*`` and
+``load-restrictor`` may only narrow what the user grants
+(:meth:`kzgit.config.SandboxSettings.granted`, :func:`kzgit.config.parse_config`).
+``kzgit trust`` records the SHA-256 of those settings (:func:`kzgit.config.trust_digest`) for
+the repository's top in ``$XDG_DATA_HOME/kzgit/trusted.json``; from then on they apply there
+as written, on top of the user's own settings, until one of them changes, as ``direnv allow``
+approves one ``.envrc``.
 """
 from __future__ import annotations
 
@@ -14,11 +16,13 @@ import os
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     p = sub.add_parser(
-        "trust", help="approve a repository's sandbox, engine-path and helm-command settings",
+        "trust", help="approve a repository's sandbox, plugin and program settings",
         description="Approve the settings of the repository at DIR (default: .) that widen the "
-                    "plugin sandbox or name a program to run ([sandbox], engine-path, "
-                    "helm-command, engine with enable-*), as they are now. A change to any of "
-                    "them revokes the approval.")
+                    "plugin sandbox, turn plugins on, lift the load restrictor or name a "
+                    "program to run ([sandbox], enable-alpha-plugins, enable-exec, enable-helm, "
+                    "load-restrictor, engine-path, helm-command, engine), as they are now; "
+                    "your own settings keep applying. A change to any of them revokes the "
+                    "approval.")
     p.add_argument("dir", nargs="?", default=".", metavar="DIR", help="in the repository (default: .)")
     p.add_argument("--revoke", action="store_true", help="forget the approval")
     p.set_defaults(func=run)

@@ -28,7 +28,7 @@ import stat
 from typing import Any, ClassVar, Dict, List, Optional, Tuple, Union
 
 from kzgit.errors import PluginError
-from kzgit.proc import run_process
+from kzgit.proc import Result, run_process
 
 __all__ = ["CranePlugin", "BuiltinPlugin", "Plugin", "PluginResponse", "OptionalField",
            "discover_plugins", "load_plugin", "run_plugin", "PROTOCOL_VERSION", "OPS"]
@@ -141,11 +141,27 @@ def _versions(v: Any, label: str, field: str) -> List[str]:
     return list(v)
 
 
+def _run_plugin_process(path: str, label: str, stdin: bytes, timeout: Optional[float]) -> Result:
+    """A binary plugin with the plugin environment (kzgit.sandbox.plugin_environment: the
+    allow-list, ``allow-env`` of the user's ``[sandbox]``, a fresh HOME), never kzgit's own: a
+    token in the environment must not reach a plugin that came with the resources."""
+    import shutil   # start-up: only a binary plugin
+    import tempfile
+    from kzgit.config import user_config
+    from kzgit.sandbox import plugin_environment
+    home = tempfile.mkdtemp(prefix="kzgit-plugin-")
+    try:
+        return run_process([path], label=label, input=stdin, timeout=timeout,
+                           env=plugin_environment(None, user_config().sandbox.allow_env, home))
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
 def load_plugin(path: str, timeout: Optional[float] = 60.0) -> CranePlugin:
     """Ask the plugin at ``path`` for its metadata and check the protocol versions."""
     file_name = os.path.basename(path)
     label = f"crane plugin {path}"
-    res = run_process([path], label=label, input=METADATA_REQUEST, timeout=timeout)
+    res = _run_plugin_process(path, label, METADATA_REQUEST, timeout)
     md = _json_output(res.stdout, label, "metadata")
     if not isinstance(md, dict):
         raise PluginError(f"{label}: its metadata must be a JSON object")
@@ -212,8 +228,7 @@ def run_plugin(plugin: Plugin, obj: Dict[str, Any], extras: Dict[str, str],
         return PluginResponse(answer.is_whiteout, [_check_op(op, label) for op in answer.patches])
     request = dict(obj)
     request["extras"] = dict(extras)  # binaryRunner.Run: objMap["extras"] = request.Extras
-    res = run_process([plugin.path], label=label, input=json.dumps(request).encode(),
-                      timeout=timeout)
+    res = _run_plugin_process(plugin.path, label, json.dumps(request).encode(), timeout)
     data = _json_output(res.stdout, label, "response")
     if not isinstance(data, dict):
         raise PluginError(f"{label}: its response must be a JSON object")

@@ -221,12 +221,12 @@ def run_legacy(config: Dict[str, Any], source: str, loader: Loader, options: Bui
     label = f"plugin {path} ({describe(config, source)})"
     cfg = dump_documents([config])
     args = _legacy_args(config, source, loader, options.kustomize_version)
-    env = dict(os.environ)
-    # execplugin.getEnv: variables longer than the hard limit are omitted (kustomize logs it)
+    # execplugin.getEnv: kustomize passes its whole environment; kzgit the plugin's allow-list
+    # (kzgit.sandbox.plugin_environment) and these, which are kustomize's own
+    env: Dict[str, str] = {}
+    # variables longer than the hard limit are omitted (kustomize logs it)
     if len("KUSTOMIZE_PLUGIN_CONFIG_STRING=" + cfg) <= MAX_ARG_STRING_LENGTH:
         env["KUSTOMIZE_PLUGIN_CONFIG_STRING"] = cfg
-    else:
-        env.pop("KUSTOMIZE_PLUGIN_CONFIG_STRING", None)
     if len("KUSTOMIZE_PLUGIN_CONFIG_ROOT=" + loader.root) <= MAX_ARG_STRING_LENGTH:
         env["KUSTOMIZE_PLUGIN_CONFIG_ROOT"] = loader.root
     env["KUSTOMIZE_PLUGIN_MODE"] = mode  # the plugin guide's variable; kustomize 5.5 omits it

@@ -179,6 +179,11 @@ def _function_argv(config: Dict[str, Any], source: str, spec: Dict[str, Any], lo
         if container.get("network") and not options.network:
             raise PluginError(f"{describe(config, source)}: network required but not enabled "
                               f"with --network")
+        envs = [str(e) for e in container.get("envs") or []]
+        # "-e NAME" hands docker the user's value of NAME: only a granted one
+        sandbox.check_env_names([e for e in envs if "=" not in e], options,
+                                f"container function '{image}' ({describe(config, source)}): "
+                                "container.envs")
         docker = shutil.which("docker")
         if docker is None:
             raise PluginError(
@@ -198,7 +203,7 @@ def _function_argv(config: Dict[str, Any], source: str, spec: Dict[str, Any], lo
                                 lambda: f"container function '{image}' ({describe(config, source)})")
             mode = "" if m.get("rw") else ",readonly"
             args += ["--mount", f"type={m.get('type', '')},source={src},target={m.get('dst', '')}{mode}"]
-        args += _container_env_flags(container.get("envs") or [], options.env)
+        args += _container_env_flags(envs, options.env)
         args.append(str(image))
         return args, f"container function '{image}' ({describe(config, source)})"
     path = spec["exec"].get("path")
@@ -239,20 +244,30 @@ def _exec_args(config: Dict[str, Any], source: str, spec: Dict[str, Any],
     return [ann_str(a) for a in args]
 
 
-def exec_env(spec: Dict[str, Any], options: BuildOptions) -> Optional[Dict[str, str]]:
-    """The environment of an exec function from 5.7 (kyaml runfn mergeExecEnv): kzgit's own,
-    then ``exec.envs`` and ``--env`` entries of exactly one ``=`` (``KEY=VALUE``; any other
-    form is dropped, as kustomize's Split does), the flag winning; None before 5.7."""
+def exec_env(spec: Dict[str, Any], options: BuildOptions, where: str = "") -> Dict[str, str]:
+    """What an exec function from 5.7 gets on top of the plugin environment
+    (:func:`kzgit.sandbox.plugin_environment`), kyaml runfn mergeExecEnv: ``exec.envs`` and
+    ``--env`` entries of exactly one ``=`` (``KEY=VALUE``; any other form is dropped, as
+    kustomize's Split does), the flag winning; nothing before 5.7.
+
+    kustomize passes its whole environment, so an ``exec.envs`` entry ``NAME`` (no value) is
+    how a function says it reads ``NAME`` of the user's: the repository wrote it, so it
+    reaches the function only when the user grants it, and is refused otherwise
+    (:func:`kzgit.sandbox.check_env_names`)."""
     if options.kustomize_version < V5_7:
-        return None
+        return {}
+    entries = [ann_str(e) for e in spec["exec"].get("envs") or []]
+    sandbox.check_env_names([e for e in entries if "=" not in e], options, f"{where}: exec.envs")
     merged: Dict[str, str] = {}
-    for entry in [*(spec["exec"].get("envs") or []), *options.env]:
+    for entry in [*entries, *options.env]:
         parts = ann_str(entry).split("=")
         if len(parts) == 2:
             merged[parts[0]] = parts[1]
-    env = dict(os.environ)
-    env.update(merged)
-    return env
+        elif len(parts) == 1 and parts[0] in os.environ:
+            # NAME, granted (checked above, or the user's own -e): the user's value, which
+            # kustomize's function has through its whole environment
+            merged[parts[0]] = os.environ[parts[0]]
+    return merged
 
 
 def _check_results(results: List[Any], label: str) -> None:
@@ -311,7 +326,7 @@ def run_function(config: Dict[str, Any], source: str, spec: Dict[str, Any], load
                           timeout=plugin_timeout(options), check=False)
     else:
         res = sandbox.run(argv, options=options, label=label, root=loader.root, input=stdin,
-                          cwd=loader.root, env=exec_env(spec, options),
+                          cwd=loader.root, env=exec_env(spec, options, label),
                           timeout=plugin_timeout(options), check=False)
     objs, results = resources_from_output(res.stdout, label) if res.returncode == 0 else ([], [])
     if res.returncode != 0:

@@ -87,7 +87,7 @@ def _run(path: str, sub: str, stdin: bytes, loader: Loader,
     label = _label(path, sub)
     cwd = loader.root if os.path.isdir(loader.root) else None
     res = sandbox.run([path, sub], options=options, label=label, root=loader.root, input=stdin,
-                      cwd=cwd, env=dict(os.environ), timeout=plugin_timeout(options),
+                      cwd=cwd, env=None, timeout=plugin_timeout(options),
                       check=False)
     if res.returncode == UNSUPPORTED:
         return None, label

@@ -17,6 +17,21 @@ and exec, with the strongest ABI the kernel offers (:mod:`kzgit.sandbox._landloc
 * no new privileges; signals to processes outside the sandbox and abstract unix sockets are
   refused from ABI 6; every child the program starts inherits all of it.
 
+The environment (:func:`plugin_environment`, whether confined or not): a plugin receives
+``PATH``, ``LANG``, ``LANGUAGE``, ``LC_*``, ``TZ``, a ``HOME`` and ``TMPDIR`` of its own (a fresh
+directory, removed afterwards), what the caller sets for that plugin (kustomize's
+``KUSTOMIZE_PLUGIN_CONFIG_STRING`` / ``KUSTOMIZE_PLUGIN_CONFIG_ROOT``, helm's ``HELM_*_HOME``, a
+function's ``exec.envs`` values) and the variables the user grants (``allow-env`` in the
+user's ``[sandbox]``; ``build -e NAME`` for functions, as kustomize's ``--env``): a
+``GITHUB_TOKEN`` or ``AWS_SECRET_ACCESS_KEY`` in kzgit's environment never reaches a plugin
+whose output may be printed into a pull request's report.
+
+Where the kernel cannot confine (no Landlock: macOS, Windows, an old kernel, a container that
+blocks it), mode ``"auto"`` runs a plugin only when the user allowed unconfined runs
+(``allow-unconfined = true`` in the user's ``[sandbox]``, or ``--sandbox off``), and every
+command says on stderr that one ran unconfined (:func:`unconfined_reason`, also across the
+render pool's forked workers).
+
 What it does not stop: reading what is allowed (the kustomization, the system), UDP (Landlock has
 no UDP rules), connecting to unix sockets in the file system, CPU and memory use (bounded by the
 timeout and output cap of :mod:`kzgit.proc`).  Docker container functions keep docker's own
@@ -36,7 +51,7 @@ import shutil
 import sys
 import tempfile
 import threading
-from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from kzgit import proc
 from kzgit.config import SANDBOX_MODES as MODES
@@ -50,7 +65,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from kzgit.options import BuildOptions
 
 __all__ = ["MODES", "SandboxSettings", "available", "run", "check_mount", "unconfined_reason",
-           "settings_for", "repository_top"]
+           "settings_for", "repository_top", "plugin_environment", "check_env_names",
+           "granted_env", "share_record"]
 
 #: Where the settings' keys live, for hints: a repository's file may only narrow the user's.
 CONFIG_TABLE = ("[sandbox] in your ~/.config/kzgit/config.toml ($XDG_CONFIG_HOME/kzgit/config.toml; "
@@ -84,12 +100,91 @@ def available() -> Tuple[bool, str]:
 
 _unconfined_lock = threading.Lock()
 _unconfined: List[str] = []
+#: The same record shared with the render pool's forked workers (:func:`share_record`).
+_shared: Optional[Any] = None
+_SHARED_SIZE = 512
+
+
+def share_record() -> None:
+    """Before forking workers: make the record of unconfined runs shared with them, so that
+    the command reports a plugin a worker ran unconfined (kzgit.workers.render_pool)."""
+    global _shared
+    if _shared is None:
+        import mmap   # start-up: only a parallel render
+        _shared = mmap.mmap(-1, _SHARED_SIZE)   # anonymous: MAP_SHARED, inherited by fork
+
+
+def _record_unconfined(why: str) -> None:
+    with _unconfined_lock:
+        if not _unconfined:
+            _unconfined.append(why)
+        if _shared is not None and _shared[0] == 0:
+            data = why.encode("utf-8", "replace")[:_SHARED_SIZE - 1]
+            _shared[1:1 + len(data)] = data
+            _shared[0] = 1
+
+
+def forget_unconfined() -> None:
+    """Start a new record (a host program running several commands in one process)."""
+    with _unconfined_lock:
+        _unconfined.clear()
+        if _shared is not None:
+            _shared[0] = 0
 
 
 def unconfined_reason() -> Optional[str]:
-    """Why a program ran unconfined in mode "auto" during this run (None when none did)."""
+    """Why a program ran unconfined in mode "auto" during this run, here or in a worker
+    (None when none did)."""
     with _unconfined_lock:
-        return _unconfined[0] if _unconfined else None
+        if _unconfined:
+            return _unconfined[0]
+        if _shared is not None and _shared[0] == 1:
+            return bytes(_shared[1:_SHARED_SIZE]).rstrip(b"\0").decode("utf-8", "replace")
+        return None
+
+
+#: Variables of kzgit's environment every plugin receives (LC_* too): what a program needs to
+#: find programs and speak the user's language; HOME and TMPDIR are the plugin's own.
+INHERITED_ENV = ("PATH", "LANG", "LANGUAGE", "TZ")
+
+
+def plugin_environment(own: Optional[Mapping[str, str]], allow_env: Sequence[str],
+                       home: str) -> Dict[str, str]:
+    """The environment of a plugin: :data:`INHERITED_ENV` and ``LC_*`` from kzgit's, the
+    ``allow_env`` the user granted, then ``own`` (what the caller sets for this plugin), with
+    ``HOME`` and ``TMPDIR`` (``TMP``, ``TEMP``) the directory ``home``."""
+    out = {k: v for k, v in os.environ.items()
+           if k in INHERITED_ENV or k.startswith("LC_") or k in allow_env}
+    out.update(own or {})
+    out["HOME"] = home
+    for k in ("TMPDIR", "TMP", "TEMP"):
+        out[k] = home
+    return out
+
+
+def granted_env(settings: Optional[SandboxSettings]) -> Tuple[str, ...]:
+    """The variables the user grants every plugin (``allow-env`` of the settings in force)."""
+    return (settings or SandboxSettings(repository=True)).granted().allow_env
+
+
+def check_env_names(names: Sequence[str], options: "BuildOptions", where: str) -> None:
+    """Refuse a variable of the user's environment that a repository's function spec asks
+    for (``exec.envs`` / ``container.envs`` naming ``NAME`` without a value) unless the user
+    grants it: kzgit's allow-list, ``allow-env``, or ``-e NAME`` on the command line."""
+    granted = set(granted_env(options.sandbox)) | {e for e in options.env if "=" not in e}
+    for name in names:
+        if name in INHERITED_ENV or name.startswith("LC_") or name in granted:
+            continue
+        raise PluginError(
+            f"{where} asks for the environment variable {name}, which plugins do not receive "
+            "unless you grant it",
+            tip=f"if the function may read it, add allow-env = [{json_str(name)}] to "
+                f"{CONFIG_TABLE}, or pass -e {name} to kzgit build")
+
+
+def json_str(s: str) -> str:
+    import json   # start-up: only a refusal
+    return json.dumps(s)
 
 
 def _expand(paths: Sequence[str]) -> List[str]:
@@ -99,7 +194,10 @@ def _expand(paths: Sequence[str]) -> List[str]:
 def _interpreter_roots(program: str, env: Optional[Mapping[str, str]]) -> List[str]:
     """What the program's ``#!`` interpreter needs beyond the system directories: the prefix it
     is installed in (``bin/..``), for the path as named and as resolved (a venv's python links to
-    the base installation), never a prefix as wide as ``/`` or the home directory."""
+    the base installation), when that prefix is the interpreter's own installation
+    (:func:`_own_installation`); else the interpreter's file alone.  ``~/.local/bin/python3``
+    names ``~/.local``, which holds other programs' data (kzgit's approvals, keyrings, pip's
+    user packages): not granted; a prefix as wide as ``/`` or the home directory never is."""
     try:
         with open(program, "rb") as f:
             first = f.readline(512)
@@ -128,9 +226,28 @@ def _interpreter_roots(program: str, env: Optional[Mapping[str, str]]) -> List[s
         real = os.path.realpath(prefix)
         if real in ("/", home) or home.startswith(real.rstrip("/") + "/"):
             out.append(p)   # too wide: the interpreter's file alone
+        elif (real.startswith(home.rstrip("/") + "/") or prefix.startswith(home.rstrip("/") + "/")) \
+                and not _own_installation(real):
+            out.append(p)   # a shared prefix in the home (~/.local): the file alone
         else:
             out.append(prefix)
     return out
+
+
+def _own_installation(prefix: str) -> bool:
+    """Whether ``prefix`` is one interpreter's installation rather than a prefix many programs
+    share: a virtual environment (``pyvenv.cfg``), a Python installation (its standard library:
+    ``lib/pythonX.Y/os.py``; ``~/.local/lib/pythonX.Y`` holds only ``site-packages``), or a
+    node installation (``include/node/node.h``)."""
+    if os.path.isfile(os.path.join(prefix, "pyvenv.cfg")) or \
+            os.path.isfile(os.path.join(prefix, "include", "node", "node.h")):
+        return True
+    lib = os.path.join(prefix, "lib")
+    try:
+        names = os.listdir(lib)
+    except OSError:
+        return False
+    return any(n.startswith("python") and os.path.isfile(os.path.join(lib, n, "os.py")) for n in names)
 
 
 class _Confinement:
@@ -160,12 +277,6 @@ class _Confinement:
     def __call__(self) -> None:  # pragma: no cover - runs in the child
         self.ruleset.enforce()
 
-    def env(self, env: Optional[Mapping[str, str]]) -> Dict[str, str]:
-        out = dict(os.environ if env is None else env)
-        for k in ("TMPDIR", "TMP", "TEMP"):
-            out[k] = self.tmpdir
-        return out
-
     def close(self) -> None:
         self.ruleset.close()
         shutil.rmtree(self.tmpdir, ignore_errors=True)
@@ -191,25 +302,43 @@ def run(argv: Sequence[str], *, options: "BuildOptions", label: str, root: str,
 
     ``root`` is the kustomization root the plugin belongs to (readable); ``read`` and ``write``
     are more paths this call needs (a config file kzgit wrote, helm's work directory);
-    ``network`` overrides whether TCP is open (helm pulling a chart).  A failure of a confined
-    program says what the sandbox allowed and which key widens it.
+    ``network`` overrides whether TCP is open (helm pulling a chart); ``env`` the variables
+    this call sets for the plugin, on top of :func:`plugin_environment`'s.  A failure of a
+    confined program says what the sandbox allowed and which key widens it.
     """
     settings = (options.sandbox or SandboxSettings(repository=True)).granted()
-    if settings.mode == "off":
-        return proc.run_process(argv, label=label, input=input, cwd=cwd, env=env,
-                                timeout=timeout, check=check)
-    ok, why = available()
-    if not ok:
+    if settings.mode != "off":
+        ok, why = available()
+        if ok:
+            return _run_confined(argv, settings, options, label, root, input, cwd, env, timeout,
+                                 check, read, write, network)
         if settings.mode == "require":
             raise PluginError(f"{label}: the plugin sandbox is required ({settings.source or '--sandbox require'}) "
                               f"but {why}",
-                              tip="run where Landlock is available, or set mode = \"auto\" in "
-                                  f"{CONFIG_TABLE} (--sandbox auto) to run plugins unconfined here")
-        with _unconfined_lock:
-            if not _unconfined:
-                _unconfined.append(why)
-        return proc.run_process(argv, label=label, input=input, cwd=cwd, env=env,
+                              tip="run where Landlock is available, or set mode = \"auto\" and "
+                                  f"allow-unconfined = true in {CONFIG_TABLE} to run plugins "
+                                  "unconfined here")
+        if not settings.allow_unconfined:
+            raise PluginError(
+                f"{label}: the plugin sandbox cannot confine it here ({why}), and plugins run "
+                "unconfined only when you allow it",
+                tip=f"if you trust the plugins you run, add allow-unconfined = true to "
+                    f"{CONFIG_TABLE}, or pass --sandbox off")
+        _record_unconfined(why)
+    home = tempfile.mkdtemp(prefix="kzgit-plugin-")
+    try:
+        return proc.run_process(argv, label=label, input=input, cwd=cwd,
+                                env=plugin_environment(env, settings.allow_env, home),
                                 timeout=timeout, check=check)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _run_confined(argv: Sequence[str], settings: SandboxSettings, options: "BuildOptions",
+                  label: str, root: str, input: Optional[bytes], cwd: Optional[str],
+                  env: Optional[Mapping[str, str]], timeout: Optional[float], check: bool,
+                  read: Sequence[str], write: Sequence[str],
+                  network: Optional[bool]) -> proc.Result:
     net = settings.network or options.network if network is None else network
     roots = [root, *_repo_top(root, options)]
     try:
@@ -217,7 +346,8 @@ def run(argv: Sequence[str], *, options: "BuildOptions", label: str, root: str,
     except OSError as e:
         raise PluginError(f"{label}: cannot set up the plugin sandbox: {e.strerror or e}") from None
     try:
-        return proc.run_process(argv, label=label, input=input, cwd=cwd, env=confinement.env(env),
+        return proc.run_process(argv, label=label, input=input, cwd=cwd,
+                                env=plugin_environment(env, settings.allow_env, confinement.tmpdir),
                                 timeout=timeout, check=check, sandbox=confinement,
                                 hint=_hint(confinement))
     finally:
@@ -245,7 +375,8 @@ def settings_for(target: str) -> SandboxSettings:
     if not os.path.isdir(target):
         return SandboxSettings(repository=True)   # the user's alone
     top = repository_top(target)
-    return load_config(top).sandbox if top else SandboxSettings(repository=True)
+    # the [sandbox] table only: the build's own flags decide which plugins run
+    return load_config(top, grants=False).sandbox if top else SandboxSettings(repository=True)
 
 
 def check_mount(src: str, root: str, settings: Optional[SandboxSettings], rw: bool,

@@ -430,3 +430,28 @@ def test_overlay_renders_with_kzgit_build_like_kubectl(tmp_path: Path) -> None:
     res = subprocess.run([KUBECTL, "kustomize", str(out)], capture_output=True, timeout=60)
     assert res.returncode == 0, res.stderr.decode()
     assert mine == res.stdout.decode()
+
+
+def test_a_binary_plugin_receives_the_plugin_environment_not_kzgits(
+        export: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 32: a crane plugin inherited kzgit's whole environment (a CI token); now the
+    plugin allow-list, with what the user's ``[sandbox] allow-env`` grants."""
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_secret")
+    d = tmp_path / "plugins"
+    d.mkdir()
+    p = d / "envy"
+    p.write_text(PY_PLUGIN.format(py=PY, cfg=json.dumps({
+        "metadata": {"name": "envy", "version": "v1", "requestVersion": ["v1"],
+                     "responseVersion": ["v1"], "optionalFields": []},
+        "patches": []})).replace(
+        "patches = CFG[\"patches\"]",
+        "import os\npatches = [{'op': 'add', 'path': '/metadata/annotations', "
+        "'value': {'token': os.environ.get('GITHUB_TOKEN', 'none')}}]"))
+    p.chmod(0o755)
+    got = run(export, d, tmp_path / "out")
+    assert patch_of(got, "web")[0]["value"] == {"token": "none"}
+    cfg = Path(os.environ["XDG_CONFIG_HOME"]) / "kzgit" / "config.toml"
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text('[sandbox]\nallow-env = ["GITHUB_TOKEN"]\n')
+    got = run(export, d, tmp_path / "out2")
+    assert patch_of(got, "web")[0]["value"] == {"token": "ghp_secret"}

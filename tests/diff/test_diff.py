@@ -9,7 +9,7 @@ from typing import Any, Dict, Iterator, Tuple
 
 import pytest
 from gitserver import GitRepo, git, isolate
-from helpers import krm_exec_function
+from helpers import grant_user, krm_exec_function
 
 from kzgit.cli.main import main
 
@@ -464,6 +464,7 @@ def test_revision_under_review_reads_nothing_outside_the_repository(
         (d / "secret.yaml").write_text(text)
     repo = GitRepo.create(str(tmp_path / "s"),
                           {**BASE, ".kzgit.toml": "load-restrictor = \"LoadRestrictionsNone\"\n"})
+    grant_user(os.environ["XDG_CONFIG_HOME"], load_restrictor="LoadRestrictionsNone")   # the user's grant
     repo.write({"overlays/prod/kustomization.yaml": "resources:\n- ../../base\n- ../../../secret.yaml\n",
                 "overlays/dev/kustomization.yaml": "resources:\n- ../../base\n- link.yaml\n"})
     os.symlink(str(tmp_path / "secret.yaml"), os.path.join(repo.path, "overlays/dev/link.yaml"))

@@ -45,7 +45,9 @@ def test_helm_command_reaches_the_render_hook(tmp_path: Path, monkeypatch: pytes
     # a repository names a program only when the user chose the same (issue 24)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "user"))
     (tmp_path / "user" / "kzgit").mkdir(parents=True)
-    (tmp_path / "user" / "kzgit" / "config.toml").write_text('helm-command = "/opt/helm3/helm"\n')
+    # and turns plugins on only when the user granted it (issue 32)
+    (tmp_path / "user" / "kzgit" / "config.toml").write_text(
+        'helm-command = "/opt/helm3/helm"\nenable-helm = true\n')
     cfg = load_config(str(tmp_path))
     opts = options_for(Workspace(str(tmp_path), [], None, cfg))
     assert (opts.enable_helm, opts.helm_command) == (True, "/opt/helm3/helm")

@@ -13,7 +13,7 @@ import pytest
 import kzgit.localize
 from kzgit.cli.main import main
 from kzgit.hooks.scripts import HOOK_TYPES, script
-from helpers import HOOKS_REPO, PROJECT, user_gitconfig, write_tree as write
+from helpers import HOOKS_REPO, PROJECT, grant_user, user_gitconfig, write_tree as write
 
 
 GOOD: Dict[str, str] = {**HOOKS_REPO, "README.md": "docs\n"}
@@ -457,6 +457,7 @@ def test_the_graph_reads_kustomizations_as_the_build_does(
     (repo / "app/shared.yaml").symlink_to("../common/shared.yaml")
     (repo / "lib-link").symlink_to("lib")
     write(repo, {".kzgit.toml": 'load-restrictor = "LoadRestrictionsNone"\n'})
+    grant_user(os.environ["XDG_CONFIG_HOME"], load_restrictor="LoadRestrictionsNone")   # the user's grant
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "init")
     assert kz(repo, monkeypatch, capsys, "hook", "render", "--all") == (0, "", "")

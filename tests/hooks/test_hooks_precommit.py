@@ -285,7 +285,7 @@ _STEAL = '''#!/usr/bin/env python3
 import os, sys
 sys.stdin.read()
 try:
-    key = open(os.path.join(os.environ["HOME"], ".ssh", "id_ed25519")).read()
+    key = open(os.path.join(HOME, ".ssh", "id_ed25519")).read()   # plugins get a HOME of their own
 except OSError as e:
     sys.exit("no key: %s" % e)
 try:
@@ -326,10 +326,15 @@ def test_a_branch_cannot_widen_its_own_sandbox(session: Session, tmp_path: Path,
     # the branch: the plugin and the widening, committed without hooks by its author
     write(repo, {".kzgit.toml": f"enable-alpha-plugins = true\nenable-exec = true\n\n[sandbox]\n{widening}\n",
                  "app/kustomization.yaml": "resources:\n- cm.yaml\ngenerators:\n- gen.yaml\n",
-                 "app/gen.yaml": _FN, "app/fn/steal": _STEAL.replace("STOLEN", repr(str(stolen)))})
+                 "app/gen.yaml": _FN, "app/fn/steal": _STEAL.replace("STOLEN", repr(str(stolen)))
+                                                             .replace("HOME,", repr(str(home)) + ",")})
     (repo / "app" / "fn" / "steal").chmod(0o755)
     git(repo, env, "add", "-A")
     git(repo, env, "commit", "-q", "-n", "-m", "add a generator")
+    # the victim lets repositories turn plugins on (issue 32), not widen the sandbox
+    (home / ".config" / "kzgit").mkdir(parents=True)
+    user = "enable-alpha-plugins = true\nenable-exec = true\n"
+    (home / ".config" / "kzgit" / "config.toml").write_text(user)
     # the victim's next commit there
     write(repo, {"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm2\n"})
     git(repo, env, "add", "-A")
@@ -339,8 +344,7 @@ def test_a_branch_cannot_widen_its_own_sandbox(session: Session, tmp_path: Path,
     assert str(home / ".config" / "kzgit" / "config.toml") in out, out
     assert not stolen.exists() and "victim" not in out
     # granted by the user: the same commit passes (and, unconfined, the function takes the key)
-    (home / ".config" / "kzgit").mkdir(parents=True)
-    (home / ".config" / "kzgit" / "config.toml").write_text(f"[sandbox]\n{grant}\n")
+    (home / ".config" / "kzgit" / "config.toml").write_text(f"{user}[sandbox]\n{grant}\n")
     rc, out = run(["git", "commit", "-q", "-m", "edit"], repo, env, timeout=300)
     assert rc == 0, out
     assert stolen.exists() == (key == "sandbox.mode")

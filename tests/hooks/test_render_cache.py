@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Dict, List, Tuple
 
 import pytest
+from helpers import grant_user
 from test_hooks import git, kz, make_repo, write
 
 from kzgit.graph import parse_shard, shard
@@ -173,6 +174,8 @@ def test_exports_built_by_programs_are_not_cached(tmp_path: Path, monkeypatch: p
     """With plugins enabled a build may run programs, which read the export on the disk
     (a new path every run): such exports are built where they are, and never stored."""
     repo = make_repo(tmp_path / "r", {**FILES, ".kzgit.toml": "enable-alpha-plugins = true\n"})
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    grant_user(tmp_path / "cfg", enable_alpha_plugins=True)   # the user grants what it turns on
     write(repo, {"base/cm.yaml": FILES["base/cm.yaml"] + "  c: d\n"})
     git(repo, "add", "-A")
     for _ in range(2):

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import List
 
 import pytest
-from helpers import default_signals, group_alive, hanging_plugin_roots, wait_gone
+from helpers import default_signals, grant_user, group_alive, hanging_plugin_roots, wait_gone
 
 ROOTS = 24
 
@@ -21,6 +21,7 @@ def setup(tmp_path: Path) -> "tuple[Path, dict[str, str]]":
     env = hanging_plugin_roots(repo, ROOTS, tmp_path / "pids")
     config = repo / ".kzgit.toml"   # holds the [sandbox] table; top-level keys go first
     config.write_text("enable-alpha-plugins = true\n" + config.read_text())
+    grant_user(env["XDG_CONFIG_HOME"], enable_alpha_plugins=True)   # the user grants it
     env["KZGIT_CACHE_DIR"] = str(tmp_path / "cache")
     for git in (["init", "-q"], ["add", "-A"]):   # the hooks check a git repository
         subprocess.run(["git", *git], cwd=repo, check=True, capture_output=True, timeout=60)

@@ -75,9 +75,11 @@ def write_exe(path: Path, text: str) -> Path:
 
 
 def opts(writes: Path, **kw: Any) -> BuildOptions:
-    """Plugins enabled and sandboxed, writing only into ``writes`` (the test's log)."""
+    """Plugins enabled and sandboxed, writing only into ``writes`` (the test's log), told
+    where it is through LOG (granted as a user grants a variable)."""
     kw.setdefault("enable_alpha_plugins", True)
-    return BuildOptions(sandbox=SandboxSettings(allow_write=(str(writes),)), plugin_timeout=20, **kw)
+    return BuildOptions(sandbox=SandboxSettings(allow_write=(str(writes),), allow_env=("LOG",)),
+                        plugin_timeout=20, **kw)
 
 
 def group_exe(xdg: Path, text: str, group: str = GROUP) -> Path:
@@ -237,6 +239,8 @@ def test_files_outside_the_kustomization_are_not_the_plugins(tmp_path: Path, xdg
 def test_verbose_build_says_which_protocol_ran(tmp_path: Path, xdg: Path, log: Path) -> None:
     group_exe(xdg, TEAM_PLUGIN)
     root = tree(tmp_path / "app", {"kustomization.yaml": "generators: [app.yaml]\n", "app.yaml": APP})
+    (xdg / "kzgit").mkdir(parents=True, exist_ok=True)
+    (xdg / "kzgit" / "config.toml").write_text('[sandbox]\nallow-env = ["LOG"]\n')
     res = subprocess.run([sys.executable, "-m", "kzgit", "build", str(root), "--enable-alpha-plugins",
                           "-v", "--sandbox", "off"], capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr

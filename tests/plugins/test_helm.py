@@ -134,7 +134,9 @@ def _log_dir(base: Path) -> Path:
     log = base / "log"
     log.mkdir(parents=True, exist_ok=True)
     subprocess.run(["git", "init", "-q", str(base)], check=True)
-    grant_sandbox(os.environ["XDG_CONFIG_HOME"], allow_write=[str(log)])
+    grant_sandbox(os.environ["XDG_CONFIG_HOME"], allow_write=[str(log)],
+                  allow_env=["FAKE_HELM_LOG", "FAKE_HELM_FAIL", "FAKE_HELM_SLEEP_ON",
+                             "FAKE_HELM_VERSION", "FAKE_HELM_OUT"])
     return log
 
 
@@ -576,7 +578,8 @@ def test_remote_root_pulls_into_temp_not_the_clone(tmp_path: Path, fake_helm: st
     chart = helm.HelmChart(name="remote", repo="https://x.example.com", version="1.0.0",
                            release_name="r", where="kustomization.yaml: helmCharts entry 0")
     opts = BuildOptions(enable_helm=True, helm_command=fake_helm,
-                        sandbox=SandboxSettings(allow_write=(str(tmp_path / "helm.log"),)))
+                        sandbox=SandboxSettings(allow_write=(str(tmp_path / "helm.log"),),
+                                                allow_env=("FAKE_HELM_LOG",)))
     (tmp_path / "helm.log").touch()   # the sandbox allows writing an existing file
     inf = helm.Inflation(chart, loader, opts, [])
     inf.configure()

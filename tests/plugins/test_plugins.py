@@ -443,7 +443,10 @@ def test_container_function_runs_docker_like_kustomize(root: Path, monkeypatch: 
             "container:\n  image: example.com/fn:v1\n  envs: [FOO=bar, EXPORTED]\n"
             "  mounts:\n  - {type: bind, src: data, dst: /data}\n"}}}
     rm = ResMap([Resource(cm("a"))])
-    external.transform(cfg, "k", Loader(str(root)), rm, opts())
+    # the spec's bare EXPORTED hands docker the user's value: granted by -e EXPORTED
+    with pytest.raises(PluginError, match="container.envs asks for the environment variable EXPORTED"):
+        external.transform(cfg, "k", Loader(str(root)), rm, opts())
+    external.transform(cfg, "k", Loader(str(root)), rm, opts(env=["EXPORTED"]))
     assert [r.obj["metadata"] for r in rm] == [{"name": "a"}]
     argv = (tmp_path / "docker-argv").read_text().splitlines()
     assert argv == ["run", "--rm", "-i", "-a", "STDIN", "-a", "STDOUT", "-a", "STDERR",
@@ -555,16 +558,25 @@ def _exec_fn(root: Path, spec: str) -> Dict[str, Any]:
 
 def test_exec_function_args_and_envs_from_5_7(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # kyaml runfn mergeExecEnv (kustomize cc7a71c28): spec envs, then --env, the flag winning;
-    # only KEY=VALUE with exactly one "=" counts; kzgit's own environment underneath
+    # only KEY=VALUE with exactly one "=" counts; underneath, the plugin environment (kzgit's
+    # allow-list and what the user grants, issue 32) instead of kustomize's whole environment
     monkeypatch.setenv("PLAIN", "inherited")
     cfg = _exec_fn(root, "  args: [one, 'two three']\n"
                          "  envs: [FROM_SPEC=s, BOTH=spec, ODD=a=b, LONE]\n")
     rm = ResMap()
+    with pytest.raises(PluginError, match="exec.envs asks for the environment variable LONE"):
+        external.transform(cfg, "k", Loader(str(root)), rm,
+                           opts(kustomize_version=parse("5.7.1"), env=["FROM_FLAG=f", "BOTH=flag"]))
     external.transform(cfg, "k", Loader(str(root)), rm,
-                       opts(kustomize_version=parse("5.7.1"), env=["FROM_FLAG=f", "BOTH=flag"]))
+                       opts(kustomize_version=parse("5.7.1"), env=["FROM_FLAG=f", "BOTH=flag"],
+                            sandbox=SandboxSettings(allow_env=("PLAIN", "LONE"))))
     assert [r.obj["data"] for r in rm] == [{
         "args": "one two three", "FROM_SPEC": "s", "FROM_FLAG": "f", "BOTH": "flag",
         "PLAIN": "inherited", "ODD": "<unset>"}]
+    rm = ResMap()
+    external.transform(_exec_fn(root, ""), "k", Loader(str(root)), rm,
+                       opts(kustomize_version=parse("5.7.1")))
+    assert rm.resources()[0].obj["data"]["PLAIN"] == "<unset>"   # not granted: not received
 
 
 def test_exec_function_args_are_unknown_before_5_7(root: Path) -> None:

@@ -92,6 +92,9 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Dict[str, str]:
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("KUSTOMIZE_PLUGIN_HOME", str(home / "plugin"))
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    # the spec's "envs: [EXPORTED]" hands docker the user's EXPORTED: the user grants it
+    (home / ".config" / "kzgit").mkdir(parents=True)
+    (home / ".config" / "kzgit" / "config.toml").write_text('[sandbox]\nallow-env = ["EXPORTED"]\n')
     return dict(os.environ)
 
 

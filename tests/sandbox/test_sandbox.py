@@ -55,6 +55,8 @@ def attack(name):
             open(T["source"], "w").write("pwned")
         elif name == "connect":
             socket.create_connection(("127.0.0.1", T["port"]), timeout=5).close()
+        elif name == "env":   # what of kzgit's environment it receives
+            return "token=%s home=%s" % (os.environ.get("GITHUB_TOKEN", "none"), os.environ["HOME"])
         elif name == "tmp":   # its own temporary directory is writable
             p = os.path.join(os.environ.get("TMPDIR", "/tmp"), "scratch-%d" % os.getpid())
             open(p, "w").write("ok")
@@ -175,6 +177,8 @@ class Scene:
         (self.root / "kustomization.yaml").write_text(body)
 
     def options(self, **settings: Any) -> BuildOptions:
+        # the test's own variables reach the plugin as a user grants them (allow-env)
+        settings.setdefault("allow_env", TEST_ENV)
         return BuildOptions(enable_alpha_plugins=True, enable_exec=True, enable_helm=True,
                             helm_command=getattr(self, "helm", "helm"), plugin_timeout=30,
                             sandbox=SandboxSettings(**settings))
@@ -192,6 +196,16 @@ def listener() -> Iterator[Listener]:
 
 
 KINDS = ["exec plugin", "KRM function", "helm"]
+#: What the attacks read from their environment: granted as a user grants a variable.
+TEST_ENV = ("KZGIT_TARGETS", "KZGIT_ATTACK")
+USER_ENV = 'allow-env = ["KZGIT_TARGETS", "KZGIT_ATTACK"]\n'
+
+
+def user_toml(text: str) -> str:
+    """The user's config.toml ``text`` with the test's variables granted (allow-env)."""
+    if "[sandbox]\n" in text:
+        return text.replace("[sandbox]\n", "[sandbox]\n" + USER_ENV, 1)
+    return text + "[sandbox]\n" + USER_ENV
 ATTACKS = ["read", "write-outside", "write-source", "connect"]
 
 
@@ -252,6 +266,27 @@ def test_allowed_access_succeeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         assert listener.count(expected) == expected
 
 
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("mode", ["auto", "off"])
+def test_no_plugin_receives_a_token_of_kzgits_environment(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listener: Listener, kind: str,
+        mode: str) -> None:
+    """Issue 32: exec plugins, KRM functions and helm inherited kzgit's whole environment
+    (a CI job's GITHUB_TOKEN); now the allow-list, whether confined or not, and a HOME of
+    their own; ``allow-env`` grants one."""
+    scene = Scene(tmp_path, kind, monkeypatch, listener)
+    monkeypatch.setenv("KZGIT_ATTACK", "env")
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_secret_of_the_ci_job")
+    if mode == "auto" and not LANDLOCK:
+        monkeypatch.setattr(sandbox, "_unconfined", [])
+    out = build(str(scene.root), scene.options(mode=mode, allow_unconfined=True)).to_yaml()
+    assert "token=none" in out and "ghp_secret" not in out
+    assert f"home={scene.home}" not in out
+    out = build(str(scene.root), scene.options(mode=mode, allow_unconfined=True,
+                                               allow_env=(*TEST_ENV, "GITHUB_TOKEN"))).to_yaml()
+    assert "token=ghp_secret_of_the_ci_job" in out
+
+
 @needs_landlock
 def test_network_option_opens_tcp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                   listener: Listener) -> None:
@@ -272,13 +307,21 @@ def test_mode_off_runs_unconfined(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert "secret" in build(str(scene.root), scene.options(mode="off")).to_yaml()
 
 
-def test_without_landlock_auto_runs_unconfined_and_require_fails(
+def test_without_landlock_auto_runs_unconfined_only_when_allowed_and_require_fails(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listener: Listener) -> None:
+    """A machine without Landlock (simulated): mode "auto" used to run the plugin unconfined
+    silently; it now refuses unless the user allows unconfined runs (issue 32)."""
     scene = Scene(tmp_path, "KRM function", monkeypatch, listener)
-    monkeypatch.setenv("KZGIT_ATTACK", "tmp")
+    monkeypatch.setenv("KZGIT_ATTACK", "read")
     monkeypatch.setattr(sandbox, "available", lambda: (False, "this test's kernel has none"))
     monkeypatch.setattr(sandbox, "_unconfined", [])
-    assert "got: ok" in build(str(scene.root), scene.options()).to_yaml()
+    with pytest.raises(PluginError) as e:
+        build(str(scene.root), scene.options())
+    assert "cannot confine it here (this test's kernel has none)" in str(e.value)
+    assert "allow-unconfined = true" in str(e.value) and "--sandbox off" in str(e.value)
+    assert sandbox.unconfined_reason() is None and "secret" not in str(e.value)
+    monkeypatch.setenv("KZGIT_ATTACK", "tmp")
+    assert "got: ok" in build(str(scene.root), scene.options(allow_unconfined=True)).to_yaml()
     assert sandbox.unconfined_reason() == "this test's kernel has none"
     with pytest.raises(PluginError) as e:
         build(str(scene.root), scene.options(mode="require", source="/r/.kzgit.toml"))
@@ -333,6 +376,7 @@ def test_cli_the_repository_narrows_only_the_user_and_the_flags_widen(
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     user_file = scene.home / ".config" / "kzgit" / "config.toml"
     user_file.parent.mkdir(parents=True)
+    user_file.write_text(user_toml(""))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(scene.home / ".config"))
 
     def kzgit(attack: str, *flags: str) -> "subprocess.CompletedProcess[str]":
@@ -356,12 +400,12 @@ def test_cli_the_repository_narrows_only_the_user_and_the_flags_widen(
     assert refused(r, "sandbox.network", "network = true"), r.stderr
     assert "--network" in r.stderr and listener.accepted == 1
     assert kzgit("connect", "--network").returncode == 0 and listener.count(2) == 2
-    user_file.write_text("[sandbox]\nnetwork = true\n")
+    user_file.write_text(user_toml("[sandbox]\nnetwork = true\n"))
     assert kzgit("connect").returncode == 0 and listener.count(3) == 3
     (repo / ".kzgit.toml").write_text("[sandbox]\nnetwork = false\n")   # narrowing: always
     r = kzgit("connect")
     assert r.returncode == 1 and "attack connect refused" in r.stderr and listener.count(3) == 3
-    user_file.write_text("")
+    user_file.write_text(user_toml(""))
     # mode off from the repository: refused; --sandbox off or the user's mode = "off": granted
     (repo / ".kzgit.toml").write_text('[sandbox]\nmode = "off"\n')
     r = kzgit("read")
@@ -371,19 +415,19 @@ def test_cli_the_repository_narrows_only_the_user_and_the_flags_widen(
     assert r.returncode == 0 and "secret" in r.stdout
     r = kzgit("read", "--sandbox", "auto")      # the flag wins over the file
     assert r.returncode == 1 and "attack read refused" in r.stderr and "secret" not in r.stdout
-    user_file.write_text('[sandbox]\nmode = "off"\n')
+    user_file.write_text(user_toml('[sandbox]\nmode = "off"\n'))
     r = kzgit("read")
     assert r.returncode == 0 and "secret" in r.stdout
     (repo / ".kzgit.toml").write_text('[sandbox]\nmode = "auto"\n')   # narrower than the user's
     r = kzgit("read")
     assert r.returncode == 1 and "attack read refused" in r.stderr
-    user_file.write_text("")
+    user_file.write_text(user_toml(""))
     # allow-read of ~/.ssh from the repository: refused; within what the user allows: granted
     os.remove(repo / ".kzgit.toml")
     (repo / "pyproject.toml").write_text('[tool.kzgit.sandbox]\nallow-read = ["~/.ssh"]\n')
     r = kzgit("read")
     assert refused(r, "tool.kzgit.sandbox.allow-read", 'allow-read = ["~/.ssh"]'), r.stderr
-    user_file.write_text('[sandbox]\nallow-read = ["~/.ssh"]\n')
+    user_file.write_text(user_toml('[sandbox]\nallow-read = ["~/.ssh"]\n'))
     r = kzgit("read")
     assert r.returncode == 0 and "secret" in r.stdout
     (repo / "pyproject.toml").write_text(
@@ -398,7 +442,7 @@ def test_cli_the_repository_narrows_only_the_user_and_the_flags_widen(
     (repo / "pyproject.toml").write_text('[tool.kzgit.sandbox]\nmode = "sometimes"\n')
     r = kzgit("tmp")
     assert r.returncode == 2 and "sandbox.mode" in r.stderr
-    user_file.write_text('[sandbox]\nmode = "never"\n')
+    user_file.write_text(user_toml('[sandbox]\nmode = "never"\n'))
     os.remove(repo / "pyproject.toml")
     r = kzgit("tmp")
     assert r.returncode == 2 and f"{user_file}: bad value for 'sandbox.mode'" in r.stderr
@@ -470,10 +514,14 @@ def test_an_external_engine_may_not_run_the_repositorys_plugins_unconfined(
     with pytest.raises(UsageError, match="runs the repository's plugins unconfined"):
         load_config(str(tmp_path))
     (tmp_path / "cfg" / "kzgit").mkdir(parents=True)
-    (tmp_path / "cfg" / "kzgit" / "config.toml").write_text('[sandbox]\nmode = "off"\n')
+    user = tmp_path / "cfg" / "kzgit" / "config.toml"
+    user.write_text('[sandbox]\nmode = "off"\n')
+    with pytest.raises(UsageError, match="'enable-exec' = true lets the repository's plugins run"):
+        load_config(str(tmp_path))   # unconfined allowed, but enable-exec not granted
+    user.write_text('enable-exec = true\n[sandbox]\nmode = "off"\n')
     assert load_config(str(tmp_path)).enable_exec is True
     (tmp_path / ".kzgit.toml").write_text('enable-exec = true\n')   # the builtin engine confines
-    os.remove(tmp_path / "cfg" / "kzgit" / "config.toml")
+    user.write_text('enable-exec = true\n')
     assert load_config(str(tmp_path)).enable_exec is True
 
 
@@ -487,6 +535,10 @@ def test_kzgit_trust_approves_the_settings_as_they_are(tmp_path: Path, monkeypat
     monkeypatch.setenv("XDG_CONFIG_HOME", str(scene.home / ".config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(scene.home / ".local" / "share"))
     record = scene.home / ".local" / "share" / "kzgit" / "trusted.json"
+    # the user's own settings: an approval adds the repository's to them, never drops them
+    user_file = scene.home / ".config" / "kzgit" / "config.toml"
+    user_file.parent.mkdir(parents=True)
+    user_file.write_text(user_toml(""))
 
     def kzgit(*argv: str) -> "subprocess.CompletedProcess[str]":
         return subprocess.run([PY, "-m", "kzgit", *argv], capture_output=True, text=True, timeout=120,

@@ -132,9 +132,10 @@ class Inflation:
     def _run(self, args: List[str]) -> Result:
         c = self.c
         home = self._config_home()
-        env = dict(os.environ)
-        env.update({"HELM_CONFIG_HOME": home, "HELM_CACHE_HOME": f"{home}/.cache",
-                    "HELM_DATA_HOME": f"{home}/.data"})
+        # on top of the plugin environment (kzgit.sandbox.plugin_environment), as kustomize's
+        # helm.go sets them on its own
+        env = {"HELM_CONFIG_HOME": home, "HELM_CACHE_HOME": f"{home}/.cache",
+               "HELM_DATA_HOME": f"{home}/.data"}
         label = f"{c.label()}: helm ('{self.helm} {args[0]}')"
         timeout = self.options.plugin_timeout
         assert self.tmp is not None
