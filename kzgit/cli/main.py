@@ -101,7 +101,7 @@ def _version() -> str:
 def _crash_log(exc: BaseException) -> str:
     import tempfile  # only after a crash: not worth its import on every run
     import traceback
-    from kzgit.remote._redact import redact   # start-up: after a crash only
+    from kzgit.remote import redact   # start-up: after a crash only
 
     fd, path = tempfile.mkstemp(prefix="kzgit-crash-", suffix=".log")
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
@@ -115,7 +115,7 @@ def _crash_log(exc: BaseException) -> str:
 def redacted_argv(argv: List[str]) -> List[str]:
     """``argv`` with the userinfo of every URL and the value of every ``-e/--env NAME=VALUE``
     replaced by ``***`` (``--env NAME`` passes a variable by name: kept)."""
-    from kzgit.remote._redact import redact   # start-up: after a crash only
+    from kzgit.remote import redact   # start-up: after a crash only
     out: List[str] = []
     env_value = False
     for arg in argv:
@@ -271,7 +271,7 @@ def _run_command(args: argparse.Namespace) -> int:
             print("Error: the current directory no longer exists", file=sys.stderr)
             return 1
         path = _crash_log(e)
-        from kzgit.remote._redact import redact   # start-up: after a crash only
+        from kzgit.remote import redact   # start-up: after a crash only
         print(f"An unexpected error has occurred: {type(e).__name__}: {redact(str(e))}\n"
               f"Check the log at {path}", file=sys.stderr)
         return 3
