@@ -562,7 +562,10 @@ def _apply(target: Any, table: Dict[str, Any], keys: Dict[str, Tuple[str, Any, s
             raise UsageError(f"{source}: bad value for '{name}': {e}") from None
         if converted is None:
             raise UsageError(f"{source}: bad value for '{name}': {value!r} (expected {expected})")
-        setattr(target, attr, converted)
+        if isinstance(target, dict):   # a table whose keys are data (the user's grants)
+            target[attr] = converted
+        else:
+            setattr(target, attr, converted)
 
 
 def parse_config(table: Dict[str, Any], source: str, prefix: str = "",
