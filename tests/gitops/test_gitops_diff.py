@@ -80,3 +80,19 @@ def test_an_application_added_shows_all_its_resources(argo: Path,
     out = capsys.readouterr().out
     assert "app argocd:argocd/api: added (1 resource)\nadded ConfigMap/api\n" in out
     assert "argocd:argocd/web" not in out   # not reached by the change
+
+
+def test_an_applications_kustomize_version_bump(argo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """spec.source.kustomize.version through argocd-cm: each side renders with its own."""
+    cm = ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cm\n  namespace: argocd\n"
+          "data:\n  kustomize.path.v5.6.0: /opt/kustomize-5.6.0\n"
+          "  kustomize.path.v5.8.1: /opt/kustomize-5.8.1\n")
+    commit(argo, {"argocd/cm.yaml": cm,
+                  "argocd/web.yaml": app("web", "apps/web", "kustomize:\n  version: v5.6.0\n")},
+           "pin 5.6.0")
+    commit(argo, {"argocd/web.yaml": app("web", "apps/web", "kustomize:\n  version: v5.8.1\n")},
+           "bump to 5.8.1")
+    assert main(["diff", "--base", "HEAD~1", "--head", "HEAD"]) == 0
+    out = capsys.readouterr().out
+    assert "app argocd:argocd/web: 1 changed" in out
+    assert "+    app.kubernetes.io/managed-by: kustomize-v5.8.1\n" in out
