@@ -23,7 +23,7 @@ from kzgit.gitops.gomatch import BadPattern, compile_pattern, match
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+    from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
     from kzgit.loader import FileSystem
 
 IGNORE_FILE = ".sourceignore"
@@ -137,6 +137,8 @@ class Matcher:
     def __init__(self, patterns: List[Pattern]) -> None:
         self.patterns = patterns
         self._memo: Dict[Tuple[Tuple[str, ...], bool], bool] = {}
+        #: memos of the file systems built on this matcher (IgnoreFS), by what and tree
+        self.shared: Dict[Tuple[str, str], Dict[str, Any]] = {}
         # Without a "!" pattern the order of the patterns does not matter (any match
         # excludes): the top-level name patterns are then checked at once, by a set of
         # literal names and one regular expression, the others one by one.
@@ -232,7 +234,10 @@ class IgnoreFS:
         self.base = base
         self.top = top.rstrip("/")
         self.matcher = matcher
-        self._memo: Dict[str, bool] = {}
+        # what is hidden, and where each path leads, asked once per run: shared by every
+        # build through the same matcher and tree (the builds of one run see one tree)
+        self._memo: Dict[str, bool] = matcher.shared.setdefault(("hidden", self.top), {})
+        self._real: Dict[str, str] = matcher.shared.setdefault(("real", self.top), {})
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, IgnoreFS) and other.base == self.base and other.top == self.top \
@@ -272,9 +277,13 @@ class IgnoreFS:
         return not self._hidden(path) and self.base.exists(path)
 
     def realpath(self, path: str) -> str:
+        got = self._real.get(path)
+        if got is not None:
+            return got
         if self._hidden(path):
             raise FileNotFoundError(path)
-        return self.base.realpath(path)
+        got = self._real[path] = self.base.realpath(path)
+        return got
 
     def listdir(self, path: str) -> List[str]:
         return [n for n in self.base.listdir(path)
