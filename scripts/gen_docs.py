@@ -82,31 +82,33 @@ def lint_rules_page() -> str:
 
 
 def configuration_page() -> str:
-    """Every key of ``.kzgit.toml`` / ``[tool.kzgit]``: its value and its default, from the key
-    tables that validate them (:mod:`kzgit.config`)."""
-    from kzgit import config
+    """Every key of ``.kzgit.toml`` / ``[tool.kzgit]``: its value, default and meaning, from the
+    key tables that validate them (:mod:`kzgit.config.tables`)."""
+    from kzgit.config import tables
+    from kzgit.config.repository import Config
     from kzgit.lint.rules import RULES, SEVERITIES
-    cfg = config.Config()
+    cfg = Config()
     out = [GENERATED, "# Configuration keys\n\n",
            "Every key `.kzgit.toml` (or the `[tool.kzgit]` table of `pyproject.toml`) accepts, "
-           "with the value it takes and its default, from the tables kzgit validates them with. "
-           "What each key does, and how the file is found: [Configuration](../configuration.md). "
-           "An unknown key or a bad value is a configuration error (exit 2) naming the file and "
-           "the key.\n"]
-    tables = [("", config._KEYS, cfg), ("refs.", config._REF_KEYS, cfg.refs),
-              ("validate.", config._VALIDATE_KEYS, cfg.validate),
-              ("sandbox.", config._SANDBOX_KEYS, cfg.sandbox), ("gitops.", config._GITOPS_KEYS, cfg.gitops)]
-    for prefix, keys, obj in tables:
+           "with the value it takes, its default and what it does, from the tables kzgit "
+           "validates them with (`kzgit/config/tables.py`). How the file is found, globs, ref "
+           "patterns and components: [Configuration](../configuration.md). An unknown key or a "
+           "bad value is a configuration error (exit 2) naming the file and the key.\n"]
+    sections = [("", tables.KEYS, cfg), ("refs.", tables.REF_KEYS, cfg.refs),
+                ("validate.", tables.VALIDATE_KEYS, cfg.validate),
+                ("sandbox.", tables.SANDBOX_KEYS, cfg.sandbox), ("gitops.", tables.GITOPS_KEYS, cfg.gitops)]
+    for prefix, keys, obj in sections:
         title = f"[{prefix[:-1]}]" if prefix else "top level"
-        out.append(f"\n## {title}\n\n| key | value | default |\n|---|---|---|\n")
-        for key, (attr, _convert, expected) in keys.items():
+        out.append(f"\n## {title}\n\n| key | value | default | meaning |\n|---|---|---|---|\n")
+        for key, (attr, _convert, expected, meaning) in keys.items():
             default = getattr(obj, attr, None)
             shown = "not set" if default in (None, "") else f"`{_toml(default)}`"
-            out.append(f"| `{prefix}{key}` | {expected} | {shown} |\n")
-    out.append("\n## [lint]\n\n| key | value | default |\n|---|---|---|\n")
+            out.append(f"| `{prefix}{key}` | {expected} | {shown} | {meaning} |\n")
+    out.append("\n## [lint]\n\n| key | value | default | meaning |\n|---|---|---|---|\n")
     values = " or ".join(f'`"{s}"`' for s in SEVERITIES)
     for m in RULES:
-        out.append(f"| [`lint.{m.ID}`](lint-rules.md#{m.ID}) | {values} | `\"{m.SEVERITY}\"` |\n")
+        out.append(f"| [`lint.{m.ID}`](lint-rules.md#{m.ID}) | {values} | `\"{m.SEVERITY}\"` | "
+                   f"{m.SUMMARY} |\n")
     return "".join(out)
 
 
