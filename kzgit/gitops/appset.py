@@ -11,13 +11,19 @@ Sources (argoproj/argo-cd, ``master`` of 2026-08):
   ``path.basename``, ``path.basenameNormalized`` (``utils.SanitizeName``), ``path[N]``, or
   with ``goTemplate`` a ``path`` map (``path``, ``basename``, ``basenameNormalized``,
   ``segments``); ``pathParamPrefix``.
+- ``applicationset/generators/git.go`` (files): the files ``git ls-files -- PATTERN`` lists
+  (wildcards cross ``/``), excludes removed, sorted; each a YAML/JSON object or a list of them,
+  flattened to ``a.b`` keys (``fmt`` ``%v`` values) without ``goTemplate``; ``path``,
+  ``path.basename``, ``path.filename``, ``path.basenameNormalized``,
+  ``path.filenameNormalized``, ``path[N]`` (or the ``path`` map with ``segments``).
 - ``applicationset/utils/utils.go`` ``Render``: without ``goTemplate``, fasttemplate with
   ``{{`` ``}}``, the tag trimmed, an unknown tag left as written; with ``goTemplate``, Go
   text/template: kzgit reads plain field references (``{{.path.basename}}``) and ``{{index
   .path.segments N}}`` only.
 
 Anything else (the ``clusters``, ``matrix``, ``merge``, ``scmProvider``, ``pullRequest``,
-``clusterDecisionResource`` and ``plugin`` generators, a generator-level ``template``,
+``clusterDecisionResource`` and ``plugin`` generators, git generator ``values``, a
+generator-level ``template``,
 ``templatePatch``, any template function or pipeline) leaves the ApplicationSet listed as not
 expanded, with why.
 """
@@ -144,7 +150,9 @@ def _git_params(catalog: Catalog, gen: Any, go: bool) -> List[Dict[str, Any]]:
     if normalise(url) not in catalog.repo.urls:
         raise NotExpanded(f"the git generator reads {url or '(no repoURL)'}, not this repository")
     if gen.get("files"):
-        raise NotExpanded("the git files generator is not expanded by kzgit")
+        if gen.get("directories"):
+            raise NotExpanded("malformed git generator: both files and directories")
+        return _git_files_params(catalog, gen, go)
     dirs = gen.get("directories")
     if not isinstance(dirs, list) or not dirs:
         raise NotExpanded("malformed git generator: no directories")
@@ -185,6 +193,99 @@ def _git_params(catalog: Catalog, gen: Any, go: bool) -> List[Dict[str, Any]]:
             for i, seg in enumerate(d.split("/")):
                 if seg:
                     params[f"{name}[{i}]"] = seg
+            out.append(params)
+    return out
+
+
+def _pathspec(pattern: str) -> "re.Pattern[str]":
+    """A git pathspec as ``git ls-files -- PATTERN`` matches it (argo-cd util/git/client.go
+    LsFiles, the default globbing): wildcards match across ``/`` (fnmatch without
+    FNM_PATHNAME), and a pattern naming a directory matches every file below it."""
+    import fnmatch   # start-up: only ApplicationSets with a git files generator
+    if not any(c in pattern for c in "*?["):
+        return re.compile(re.escape(pattern.rstrip("/")) + r"(?:/.*)?", re.DOTALL)
+    return re.compile(fnmatch.translate(pattern))
+
+
+def _go_v(value: Any) -> str:
+    """Go's ``fmt.Sprintf("%v", v)`` of a value decoded from JSON (numbers are float64)."""
+    from kzgit.yamlio.gonum import format_float_g   # start-up: as _pathspec
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return format_float_g(float(value))
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{_go_v(v)}" for k, v in sorted(value.items())) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(_go_v(v) for v in value) + "]"
+    return str(value)
+
+
+def _flatten(obj: Any, prefix: str, out: Dict[str, str]) -> None:
+    """jeremywohl/flatten DotStyle: nested keys joined by '.', list items by their index."""
+    items = obj.items() if isinstance(obj, dict) else enumerate(obj)
+    empty = True
+    for k, v in items:
+        empty = False
+        key = f"{prefix}.{k}" if prefix else str(k)
+        if isinstance(v, (dict, list)) and v:
+            _flatten(v, key, out)
+        else:
+            out[key] = _go_v(v)
+    if empty and prefix:
+        out[prefix] = _go_v(obj)
+
+
+def _git_files_params(catalog: Catalog, gen: Dict[str, Any], go: bool) -> List[Dict[str, Any]]:
+    """applicationset/generators/git.go generateParamsForGitFiles: the files the include
+    patterns match minus those an exclude pattern matches, sorted; each a YAML or JSON object
+    (or a list of them) of parameters, with the file's path ones."""
+    from kzgit.yamlio import load_yaml11   # start-up: as _pathspec
+    from kzgit.errors import KzgitError   # start-up: as _pathspec
+    items = [i for i in gen["files"] if isinstance(i, dict) and isinstance(i.get("path"), str)]
+    if gen.get("values"):
+        raise NotExpanded("git generator values are not expanded by kzgit")
+    inc = [_pathspec(i["path"]) for i in items if i.get("exclude") is not True]
+    exc = [_pathspec(i["path"]) for i in items if i.get("exclude") is True]
+    chosen = sorted(f for f in catalog.repo.files if any(r.fullmatch(f) for r in inc)
+                    and not any(r.fullmatch(f) for r in exc))
+    prefix = str(gen.get("pathParamPrefix") or "")
+    out: List[Dict[str, Any]] = []
+    for f in chosen:
+        data = catalog.repo.read(f) or b""
+        try:
+            parsed = load_yaml11(data, f) if data.strip() else {}
+        except KzgitError as e:
+            raise NotExpanded(f"unable to process file '{f}': unable to parse file: {e}") from None
+        objects = [parsed] if isinstance(parsed, dict) else parsed if isinstance(parsed, list) \
+            else None
+        if objects is None or not all(isinstance(o, dict) for o in objects):
+            raise NotExpanded(f"unable to process file '{f}': not an object or a list of them")
+        d = posixpath.dirname(f) or "."
+        base, filename = posixpath.basename(d), posixpath.basename(f)
+        for o in objects:
+            if go:
+                params: Dict[str, Any] = dict(o)
+                p = {"path": d, "basename": base, "filename": filename,
+                     "basenameNormalized": sanitize_name(base),
+                     "filenameNormalized": sanitize_name(filename), "segments": d.split("/")}
+                if prefix:
+                    params[prefix] = {"path": p}
+                else:
+                    params["path"] = p
+            else:
+                flat: Dict[str, str] = {}
+                _flatten(o, "", flat)
+                params = dict(flat)
+                name = f"{prefix}.path" if prefix else "path"
+                params.update({name: d, f"{name}.basename": base, f"{name}.filename": filename,
+                               f"{name}.basenameNormalized": sanitize_name(base),
+                               f"{name}.filenameNormalized": sanitize_name(filename)})
+                for i, seg in enumerate(d.split("/")):
+                    if seg:
+                        params[f"{name}[{i}]"] = seg
             out.append(params)
     return out
 

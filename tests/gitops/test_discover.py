@@ -335,3 +335,44 @@ def test_a_git_repository_on_another_ref_renders_that_ref(repo: Callable[..., Pa
     app = catalog.find("pinned")
     assert app.rendered
     assert "name: v1\n" in render_app(catalog, app).to_yaml()
+
+
+def test_applicationset_git_files_generator(repo: Callable[..., Path]) -> None:
+    """The git files generator: one Application per parameter set of each matching file."""
+    top = repo({
+        "argocd/set.yaml": f"""
+            apiVersion: argoproj.io/v1alpha1
+            kind: ApplicationSet
+            metadata:
+              name: envs
+              namespace: argocd
+            spec:
+              generators:
+              - git:
+                  repoURL: {REPO_URL}
+                  revision: HEAD
+                  files:
+                  - path: "envs/*/config.json"
+                  - path: "envs/old/config.json"
+                    exclude: true
+              template:
+                metadata:
+                  name: 'web-{{{{cluster.name}}}}-{{{{path.basename}}}}'
+                spec:
+                  destination: {{namespace: '{{{{cluster.namespace}}}}'}}
+                  source:
+                    repoURL: {REPO_URL}
+                    path: 'apps/{{{{path[1]}}}}'
+            """,
+        "envs/dev/config.json": '{"cluster": {"name": "east", "namespace": "web-dev"}}',
+        "envs/prod/config.json": '{"cluster": {"name": "west", "namespace": "web-prod"}}',
+        "envs/old/config.json": '{"cluster": {"name": "gone", "namespace": "x"}}',
+        "apps/dev/cm.yaml": CM.format(name="dev"),
+        "apps/prod/cm.yaml": CM.format(name="prod"),
+    })
+    catalog = catalog_of(top)
+    assert [a.id for a in catalog.apps] == ["argocd:argocd/envs", "argocd:argocd/web-east-dev",
+                                            "argocd:argocd/web-west-prod"]
+    dev = catalog.find("web-east-dev")
+    assert dev.path == "apps/dev" and dev.obj["spec"]["destination"]["namespace"] == "web-dev"
+    assert "name: dev" in render_app(catalog, dev).to_yaml()
