@@ -21,7 +21,10 @@ Sources (argoproj/argo-cd, ``master`` of 2026-08):
   text/template: kzgit reads plain field references (``{{.path.basename}}``) and ``{{index
   .path.segments N}}`` only.
 
-Anything else (the ``clusters``, ``matrix``, ``merge``, ``scmProvider``, ``pullRequest``,
+- ``applicationset/generators/matrix.go``: two of those, every pair of their parameter sets
+  merged.
+
+Anything else (the ``clusters``, ``merge``, ``scmProvider``, ``pullRequest``,
 ``clusterDecisionResource`` and ``plugin`` generators, git generator ``values``, a
 generator-level ``template``,
 ``templatePatch``, any template function or pipeline) leaves the ApplicationSet listed as not
@@ -40,7 +43,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kzgit.gitops.catalog import Catalog
 
 _CLUSTER_GENERATORS = ("clusters", "clusterDecisionResource")
-_OTHER_GENERATORS = ("matrix", "merge", "scmProvider", "pullRequest", "plugin")
+_OTHER_GENERATORS = ("matrix", "merge", "scmProvider", "pullRequest", "plugin")   # matrix: nested
 
 
 class NotExpanded(Exception):
@@ -82,22 +85,7 @@ def _expand(catalog: Catalog, appset: App) -> List[App]:
         raise NotExpanded("malformed: spec.generators is missing")
     params: List[Dict[str, Any]] = []
     for g in gens:
-        if not isinstance(g, dict):
-            raise NotExpanded("malformed generator")
-        if g.get("template"):
-            raise NotExpanded("a generator-level template is not expanded by kzgit")
-        kinds = [k for k in g if k not in ("selector", "values")]
-        kind = kinds[0] if kinds else "?"
-        if kind == "list":
-            params.extend(_list_params(g["list"], go))
-        elif kind == "git":
-            params.extend(_git_params(catalog, g["git"], go))
-        elif kind in _CLUSTER_GENERATORS:
-            raise NotExpanded(f"the {kind} generator needs the cluster's state")
-        elif kind in _OTHER_GENERATORS:
-            raise NotExpanded(f"the {kind} generator is not expanded by kzgit")
-        else:
-            raise NotExpanded(f"unknown generator {kind!r}")
+        params.extend(_generator_params(catalog, g, go, nested=False))
     out: List[App] = []
     for p in params:
         rendered = as_dict(_render(template, p, go))
@@ -109,6 +97,60 @@ def _expand(catalog: Catalog, appset: App) -> List[App]:
         child = App(ARGOCD, obj, doc, parent=appset.parent)
         child.appset = str(appset.extra.setdefault("ref", f"#{id(appset)}"))
         out.append(child)
+    return out
+
+
+def _generator_params(catalog: Catalog, g: Any, go: bool, nested: bool) -> List[Dict[str, Any]]:
+    """One generator's parameter sets; ``nested``: a child of a matrix."""
+    if not isinstance(g, dict):
+        raise NotExpanded("malformed generator")
+    if g.get("template"):
+        raise NotExpanded("a generator-level template is not expanded by kzgit")
+    if g.get("selector"):
+        raise NotExpanded("a generator selector is not applied by kzgit")
+    kinds = [k for k in g if k not in ("selector", "values")]
+    kind = kinds[0] if kinds else "?"
+    if kind == "list":
+        return _list_params(g["list"], go)
+    if kind == "git":
+        return _git_params(catalog, g["git"], go)
+    if kind == "matrix" and not nested:
+        return _matrix_params(catalog, g["matrix"], go)
+    if kind in _CLUSTER_GENERATORS:
+        raise NotExpanded(f"the {kind} generator needs the cluster's state")
+    if kind in _OTHER_GENERATORS:
+        raise NotExpanded(f"the {kind} generator is not expanded by kzgit"
+                          + (" (inside a matrix)" if nested else ""))
+    raise NotExpanded(f"unknown generator {kind!r}")
+
+
+def _matrix_params(catalog: Catalog, gen: Any, go: bool) -> List[Dict[str, Any]]:
+    """applicationset/generators/matrix.go: the product of two child generators' parameter
+    sets, each pair merged (a parameter both give is an error).  A child that reads the
+    other's parameters (a ``{{`` in its own spec) is not expanded by kzgit."""
+    children = gen.get("generators") if isinstance(gen, dict) else None
+    if not isinstance(children, list) or len(children) != 2:
+        raise NotExpanded("a matrix needs exactly two generators")
+    if "{{" in repr(children):
+        raise NotExpanded("a matrix child that reads the other's parameters is not expanded "
+                          "by kzgit")
+    first, second = (_generator_params(catalog, c, go, nested=True) for c in children)
+    out = []
+    for a in first:
+        for b in second:
+            if not go:
+                both = sorted(set(a) & set(b))
+                if both:
+                    raise NotExpanded(f"error combining matrix parameters: found duplicate "
+                                      f"key {both[0]}")
+            out.append(_merged(a, b))
+    return out
+
+
+def _merged(a: Dict[str, Any], b: Dict[str, Any]) -> Dict[str, Any]:
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = _merged(out[k], v) if isinstance(out.get(k), dict) and isinstance(v, dict) else v
     return out
 
 

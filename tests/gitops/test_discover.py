@@ -376,3 +376,59 @@ def test_applicationset_git_files_generator(repo: Callable[..., Path]) -> None:
     dev = catalog.find("web-east-dev")
     assert dev.path == "apps/dev" and dev.obj["spec"]["destination"]["namespace"] == "web-dev"
     assert "name: dev" in render_app(catalog, dev).to_yaml()
+
+
+def test_applicationset_matrix_of_git_and_list(repo: Callable[..., Path]) -> None:
+    top = repo({
+        "argocd/set.yaml": f"""
+            apiVersion: argoproj.io/v1alpha1
+            kind: ApplicationSet
+            metadata:
+              name: grid
+              namespace: argocd
+            spec:
+              goTemplate: true
+              generators:
+              - matrix:
+                  generators:
+                  - git:
+                      repoURL: {REPO_URL}
+                      revision: HEAD
+                      directories:
+                      - path: apps/*
+                  - list:
+                      elements:
+                      - {{env: dev}}
+                      - {{env: prod}}
+              template:
+                metadata:
+                  name: '{{{{.path.basename}}}}-{{{{.env}}}}'
+                spec:
+                  destination: {{namespace: '{{{{.env}}}}'}}
+                  source:
+                    repoURL: {REPO_URL}
+                    path: '{{{{.path.path}}}}'
+            ---
+            apiVersion: argoproj.io/v1alpha1
+            kind: ApplicationSet
+            metadata:
+              name: clusters-grid
+              namespace: argocd
+            spec:
+              generators:
+              - matrix:
+                  generators:
+                  - clusters: {{}}
+                  - list: {{elements: [{{a: b}}]}}
+              template: {{metadata: {{name: x}}, spec: {{}}}}
+            """,
+        "apps/web/cm.yaml": CM.format(name="web"),
+        "apps/api/cm.yaml": CM.format(name="api"),
+    })
+    catalog = catalog_of(top)
+    assert [a.id for a in catalog.apps] == [
+        "argocd:argocd/grid", "argocd:argocd/clusters-grid", "argocd:argocd/api-dev",
+        "argocd:argocd/api-prod", "argocd:argocd/web-dev", "argocd:argocd/web-prod"]
+    assert catalog.find("web-prod").obj["spec"]["destination"] == {"namespace": "prod"}
+    grid = catalog.find("clusters-grid")
+    assert grid.expanded is False and "needs the cluster's state" in (grid.reason or "")
