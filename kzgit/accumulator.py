@@ -58,6 +58,10 @@ class Accumulator:
         items = self.resmap.resources()
         items[items.index(old)] = res
         self.resmap.replace_items(items)
+        from kzgit.trace import TRACER   # kzgit explain sets it
+        tracer = TRACER.get()
+        if tracer is not None:
+            tracer.replaced(old, res)
 
 
 def _go_id(rid: ResId) -> str:

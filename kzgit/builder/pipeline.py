@@ -17,6 +17,7 @@ from kzgit.builder.context import BuildContext
 from kzgit.builder.finish import finish
 from kzgit.builtins.hashing import add_hashes
 from kzgit.builtins.nameref import fix_back_references
+from kzgit import trace
 from kzgit.yamlio.tree import node_kind
 from kzgit.errors import BuildError, KzgitError, RemoteError, YamlError
 from kzgit.kustomization import Kustomization, KustomizationError, parse_kustomization
@@ -72,12 +73,18 @@ def _go_quote(text: str) -> str:
 
 
 class _Steps(list):
-    """A list of (kind, step) built by appending steps; the kind is set per block."""
+    """A list of (kind, step) built by appending steps; the kind is set per block, and each
+    step's kustomization field and entry (for ``kzgit explain``) per step."""
 
     kind = ""
 
-    def append(self, step: Any) -> None:
+    def __init__(self) -> None:
+        super().__init__()
+        self.wheres: List[Tuple[str, Optional[int]]] = []
+
+    def append(self, step: Any, field: str = "", index: Optional[int] = None) -> None:
         super().append((self.kind, step))
+        self.wheres.append((field, index))
 
 
 class _Accumulate:
@@ -291,6 +298,8 @@ class Target:
             res = resources_from_bytes(data, os.path.join(self.loader.root, path))
         except KzgitError as e:
             raise e.prefixed(f"accumulating resources from '{path}': ") from None
+        trace.made(res, trace.Step("resource", self.kfile, "resources",
+                                   file=os.path.join(self.loader.root, path), detail=path))
         try:
             for r in res:
                 if self.origin is not None:
@@ -398,19 +407,22 @@ class Target:
                     from kzgit.builder import leads   # start-up: only a failed build needs it
                     raise leads.generator(e, self.kfile, field, i, args, self.ktext()) from None
                 res.origin = self.builtin_origin(kind)
+                trace.made([res], trace.Step("generator", self.kfile, field, i))
                 ra.absorb(res, kind)
         if k.get("helmCharts") or k.get("helmChartInflationGenerator"):
-            self.ctx.helm(self, ra)
+            with trace.phase(ra.resmap.resources, trace.Step("helm", self.kfile, "helmCharts")):
+                self.ctx.helm(self, ra)
         if k.get("generators"):
             shipped, grouped = self.ctx.plugins.split(self.plugin_configs(k.get("generators")),
                                                       self.helpers)
-            self.ctx.plugins.generate_all(shipped, self.helpers, ra)
+            with trace.phase(ra.resmap.resources, trace.Step("plugin", self.kfile, "generators")):
+                self.ctx.plugins.generate_all(shipped, self.helpers, ra)
             if grouped:
                 # the proposal's phases 3 and 5 (kzgit.plugins.groupplugin)
                 self._group_generators = self._patch_virtual(grouped)
                 self.ctx.plugins.group_generate(self._group_generators, self.helpers, ra)
 
-    def builtin_transformers(self, cfg: TransformerConfig) -> List[Tuple[str, Callable[[ResMap], None]]]:
+    def builtin_transformers(self, cfg: TransformerConfig) -> _Steps:
         """configureBuiltinTransformers, in kustomize's order: (plugin kind, step).
 
         Each block imports the module of its step when its field is set (start-up: a build
@@ -425,7 +437,7 @@ class Target:
             out.append(lambda m: patch_tf.patch_strategic_merge(
                 m, psm, self.loader, self.kfile,
                 lambda e, i, inline: leads.strategic_merge(e, self.kfile, i, psm[i], inline, self.loader.load,
-                                                           self.ktext())))
+                                                           self.ktext())), "patchesStrategicMerge")
         out.kind = "PatchTransformer"
         if k.get("patches"):
             from kzgit.builtins import patches as patch_tf   # start-up
@@ -434,26 +446,28 @@ class Target:
                     self._configure, "PatchTransformer", p or {}, ("path", "patch", "target", "options"),
                     self._load_patch_file))
                 out.append(lambda m, p=p, i=i: self._leading("patches", i, p, lambda: patch_tf.patch(
-                    m, p or {}, self.loader, self.kfile, self.options.kustomize_version)))
+                    m, p or {}, self.loader, self.kfile, self.options.kustomize_version)), "patches", i)
         out.kind = "NamespaceTransformer"
         if k.get("namespace"):
             from kzgit.builtins import namespace   # start-up
             cfg_ns = {"metadata": {"namespace": k.get("namespace")}, "fieldSpecs": t["namespace"]}
             out.append(lambda m: namespace.transform(
-                m, cfg_ns, skip_helm=self.options.kustomize_version >= V5_8))
+                m, cfg_ns, skip_helm=self.options.kustomize_version >= V5_8), "namespace")
         out.kind = "PrefixTransformer"
         if k.get("namePrefix"):
             from kzgit.builtins import prefix_suffix   # start-up
-            out.append(lambda m: prefix_suffix.prefix(m, {"prefix": k.get("namePrefix"), "fieldSpecs": t["namePrefix"]}))
+            out.append(lambda m: prefix_suffix.prefix(m, {"prefix": k.get("namePrefix"), "fieldSpecs": t["namePrefix"]}),
+                       "namePrefix")
         out.kind = "SuffixTransformer"
         if k.get("nameSuffix"):
             from kzgit.builtins import prefix_suffix   # start-up
-            out.append(lambda m: prefix_suffix.suffix(m, {"suffix": k.get("nameSuffix"), "fieldSpecs": t["nameSuffix"]}))
+            out.append(lambda m: prefix_suffix.suffix(m, {"suffix": k.get("nameSuffix"), "fieldSpecs": t["nameSuffix"]}),
+                       "nameSuffix")
         out.kind = "LabelTransformer"
         if k.get("labels") or k.get("commonLabels"):
             from kzgit.builtins import metadata   # start-up
             from kzgit.resource.fieldspec import FieldSpec, merge_specs
-            for lab in k.get("labels", []):
+            for li, lab in enumerate(k.get("labels", [])):
                 lab = lab or {}
                 fss = [FieldSpec.from_dict(f, self.kfile) for f in lab.get("fields") or []]
                 fss = merge_specs(fss, t["labels"])
@@ -463,12 +477,15 @@ class Target:
                     if lab.get("includeTemplates"):
                         fss = merge_specs(fss, t["templateLabels"])
                     fss = merge_specs(fss, [FieldSpec("", "", "", "metadata/labels", True)])
-                out.append(lambda m, lab=lab, fss=fss: metadata.labels(m, {"labels": lab.get("pairs"), "fieldSpecs": fss}))
-            out.append(lambda m: metadata.labels(m, {"labels": k.get("commonLabels"), "fieldSpecs": t["commonLabels"]}))
+                out.append(lambda m, lab=lab, fss=fss: metadata.labels(m, {"labels": lab.get("pairs"), "fieldSpecs": fss}),
+                           "labels", li)
+            out.append(lambda m: metadata.labels(m, {"labels": k.get("commonLabels"), "fieldSpecs": t["commonLabels"]}),
+                       "commonLabels")
         out.kind = "AnnotationsTransformer"
         if k.get("commonAnnotations"):
             from kzgit.builtins import metadata   # start-up
-            out.append(lambda m: metadata.annotations(m, {"annotations": k.get("commonAnnotations"), "fieldSpecs": t["commonAnnotations"]}))
+            out.append(lambda m: metadata.annotations(m, {"annotations": k.get("commonAnnotations"), "fieldSpecs": t["commonAnnotations"]}),
+                       "commonAnnotations")
         out.kind = "PatchJson6902Transformer"
         if k.get("patchesJson6902"):
             from kzgit.builtins import patches as patch_tf   # start-up
@@ -478,22 +495,25 @@ class Target:
                     {**(p or {}), "jsonOp": (p or {}).get("patch")}, ("target", "path", "jsonOp"),
                     _check_json6902_target))
                 out.append(lambda m, p=p, i=i: self._leading("patchesJson6902", i, p, lambda: patch_tf.patch_json6902(
-                    m, p or {}, self.loader, self.kfile)))
+                    m, p or {}, self.loader, self.kfile)), "patchesJson6902", i)
         out.kind = "ReplicaCountTransformer"
         if k.get("replicas"):
             from kzgit.builtins import replicas   # start-up
-            for rep in k.get("replicas"):
-                out.append(lambda m, rep=rep: replicas.transform(m, {"replica": rep or {}, "fieldSpecs": t["replicas"]}))
+            for ri, rep in enumerate(k.get("replicas")):
+                out.append(lambda m, rep=rep: replicas.transform(m, {"replica": rep or {}, "fieldSpecs": t["replicas"]}),
+                           "replicas", ri)
         out.kind = "ImageTagTransformer"
         if k.get("images"):
             from kzgit.builtins import images   # start-up
-            for img in k.get("images"):
-                out.append(lambda m, img=img: images.transform(m, {"imageTag": img or {}, "fieldSpecs": t["images"]}))
+            for ii, img in enumerate(k.get("images")):
+                out.append(lambda m, img=img: images.transform(m, {"imageTag": img or {}, "fieldSpecs": t["images"]}),
+                           "images", ii)
         out.kind = "ReplacementTransformer"
         if k.get("replacements"):
             from kzgit.plugins.builtin import apply_replacement_entries   # start-up
             out.append(lambda m: apply_replacement_entries(m, k.get("replacements"), self.loader,
-                                                           self.kfile, self.options.kustomize_version))
+                                                           self.kfile, self.options.kustomize_version),
+                       "replacements")
         return out
 
     def _leading(self, field: str, index: int, entry: Any, step: Callable[[], None]) -> None:
@@ -539,14 +559,19 @@ class Target:
                 for path, configs in self._patch_virtual(group_transformers).items():
                     grouped[path] = grouped.get(path, []) + configs
         if grouped:
-            self.ctx.plugins.group_transform(grouped, self.helpers, ra.resmap, self.after_transformer)
-        for kind, step in self.builtin_transformers(ra.config):
-            step(ra.resmap)
+            with trace.phase(ra.resmap.resources, trace.Step("plugin", self.kfile, "transformers")):
+                self.ctx.plugins.group_transform(grouped, self.helpers, ra.resmap, self.after_transformer)
+        steps = self.builtin_transformers(ra.config)
+        for (kind, step), (field, index) in zip(steps, steps.wheres):
+            with trace.phase(ra.resmap.resources, trace.Step(
+                    "patch" if "atch" in kind else field, self.kfile, field, index, detail=kind)):
+                step(ra.resmap)
             self.after_transformer(ra.resmap, self.builtin_origin(kind))
         if self.k.get("transformers"):
             if shipped is None:
                 shipped = self.plugin_configs(self.k.get("transformers"))
-            self.ctx.plugins.transform_all(shipped, self.helpers, ra.resmap, self.after_transformer)
+            with trace.phase(ra.resmap.resources, trace.Step("plugin", self.kfile, "transformers")):
+                self.ctx.plugins.transform_all(shipped, self.helpers, ra.resmap, self.after_transformer)
 
     def _patch_virtual(self, grouped: "Dict[str, Configs]") -> "Dict[str, Configs]":
         """The proposal's phase 3: the ``patches`` entries with a ``target`` apply to the group
@@ -644,9 +669,14 @@ def run(path: str, options: BuildOptions) -> BuildResult:
     ctx.set_openapi(top, reset=True)
     ra = top.accumulate()
     # makeCustomizedResMap: these run once, on the final content, at the top only
-    add_hashes(ra.resmap)
-    fix_back_references(ra.resmap, ra.config.name_reference)
-    ctx.resolve_vars(ra)
-    resources = finish(ra.resmap.resources(), top.k.get("sortOptions"),
-                       top.k.get("buildMetadata", []), options)
+    every = ra.resmap.resources
+    with trace.phase(every, trace.Step("hashSuffix", top.kfile)):
+        add_hashes(ra.resmap)
+    with trace.phase(every, trace.Step("nameReference", top.kfile)):
+        fix_back_references(ra.resmap, ra.config.name_reference)
+    with trace.phase(every, trace.Step("vars", top.kfile, "vars")):
+        ctx.resolve_vars(ra)
+    with trace.phase(every, trace.Step("output", top.kfile)):
+        resources = finish(ra.resmap.resources(), top.k.get("sortOptions"),
+                           top.k.get("buildMetadata", []), options)
     return BuildResult(resources=resources, warnings=ctx.warnings, notes=ctx.notes)

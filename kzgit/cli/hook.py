@@ -236,6 +236,22 @@ def run(args: argparse.Namespace) -> int:
         # Nothing passed (pre-commit's ``always_run`` starts the hook for a commit whose
         # files it matches none of) and nothing deleted: one git run, nothing to check.
         return 0
+    # the hooks of one commit (each a process) resolve a tag-pinned remote base once: a
+    # resolution younger than a minute is reused (kzgit.remote._cache.REUSE_ENV; the render
+    # workers inherit it), for this run only
+    before = os.environ.get(_REUSE_ENV)
+    os.environ[_REUSE_ENV] = before or "60"
+    try:
+        return _run_hook(args)
+    finally:
+        if before is None:
+            os.environ.pop(_REUSE_ENV, None)
+
+
+_REUSE_ENV = "KZGIT_REUSE_RESOLVED_REFS"
+
+
+def _run_hook(args: argparse.Namespace) -> int:
     with _Source(args) as ws:
         if args.hook == "validate":
             from kzgit.cli.validate import run_hook   # start-up

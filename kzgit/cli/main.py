@@ -25,7 +25,7 @@ else:
 
 # Command modules under kzgit/cli/, in the order ``kzgit --help`` lists them.
 COMMANDS = ["build", "transform", "localize", "rebuild", "diff", "validate", "fix", "hook", "install_hooks",
-            "cache", "trust", "lint", "apps"]
+            "cache", "trust", "lint", "apps", "explain"]
 
 
 def _columns() -> int:

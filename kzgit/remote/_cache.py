@@ -14,10 +14,10 @@ else ``~/.cache/kzgit``)::
 A checkout appears in ``trees/`` only by an atomic ``rename``, so a reader that
 sees it sees all of it; writers take the lock and re-check after locking
 (pre-commit store.py).  Only a full commit id resolves from the cache with no
-network: tags, like branches (and HEAD), are re-resolved with ``git ls-remote`` when
-their last resolution is older than :data:`RESOLVED_FOR` (a minute: the hooks of one
-pre-commit run, each a process, ask once), as kustomize resolves them on every build (a
-tag can be moved; `kzgit localize` and `kzgit rebuild` resolve it again too, and all
+network: tags, like branches (and HEAD), are re-resolved with ``git ls-remote`` on
+every online build, as kustomize resolves them on every build, except in the hooks, which
+reuse a resolution younger than a minute (:data:`REUSE_ENV`: the hooks of one pre-commit
+run, each a process, ask once) (a tag can be moved; `kzgit localize` and `kzgit rebuild` resolve it again too, and all
 three must agree).
 The last resolution serves ``--offline`` builds.  A failed fetch leaves nothing of
 a repository the cache did not hold before.
@@ -51,10 +51,19 @@ from kzgit.remote._repospec import RepoSpec
 _FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 #: Longest wait for another kzgit process holding a repository's lock, in seconds.
 LOCK_WAIT = 600.0
-#: A tag or branch resolved on its remote this recently is not asked again: the hooks of one
-#: pre-commit run (each its own process) and a render cache lookup after a build reuse it.
-#: kustomize resolves on every build; a tag moved on the remote is seen a minute later.
-RESOLVED_FOR = 60.0
+#: How long a tag or branch resolved on its remote is not asked again: 0, as kustomize
+#: resolves on every build, unless the environment variable :data:`REUSE_ENV` says otherwise
+#: (the hooks set it to 60: the hooks of one pre-commit run, each its own process with its
+#: own workers, resolve a tag-pinned base once; a tag moved on the remote is seen a minute later).
+RESOLVED_FOR = 0.0
+REUSE_ENV = "KZGIT_REUSE_RESOLVED_REFS"
+
+
+def _reuse_for() -> float:
+    try:
+        return max(RESOLVED_FOR, float(os.environ.get(REUSE_ENV, "0")))
+    except ValueError:
+        return RESOLVED_FOR
 
 
 def _lock_nb(fd: int) -> None:
@@ -157,13 +166,13 @@ class RepoCache:
                 "resolved": dict(data.get("resolved", {}))}
 
     def recently_resolved(self, ref: str, now: float) -> Optional[str]:
-        """The commit ``ref`` resolved to on the remote less than :data:`RESOLVED_FOR` seconds
-        ago (one pre-commit run: its hooks, each a process, ask once), else None."""
+        """The commit ``ref`` resolved to on the remote recently enough to reuse
+        (:data:`REUSE_ENV`; never, by default), else None."""
         refs = self.refs()
         for kind in ("tags", "branches"):
             commit = refs[kind].get(ref or "HEAD")
             when = refs["resolved"].get(f"{kind}:{ref or 'HEAD'}")
-            if commit and isinstance(when, (int, float)) and 0 <= now - when < RESOLVED_FOR:
+            if commit and isinstance(when, (int, float)) and 0 <= now - when < _reuse_for():
                 return str(commit)
         return None
 
@@ -363,7 +372,7 @@ def checkout(spec: RepoSpec, *, offline: bool, root: Optional[str] = None) -> st
 
 def resolve(spec: RepoSpec, offline: bool, root: Optional[str] = None) -> Optional[str]:
     """The commit ``spec``'s ref names now, as :func:`checkout` would resolve it (a full commit
-    id is itself; a tag or branch resolved within :data:`RESOLVED_FOR` seconds is not asked
+    id is itself; a tag or branch resolved recently enough (:data:`REUSE_ENV`) is not asked
     again; ``offline``: its last resolution), or None when it cannot be known."""
     if _FULL_SHA.fullmatch(spec.ref):
         return spec.ref

@@ -120,7 +120,6 @@ def test_missing_subdir_and_symlink_escape(repo: GitRepo, parent: Loader, tmp_pa
 def test_github_url_over_smart_http_then_cache_without_network(
         repo: GitRepo, parent: Loader, server: GitHTTPServer, cache: str,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(remote_cache, "RESOLVED_FOR", 0.0)   # every build asks the remote
     url = "https://github.com/org/repo//base?ref=v1"
     ldr = open_remote(parent, url, ONLINE)
     assert isinstance(ldr, Loader) and "v: 1" in _read(ldr, "cm.yaml")
@@ -140,7 +139,6 @@ def test_github_url_over_smart_http_then_cache_without_network(
 
 def test_branch_re_resolves(repo: GitRepo, parent: Loader, server: GitHTTPServer,
                             monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(remote_cache, "RESOLVED_FOR", 0.0)   # every build asks the remote
     url = "https://github.com/org/repo//base?ref=main"
     first = open_remote(parent, url, ONLINE)
     assert isinstance(first, Loader) and "v: 2" in _read(first, "cm.yaml")
@@ -515,7 +513,6 @@ def test_insteadof_from_the_users_gitconfig(repo: GitRepo, parent: Loader, srv_r
 
 def test_moved_tag_is_fetched_again_and_offline_keeps_the_last_resolution(
         repo: GitRepo, parent: Loader, cache: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(remote_cache, "RESOLVED_FOR", 0.0)   # every build asks the remote
     url = repo.file_url("base", "v1")
     first = open_remote(parent, url, ONLINE)
     assert isinstance(first, Loader) and "v: 1" in _read(first, "cm.yaml")
@@ -536,12 +533,16 @@ def test_failed_fetch_leaves_no_directory(parent: Loader, cache: str, srv_root: 
     assert not os.path.exists(os.path.join(cache, "git"))
 
 
-def test_a_tag_resolved_a_moment_ago_is_not_asked_again(repo: GitRepo, parent: Loader,
-                                                        server: GitHTTPServer) -> None:
+def test_a_tag_resolved_a_moment_ago_is_not_asked_again_in_the_hooks(
+        repo: GitRepo, parent: Loader, server: GitHTTPServer, monkeypatch: pytest.MonkeyPatch) -> None:
     """The hooks of one pre-commit run each open the remote: the first resolves the tag, the
-    others reuse that answer for RESOLVED_FOR seconds (no request at all)."""
+    others reuse that answer (the hooks set REUSE_ENV to a minute): no request at all.
+    Elsewhere every build asks, as kustomize does."""
     url = "https://github.com/org/repo//base?ref=v1"
     first = open_remote(parent, url, ONLINE)
+    n = len(server.requests)
+    assert open_remote(parent, url, ONLINE).root == first.root and len(server.requests) > n
+    monkeypatch.setenv(remote_cache.REUSE_ENV, "60")
     n = len(server.requests)
     again = open_remote(parent, url, ONLINE)
     assert isinstance(first, Loader) and isinstance(again, Loader) and again.root == first.root

@@ -137,7 +137,6 @@ def test_remote_is_confined_to_its_repo(repos: Dict[str, GitRepo], tmp: str, sub
 
 
 def test_offline_build(repos: Dict[str, GitRepo], tmp: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("kzgit.remote._cache.RESOLVED_FOR", 0.0)   # every build asks the remote
     path = _local(tmp, kustomization((repos["app"].file_url("base", "v2"),)))
     with pytest.raises(KzgitError, match=r"offline: .*app//base\?ref=v2.*'v2'"):
         build(path, BuildOptions(offline=True))
@@ -245,6 +244,7 @@ def test_a_tag_pinned_remote_base_is_cached_by_the_commit_it_resolves_to(
     again (at most once a minute on the remote), and a moved tag is a miss."""
     from kzgit.rendercache import BUILT, CACHED, open_store, render_yaml
     import kzgit.remote._cache as remote_cache
+    monkeypatch.setenv(remote_cache.REUSE_ENV, "60")   # as in the hooks
     lib = repos["lib"]
     local = _local(tmp, kustomization((lib.file_url("svc", "v1.0.0"),)))
     store, _ = open_store(os.path.join(tmp, "renders"))
@@ -261,6 +261,6 @@ def test_a_tag_pinned_remote_base_is_cached_by_the_commit_it_resolves_to(
     lib.commit({"svc/svc.yaml": SERVICE.replace("port: 80", "port: 8080")}, "new port")
     git_tag = ["git", "tag", "-f", "v1.0.0"]
     subprocess.run(git_tag, cwd=lib.path, check=True, capture_output=True, timeout=60)
-    monkeypatch.setattr(remote_cache, "RESOLVED_FOR", 0.0)
+    monkeypatch.setenv(remote_cache.REUSE_ENV, "0")
     third = render_yaml(local, BuildOptions(), store)
     assert third.status == BUILT and "8080" in third.yaml
