@@ -56,6 +56,9 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     p.add_argument("--show-secrets", action="store_true",
                    help="print the values of Secrets' data and stringData (default: redacted to "
                         "which keys changed and a short digest of each value)")
+    p.add_argument("--explain", action="store_true",
+                   help="end each added line of a changed resource with the file:line of the head "
+                        "that set its value, a file the change touched first (kzgit explain)")
     p.add_argument("--merge", nargs="+", metavar="REPORT",
                    help="render nothing: combine JSON reports of the shards of one diff and print "
                         "them as one report")
@@ -123,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
                           offline=args.offline, jobs=max(0, args.jobs), progress=progress,
                           store=store, shard=args.shard, repo=repo,
                           kustomize_version=args.kustomize_version,
-                          show_secrets=args.show_secrets, on_render=tell if args.verbose else None)
+                          show_secrets=args.show_secrets, on_render=tell if args.verbose else None,
+                          explain=args.explain)
     report: "Optional[DiffReport]" = None
     try:
         report = diff(os.getcwd(), options)

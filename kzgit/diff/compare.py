@@ -22,8 +22,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import time
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from kzgit import gitio
 from kzgit.gitio import objects
@@ -61,7 +62,7 @@ class DiffOptions(Record):
 
     __slots__ = ("base", "head", "engine", "enable_alpha_plugins", "enable_exec", "enable_helm",
                  "offline", "jobs", "progress", "store", "shard", "repo", "kustomize_version",
-                 "show_secrets", "on_render")
+                 "show_secrets", "on_render", "explain")
 
     def __init__(self, base: str = "HEAD", head: Optional[str] = None, engine: Optional[str] = None,
                  enable_alpha_plugins: bool = False, enable_exec: bool = False,
@@ -69,7 +70,8 @@ class DiffOptions(Record):
                  progress: Optional[Progress] = None, store: Optional[Store] = None,
                  shard: Optional[Tuple[int, int]] = None, repo: Optional[str] = None,
                  kustomize_version: Optional[str] = None, show_secrets: bool = False,
-                 on_render: Optional[Callable[[RenderStat], None]] = None) -> None:
+                 on_render: Optional[Callable[[RenderStat], None]] = None,
+                 explain: bool = False) -> None:
         self.base = base
         self.head = head                    # None: the working tree
         self.engine = engine                # "builtin", "kustomize", "kubectl"
@@ -85,6 +87,7 @@ class DiffOptions(Record):
         self.kustomize_version = kustomize_version   # --kustomize-version; None: the base's
         self.show_secrets = show_secrets    # print Secret values (else redacted: kzgit.diff.redact)
         self.on_render = on_render          # told of each rendering as it finishes (-v)
+        self.explain = explain              # name, on each added line, the change that set it
 
 
 def diff(cwd: str, options: DiffOptions) -> DiffReport:
@@ -138,12 +141,63 @@ def diff(cwd: str, options: DiffOptions) -> DiffReport:
             options.progress(len(results), len(results), "")
         report.roots = [_root_diff(root, base, head, base_graph, head_graph, results,
                                    options.show_secrets) for root in roots]
+        if options.explain:
+            on_disk = engine.name != "builtin" or build_options.enable_alpha_plugins or \
+                build_options.enable_exec or build_options.enable_helm
+            where = _where(head, on_disk)
+            for rd in report.roots:
+                _explain(rd, where, build_options, set(changed))
         if options.shard is None or options.shard[0] == 1:   # the applications: the first shard's
             report.roots += _app_diffs(base, head, base_graph, head_graph, config, build_options,
                                        changed, options)
         if options.shard is None or options.shard[0] == 1:   # once across the shards
             report.drift = _drift.find(head, head_graph, config, changed)
         return report
+
+
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+
+
+def _explain(rd: RootDiff, where: _Where, options: BuildOptions, changed: "set[str]") -> None:
+    """``kzgit diff --explain``: each added line of a changed or added resource of ``rd`` gets a
+    trailing ``# FILE:LINE STEP`` naming the step of the head's build that set its value, the
+    newest one in a file the change touched when there is one (``overlays/prod/
+    kustomization.yaml:14 images[0]``).  A root that does not render at the head is left as it
+    is."""
+    if rd.app is not None or not any(r.status in (CHANGED, ADDED) for r in rd.resources):
+        return
+    from kzgit.explain import explain   # start-up: --explain only
+    path, opts = _builtin_inputs(where, rd.root, options)
+    top = where.disk or where.repo
+    try:
+        blame = explain(path, opts, display=lambda p: os.path.relpath(p, top)).blame()
+    except KzgitError:
+        return
+    for r in rd.resources:
+        lines = blame.get(r.id) if r.status in (CHANGED, ADDED) else None
+        if lines:
+            r.diff = _annotate_diff(r.diff, lines, changed)
+
+
+def _annotate_diff(diff: str, lines: "Dict[int, List[Any]]", changed: "set[str]") -> str:
+    out: List[str] = []
+    head_line = 0
+    for line in diff.splitlines(keepends=True):
+        m = _HUNK.match(line)
+        if m:
+            head_line = int(m.group(1))
+        elif line.startswith("+") and not line.startswith("+++"):
+            chain = lines.get(head_line) or []
+            touched = [s for s in chain if s.file in changed]
+            step = (touched or chain or [None])[-1]
+            if step is not None and step.where:
+                what = step.detail if step.detail.startswith(step.kind) else step.kind
+                line = line.rstrip("\n") + f"  # {step.where} {what}" + ("\n" if line.endswith("\n") else "")
+            head_line += 1
+        elif line.startswith(" "):
+            head_line += 1
+        out.append(line)
+    return "".join(out)
 
 
 def _shard(roots: List[str], base: Revision, head: Revision, base_graph: Graph, head_graph: Graph,

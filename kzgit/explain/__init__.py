@@ -88,13 +88,14 @@ class Explained(Record):
     """What ``kzgit explain`` found: the records (selected resources and fields) and the build's
     output with, per resource, the path of every leaf and its last step (for ``--annotate``)."""
 
-    __slots__ = ("records", "yaml", "last", "warnings")
+    __slots__ = ("records", "yaml", "chains", "ids", "warnings")
 
-    def __init__(self, records: List[FieldRecord], yaml: str,
-                 last: List[Dict[Path, Origin]], warnings: List[str]) -> None:
+    def __init__(self, records: List[FieldRecord], yaml: str, chains: List[Dict[Path, List[Origin]]],
+                 ids: List[str], warnings: List[str]) -> None:
         self.records = records
         self.yaml = yaml            # byte for byte what `kzgit build` prints
-        self.last = last            # per output document: leaf path -> its last step
+        self.chains = chains        # per output document: leaf path -> its steps, oldest first
+        self.ids = ids              # per output document: Kind/namespace/name
         self.warnings = warnings
 
     def to_json(self) -> str:
@@ -121,38 +122,42 @@ class Explained(Record):
     def annotated(self) -> str:
         """The build's YAML with a trailing ``# file:line`` on each line that holds a value,
         naming the step that last set it (what ``git blame`` is to source)."""
-        from kzgit.yamlio.lines import parse_with_lines   # start-up: --annotate only
         docs = self.yaml.split("\n---\n") if self.yaml else []
         out: List[str] = []
         for i, doc in enumerate(docs):
             text = doc if doc.endswith("\n") else doc + "\n"
-            lines = text.split("\n")
-            tree = parse_with_lines(text)
-            at: Dict[int, Path] = {}
-            _lines_of(tree, (), at)
-            last = self.last[i] if i < len(self.last) else {}
-            for n, line in enumerate(lines[:-1], start=1):
-                path = at.get(n)
-                step = _last_under(last, path) if path is not None else None
-                if step is not None and step.where:
-                    line = f"{line}  # {step.where}"
+            at = self.lines(i, text)
+            for n, line in enumerate(text.split("\n")[:-1], start=1):
+                chain = at.get(n)
+                if chain and chain[-1].where:
+                    line = f"{line}  # {chain[-1].where}"
                 out.append(line)
             if i < len(docs) - 1:
                 out.append("---")
         return "\n".join(out) + ("\n" if out else "")
 
+    def lines(self, index: int, text: str) -> Dict[int, List[Origin]]:
+        """Line of ``text`` (the YAML of output document ``index``) -> the steps of the value
+        written on it (lines of block scalars and of keys above a block have none)."""
+        from kzgit.yamlio.lines import parse_with_lines   # start-up: --annotate and diff only
+        at: Dict[int, Path] = {}
+        _lines_of(parse_with_lines(text), (), at)
+        chains = self.chains[index] if index < len(self.chains) else {}
+        return {n: chains[p] for n, p in at.items() if chains.get(p)}
+
+    def blame(self) -> Dict[str, Dict[int, List[Origin]]]:
+        """Per rendered resource (``Kind/namespace/name``), line of its YAML -> the steps of the
+        value on it (what ``kzgit diff --explain`` reads)."""
+        docs = self.yaml.split("\n---\n") if self.yaml else []
+        out: Dict[str, Dict[int, List[Origin]]] = {}
+        for i, doc in enumerate(docs):
+            out[self.ids[i]] = self.lines(i, doc if doc.endswith("\n") else doc + "\n")
+        return out
+
 
 def _shown(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False) if not isinstance(value, str) or value == "" \
         or "\n" in value else value
-
-
-def _last_under(last: Dict[Path, Origin], path: Path) -> Optional[Origin]:
-    """The last step of the leaf at ``path``, or of the leaves under it (a key whose value is a
-    block: the newest of them)."""
-    if path in last:
-        return last[path]
-    return None
 
 
 def _lines_of(node: Any, path: Path, at: Dict[int, Path]) -> None:
@@ -218,9 +223,10 @@ def explain(target: str, options: Optional[BuildOptions] = None, resource: Optio
     finally:
         TRACER.reset(token)
     show = display or _relative
-    steps = _Steps(show)
+    fs = options.fs
+    steps = _Steps(show, fs.read_bytes if fs is not None else _read_disk)
     records: List[FieldRecord] = []
-    last: List[Dict[Path, Origin]] = []
+    all_chains: List[Dict[Path, List[Origin]]] = []
     selected = [r for r in result.resources if resource is None or _matches(r, resource)]
     if resource is not None and not selected:
         names = ", ".join(resource_name(r) for r in result.resources[:20])
@@ -230,7 +236,7 @@ def explain(target: str, options: Optional[BuildOptions] = None, resource: Optio
         hist = tracer.of(r)
         flat = flatten(r.obj)
         chains = {p: steps.chain(r, p, hist.get(p, [])) for p in flat}
-        last.append({p: c[-1] for p, c in chains.items() if c})
+        all_chains.append(chains)
         if resource is not None and r not in selected:
             continue
         name = resource_name(r)
@@ -242,7 +248,8 @@ def explain(target: str, options: Optional[BuildOptions] = None, resource: Optio
         raise UsageError(f"no field {field!r} in {resource or 'the output of ' + target}",
                          tip="name a field as kustomize writes field paths, e.g. spec.replicas "
                              "or spec.template.spec.containers.[name=web].image")
-    return Explained(records, result.to_yaml(), last, result.warnings)
+    return Explained(records, result.to_yaml(), all_chains,
+                     [resource_name(r) for r in result.resources], result.warnings)
 
 
 def _relative(path: str) -> str:
@@ -256,7 +263,8 @@ def _relative(path: str) -> str:
 class _Steps:
     """Steps of the trace as :class:`Origin` rows, each kustomization and file read once."""
 
-    def __init__(self, show: Callable[[str], str]) -> None:
+    def __init__(self, show: Callable[[str], str], read: Callable[[str], bytes]) -> None:
+        self.read = read   # the build's file system: a revision's files, for kzgit diff
         shown: Dict[str, str] = {}
 
         def memo(path: str) -> str:
@@ -275,9 +283,8 @@ class _Steps:
         if kfile not in self._kust:
             from kzgit.yamlio.lines import parse_with_lines   # start-up: explain only
             try:
-                with open(kfile, encoding="utf-8", errors="replace") as f:
-                    text = f.read()
-            except OSError:
+                text = self.read(kfile).decode("utf-8", "replace")
+            except Exception:  # noqa: BLE001 - unreadable now: no lines, never a guess
                 text = ""
             self._kust[kfile] = (parse_with_lines(text), text.split("\n"))
         return self._kust[kfile][0]
@@ -288,8 +295,7 @@ class _Steps:
             from kzgit.yamlio.lines import parse_with_lines   # start-up: explain only
             from kzgit.yamlio.load import split_documents   # start-up: explain only
             try:
-                with open(path, encoding="utf-8", errors="replace") as f:
-                    text = f.read()
+                text = self.read(path).decode("utf-8", "replace")
                 docs = [(parse_with_lines(t), n) for t, n in split_documents(text, path) if t.strip()]
             except Exception:  # noqa: BLE001 - a file kzgit cannot point into: no lines
                 docs = []
@@ -431,7 +437,7 @@ class _Steps:
                 envs = args.get(fld)
                 for e in (envs if isinstance(envs, list) else [envs] if isinstance(envs, str) else []):
                     p = posixpath.join(os.path.dirname(s.kfile), e)
-                    n = _env_line(p, key)
+                    n = _env_line(self.read, p, key)
                     if n is not None:
                         return Origin("generator", self.show(p), n, entry_at, f"{s.field}[{s.index}].{fld}")
             files = args.get("files")
@@ -528,12 +534,17 @@ def _deepest(doc: Any, path: Path, exact: bool = False) -> Optional[int]:
     return best
 
 
-def _env_line(path: str, key: str) -> Optional[int]:
+def _env_line(read: Callable[[str], bytes], path: str, key: str) -> Optional[int]:
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for n, line in enumerate(f, start=1):
-                if line.split("=", 1)[0].strip() == key:
-                    return n
-    except OSError:
+        text = read(path).decode("utf-8", "replace")
+    except Exception:  # noqa: BLE001 - unreadable now: no line
         return None
+    for n, line in enumerate(text.split("\n"), start=1):
+        if line.split("=", 1)[0].strip() == key:
+            return n
     return None
+
+
+def _read_disk(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
