@@ -122,13 +122,12 @@ def _resolve_flux(catalog: Catalog, app: App) -> None:
 
 
 def _dir_exists(repo: Repository, rel: str, matcher: Optional[Matcher]) -> bool:
+    """Whether the directory ``rel`` holds a file of the tree the source artifact keeps."""
     if matcher is not None and rel:
-        from kzgit.gitops.sourceignore import excluded_path   # start-up
         parts = rel.split("/")
         for n in range(1, len(parts) + 1):
             if matcher.excluded(parts[:n], True):
                 return False
-        del excluded_path
     return not rel or rel in _directories(repo)
 
 

@@ -103,13 +103,6 @@ def _disk() -> FileSystem:
     return DiskFS()
 
 
-def _base_fs(catalog: Catalog) -> FileSystem:
-    if catalog.repo.fs is not None:
-        return catalog.repo.fs
-    from kzgit.loader import DiskFS   # start-up: loaded only by what uses it
-    return DiskFS()
-
-
 def render_app(catalog: Catalog, app: App) -> Rendered:
     """``app`` rendered as deployed (cached per catalog); :class:`AppError` when it does not."""
     got = catalog.renders.get(id(app))
@@ -164,7 +157,7 @@ def _render_flux(catalog: Catalog, app: App) -> Rendered:
     repo = app.extra.get("repo") or catalog.repo   # another ref's tree, for a GitRepository on one
     assert app.path is not None and app.version is not None
     spec = as_dict(app.obj.get("spec"))
-    base = _base_fs(catalog) if repo is catalog.repo else (repo.fs or _disk())
+    base = repo.fs or _disk()
     artifact = IgnoreFS(base, repo.top, app.extra["matcher"])
     dir_path = posixpath.join(repo.top, app.path) if app.path else repo.top
     kfile, text, _created = flux.generate(artifact, dir_path, spec, app.version)
@@ -193,8 +186,7 @@ def _render_argo(catalog: Catalog, app: App) -> Rendered:
     for source in app.extra.get("sources") or []:
         path = flux.spec_path({"path": source.get("path")})
         app_dir = posixpath.join(repo.top, path) if path else repo.top
-        base = ConfinedFS(_base_fs(catalog) if repo is catalog.repo else (repo.fs or _disk()),
-                          repo.top)
+        base = ConfinedFS(repo.fs or _disk(), repo.top)
         if source.get("_kzgit_type") == argocd.DIRECTORY:
             directory = as_dict(source.get("directory"))
             resources.extend(Resource(o, source=app_dir) for o in
