@@ -23,7 +23,8 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                "spec.template.spec.containers.[name=web].image), or a field above several "
                "(spec.template). Exit status: 0 explained; 1 TARGET does not build; 2 usage "
                "error (an unknown resource or field names what exists).")
-    p.add_argument("target", metavar="TARGET", help="kustomization directory")
+    p.add_argument("target", metavar="TARGET",
+                   help="kustomization directory (with --app: a directory of the repository)")
     p.add_argument("resource", nargs="?", metavar="RESOURCE", help="Kind/name or Kind/namespace/name")
     p.add_argument("field", nargs="?", metavar="FIELD", help="spec.replicas, metadata.labels...")
     p.add_argument("--annotate", action="store_true",
@@ -38,6 +39,9 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     p.add_argument("--helm-command", default="helm", metavar="PATH", help="as kzgit build")
     p.add_argument("--enable-managedby-label", action="store_true", help="as kzgit build")
     p.add_argument("--offline", action="store_true", help="use only cached remote references")
+    p.add_argument("--app", metavar="ID",
+                   help="explain an Argo CD Application or Flux Kustomization rendered as its "
+                        "controller deploys it (ids: kzgit apps)")
     add_version_flag(p, "the repository's")
     # what `kzgit build`'s options_from_args reads and explain does not offer
     p.set_defaults(func=run, reorder=None, helm_api_versions=[], helm_kube_version="",
@@ -52,7 +56,13 @@ def run(args: argparse.Namespace) -> int:
     if args.annotate and (args.resource or args.field or args.format != "text"):
         from kzgit.errors import UsageError   # start-up: errors only
         raise UsageError("--annotate prints the whole rendering: no RESOURCE, FIELD or --format")
-    got = explain(args.target, options_from_args(args), args.resource, args.field)
+    if args.app:
+        from kzgit.cli.apps import open_catalog   # start-up: --app only
+        from kzgit.explain import explain_app   # start-up: --app only
+        catalog = open_catalog(args.target, getattr(args, "kustomize_version", None))
+        got = explain_app(catalog, catalog.find(args.app), args.resource, args.field)
+    else:
+        got = explain(args.target, options_from_args(args), args.resource, args.field)
     for w in got.warnings:
         print(w, file=sys.stderr)
     if args.annotate:

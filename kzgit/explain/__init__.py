@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kzgit.resource import Resource
     from kzgit.trace import Path
 
-__all__ = ["Explained", "FieldRecord", "Origin", "explain", "resource_name"]
+__all__ = ["Explained", "FieldRecord", "Origin", "explain", "explain_app", "resource_name"]
 
 # what the trace's step kinds are called in the output
 _BUILTIN_FIELDS = ("namespace", "namePrefix", "nameSuffix", "labels", "commonLabels",
@@ -222,17 +222,44 @@ def explain(target: str, options: Optional[BuildOptions] = None, resource: Optio
         result = build(target, options)
     finally:
         TRACER.reset(token)
-    show = display or _relative
     fs = options.fs
-    steps = _Steps(show, fs.read_bytes if fs is not None else _read_disk)
+    return _explained(tracer, result.resources, result.to_yaml(), result.warnings, target,
+                      resource, field, display or _relative,
+                      fs.read_bytes if fs is not None else _read_disk)
+
+
+def explain_app(catalog: Any, app: Any, resource: Optional[str] = None, field: Optional[str] = None,
+                display: Optional[Callable[[str], str]] = None) -> Explained:
+    """An Argo CD Application or Flux Kustomization (:mod:`kzgit.gitops`) rendered as its
+    controller deploys it, explained: the build's steps, then what the controller does after
+    the build (Flux's ``postBuild`` substitution, ``commonMetadata``) as one step of the
+    application's own file and line."""
+    from kzgit.gitops.render import render_app   # start-up: --app only
+    tracer = Tracer()
+    token = TRACER.set(tracer)
+    try:
+        rendered = render_app(catalog, app)
+        # what changed after the last phase of the build is the controller's own doing
+        kfile = os.path.join(catalog.repo.top, app.file) if not os.path.isabs(app.file) else app.file
+        tracer.settle(rendered.resources, Step("application", kfile, detail=f"{app.id} ({app.file}:{app.line})"))
+    finally:
+        TRACER.reset(token)
+    return _explained(tracer, rendered.resources, rendered.to_yaml(), rendered.warnings,
+                      app.id, resource, field, display or _relative, _read_disk)
+
+
+def _explained(tracer: Tracer, resources: List[Resource], yaml: str, warnings: List[str],
+               target: str, resource: Optional[str], field: Optional[str],
+               show: Callable[[str], str], read: Callable[[str], bytes]) -> Explained:
+    steps = _Steps(show, read)
     records: List[FieldRecord] = []
     all_chains: List[Dict[Path, List[Origin]]] = []
-    selected = [r for r in result.resources if resource is None or _matches(r, resource)]
+    selected = [r for r in resources if resource is None or _matches(r, resource)]
     if resource is not None and not selected:
-        names = ", ".join(resource_name(r) for r in result.resources[:20])
+        names = ", ".join(resource_name(r) for r in resources[:20])
         raise UsageError(f"no resource {resource!r} in the output of {target}",
                          tip=f"name one as rendered (Kind/name or Kind/namespace/name): {names}")
-    for r in result.resources:
+    for r in resources:
         hist = tracer.of(r)
         flat = flatten(r.obj)
         chains = {p: steps.chain(r, p, hist.get(p, [])) for p in flat}
@@ -248,8 +275,7 @@ def explain(target: str, options: Optional[BuildOptions] = None, resource: Optio
         raise UsageError(f"no field {field!r} in {resource or 'the output of ' + target}",
                          tip="name a field as kustomize writes field paths, e.g. spec.replicas "
                              "or spec.template.spec.containers.[name=web].image")
-    return Explained(records, result.to_yaml(), all_chains,
-                     [resource_name(r) for r in result.resources], result.warnings)
+    return Explained(records, yaml, all_chains, [resource_name(r) for r in resources], warnings)
 
 
 def _relative(path: str) -> str:
@@ -360,6 +386,11 @@ class _Steps:
             file, at_line = _split(where)
             label = s.field + (f"[{s.index}]" if s.index is not None else "")
             return Origin(kind, file, at_line, where, label)
+        if kind == "application":
+            file, _, rest = s.detail.rpartition("(")[2].rstrip(")").rpartition(":")
+            return Origin("application", self.show(s.kfile), int(rest) if rest.isdigit() else None,
+                          "", f"set by the controller after the build: {s.detail.split(' (')[0]} "
+                              "(postBuild substitution, commonMetadata)")
         if kind in ("nameReference", "hashSuffix", "output"):
             what = {"nameReference": "a name reference updated after a rename",
                     "hashSuffix": "the content hash appended to a generated name",
