@@ -4,7 +4,6 @@ the application's step."""
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
 import pytest
