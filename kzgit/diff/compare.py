@@ -539,6 +539,14 @@ def _app_diffs(base: Revision, head: Revision, base_graph: Graph, head_graph: Gr
         for a in affected(catalog, graph, changed):
             if a.id not in order:
                 order.append(a.id)
+    # argocd-cm's build options widen what a build reads (a load restrictor) and runs (helm):
+    # the head renders with the base's, as every widening setting (its own kustomize.version
+    # registrations stay: which release renders is each side's own)
+    head_argo, base_argo = catalogs["head"].argo_settings(), catalogs["base"].argo_settings()
+    if head_argo is not None:
+        head_argo.build_options = base_argo.build_options if base_argo is not None else None
+        head_argo.version_options = dict(base_argo.version_options) if base_argo is not None \
+            else {}
     out = []
     for app_id in order:
         out.append(_app_diff(app_id, base, head, catalogs, picked, options.show_secrets))

@@ -96,3 +96,17 @@ def test_an_applications_kustomize_version_bump(argo: Path, capsys: pytest.Captu
     out = capsys.readouterr().out
     assert "app argocd:argocd/web: 1 changed" in out
     assert "+    app.kubernetes.io/managed-by: kustomize-v5.8.1\n" in out
+
+
+def test_build_options_come_from_the_base(argo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A head whose argocd-cm loosens the load restrictor renders with the base's options."""
+    commit(argo, {"apps/shared/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\n",
+                  "apps/web/kustomization.yaml": "resources: [deploy.yaml, ../shared/cm.yaml]\n"},
+           "reach outside the root")
+    commit(argo, {"argocd/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cm\n"
+                                    "  namespace: argocd\ndata:\n  kustomize.buildOptions: "
+                                    "--load-restrictor LoadRestrictionsNone\n"}, "loosen")
+    assert main(["diff", "--base", "HEAD~1", "--head", "HEAD"]) == 4
+    out = capsys.readouterr().out
+    assert "app argocd:argocd/web: does not render at HEAD:" in out
+    assert "is not in or below" in out
