@@ -213,7 +213,8 @@ def _interpreter_roots(program: str, env: Optional[Mapping[str, str]]) -> List[s
         names = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
         if not names:
             return []
-        path = (env or os.environ).get("PATH", os.defpath)
+        # the PATH the plugin runs with: the caller's own, else kzgit's (plugin_environment)
+        path = (env or {}).get("PATH") or os.environ.get("PATH", os.defpath)
         found = shutil.which(names[0], path=path)
         if found is None:
             return []

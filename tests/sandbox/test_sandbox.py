@@ -569,3 +569,28 @@ def test_kzgit_trust_approves_the_settings_as_they_are(tmp_path: Path, monkeypat
     (repo / ".kzgit.toml").write_text('helm-command = "./bin/other"\n')
     with pytest.raises(UsageError, match="names a program"):
         load_config(str(repo))
+
+
+def test_interpreter_roots_grant_an_installation_not_a_shared_prefix(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``#!/usr/bin/env python3`` finds the interpreter on kzgit's PATH even when the caller
+    sets variables of its own; a venv (pyvenv.cfg) in the home is granted whole, ``~/.local``
+    (a prefix many programs share) only the interpreter's file (issue 32)."""
+    home = tmp_path / "home"
+    venv = home / "proj" / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (venv / "bin" / "python3").symlink_to(os.path.realpath(PY))
+    local = home / ".local"
+    (local / "bin").mkdir(parents=True)
+    (local / "lib" / "python3.11" / "site-packages").mkdir(parents=True)   # pip --user's, no stdlib
+    (local / "bin" / "python3").symlink_to(os.path.realpath(PY))
+    monkeypatch.setenv("HOME", str(home))
+    script = tmp_path / "plugin"
+    script.write_text("#!/usr/bin/env python3\n")
+    monkeypatch.setenv("PATH", f"{venv / 'bin'}:{os.environ['PATH']}")
+    roots = sandbox._interpreter_roots(str(script), {"KUSTOMIZE_PLUGIN_CONFIG_ROOT": "/x"})
+    assert str(venv) in roots
+    script.write_text(f"#!{local / 'bin' / 'python3'}\n")
+    roots = sandbox._interpreter_roots(str(script), {})
+    assert str(local) not in roots and str(local / "bin" / "python3") in roots
