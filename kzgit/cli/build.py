@@ -114,8 +114,38 @@ def _has_config(top: str) -> bool:
     return re.search(rb'tool\s*\.\s*"?kzgit|\[\s*tool\s*\]', data) is not None
 
 
+def _repository_switches(args: argparse.Namespace) -> None:
+    """The repository's ``enable-*`` and ``load-restrictor`` apply to ``kzgit build`` as to every
+    other command (a repository that builds with helm in the hooks builds with it here): where
+    the user granted them (their own file, ``kzgit trust``), else refused as the hooks refuse
+    them; a flag given on the command line is the user's own grant. ``args`` is updated."""
+    if not os.path.isdir(args.dir):
+        return
+    from kzgit.paths import repository_top   # start-up: as below
+    top = repository_top(args.dir)
+    if top is None or not _has_config(top):
+        return
+    from kzgit.config import load_config   # start-up: only a repository with a configuration
+    from kzgit.loader import NO_RESTRICTIONS   # start-up: as above
+    asked = load_config(top, grants=False)
+    more = [k for k, on, flag in (
+        ("enable-alpha-plugins", asked.enable_alpha_plugins, args.enable_alpha_plugins),
+        ("enable-exec", asked.enable_exec, args.enable_exec),
+        ("enable-helm", asked.enable_helm, args.enable_helm),
+        ("load-restrictor", asked.load_restrictor == NO_RESTRICTIONS,
+         args.load_restrictor == NO_RESTRICTIONS)) if on and not flag]
+    if more:
+        load_config(top)   # refuses what the user has not granted, naming the key and the grant
+    args.enable_alpha_plugins = args.enable_alpha_plugins or asked.enable_alpha_plugins
+    args.enable_exec = args.enable_exec or asked.enable_exec
+    args.enable_helm = args.enable_helm or asked.enable_helm
+    if asked.load_restrictor == NO_RESTRICTIONS:
+        args.load_restrictor = NO_RESTRICTIONS
+
+
 def options_from_args(args: argparse.Namespace) -> BuildOptions:
     chosen = _version(args)
+    _repository_switches(args)
     return BuildOptions(
         load_restrictor=args.load_restrictor, reorder=args.reorder,
         enable_alpha_plugins=args.enable_alpha_plugins, enable_exec=args.enable_exec,

@@ -47,8 +47,10 @@ from kzgit.yamlio import dump_documents
 __all__ = ["group_plugin", "protocol", "generate", "transform", "validate", "plugin_home",
            "legacy_plugin_path", "function_spec", "is_builtin"]
 
-_ENABLE_TIP = ("pass --enable-alpha-plugins to run it (only for kustomizations you trust: "
-               "plugins run arbitrary programs)")
+_ENABLE_TIP = ("pass --enable-alpha-plugins to run it, or set enable-alpha-plugins = true in the "
+               "repository's .kzgit.toml (it applies once you grant it: the same key in your "
+               "~/.config/kzgit/config.toml, or kzgit trust); only for kustomizations you trust: "
+               "plugins run arbitrary programs")
 
 
 def _check_enabled(config: Dict[str, Any], source: str, options: BuildOptions) -> None:

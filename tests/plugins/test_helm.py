@@ -737,3 +737,14 @@ def test_enable_helm_caches_every_root_that_renders_no_chart(tmp_path: Path, fak
             assert got.error is None, got.error
             statuses.append((sub, got.status))
     assert statuses == [("plain", BUILT), (".", BUILT), ("plain", CACHED), (".", BUILT)]
+
+
+def test_helm_not_enabled_names_the_flag_and_the_setting(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A pre-commit user cannot pass a flag (issue 33 item 6): the refusal names the
+    .kzgit.toml key and the grant too."""
+    from kzgit.cli.main import main
+    _write(tmp_path, {**CHART, K: "helmCharts:\n- name: mychart\n"})
+    assert main(["build", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "must specify --enable-helm" in err
+    assert "enable-helm = true in the repository's .kzgit.toml" in err and "kzgit trust" in err

@@ -260,6 +260,7 @@ def test_disabled_without_flag(home: Path, root: Path) -> None:
     msg = str(e.value)
     assert "external plugins disabled; unable to load external plugin 'Never'" in msg
     assert "gens/never.yaml" in msg and "--enable-alpha-plugins" in msg and "TIP:" in msg
+    assert "enable-alpha-plugins = true in the repository's .kzgit.toml" in msg   # the setting too
     assert not (root / "ran").exists()
     fn = {"apiVersion": "x/v1", "kind": "Fn", "metadata": {"name": "f", "annotations": {
         "config.kubernetes.io/function": "exec:\n  path: ./fn.sh\n"}}}

@@ -28,8 +28,10 @@ TMP_PREFIX = "kustomize-helm-"
 #: checkHelmVersion
 VERSION_RE = re.compile(r"v?\d+(\.\d+)+")
 
-_ENABLE_TIP = ("pass --enable-helm to let kzgit run helm (only for kustomizations you trust: "
-               "charts are fetched and rendered by an external program)")
+_ENABLE_TIP = ("pass --enable-helm to let kzgit run helm, or set enable-helm = true in the "
+               "repository's .kzgit.toml (it applies once you grant it: the same key in your "
+               "~/.config/kzgit/config.toml, or kzgit trust); only for kustomizations you trust: "
+               "charts are fetched and rendered by an external program")
 
 
 class Inflation:
