@@ -24,7 +24,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Dict, Optional
 
-__all__ = ["Regexp", "RegexError", "compile", "escape"]
+__all__ = ["Regexp", "RegexError", "compile", "escape", "go_error"]
 
 #: RE2's error texts (re2/regexp.cc kErrorStrings) -> Go's (regexp/syntax/parse.go ErrorCode).
 _GO_CODES = {
@@ -142,6 +142,12 @@ def compile(pattern: str) -> Regexp:  # noqa: A001 - the module's verb, as re.co
 def escape(text: str) -> str:
     """``regexp.QuoteMeta``: ``text`` as a pattern matching it literally."""
     return "".join("\\" + c if c in "\\.+*?()|[]{}^$" else c for c in text)
+
+
+def go_error(re2_text: str, pattern: str = "") -> RegexError:
+    """RE2's error text (``invalid perl operator: (?=``, as the C++ library and runtimes built
+    on it, such as the CEL runtime's ``matches``, say it) as Go's."""
+    return _go_error(Exception(re2_text), pattern)
 
 
 def _go_error(e: Exception, pattern: str) -> RegexError:

@@ -590,4 +590,11 @@ def _error_text(err: Any) -> str:
     text = re.sub(r"^[A-Z_]+: ", "", text)
     # the runtime's words for a missing field, as cel-go says it
     m = re.match(r'Key not found in map : "(.*)"', text)
-    return f"no such key: {m.group(1)}" if m else text
+    if m:
+        return f"no such key: {m.group(1)}"
+    if text.startswith("invalid regular expression: "):
+        # matches() compiles with the C++ RE2, whose words differ from Go's (cel-go's
+        # matches: regexp.MatchString)
+        from kzgit import gore   # start-up: only a rule with a bad regular expression
+        return str(gore.go_error(text[len("invalid regular expression: "):]))
+    return text

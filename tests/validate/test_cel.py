@@ -264,3 +264,18 @@ def test_a_signal_during_an_evaluation_interrupts_the_run(monkeypatch: pytest.Mo
         assert cel_k8s.evaluate(cel_k8s.compile_expression("self.find('a') == ''"), "abc") == (True, None)
     finally:
         signal.signal(signal.SIGINT, old)
+
+
+@pytest.mark.parametrize("rule,message", [
+    ("self.matches('^(a+)+b$')", None),          # RE2 in the runtime: linear, no verdict stall
+    ("self.matches('(?=a)')", "error parsing regexp: invalid or unsupported Perl syntax: `(?=`"),
+    ("self.find('(?=a)') == ''", "error parsing regexp: invalid or unsupported Perl syntax: `(?=`"),
+    ("self.findAll('a[').size() == 0", "error parsing regexp: missing closing ]: `[`"),
+])
+def test_regular_expressions_in_rules_run_as_go_and_fail_in_gos_words(rule: str, message: Any) -> None:
+    """matches() runs on the C++ RE2 of the runtime, find/findAll on kzgit.gore: both linear,
+    a pattern Go refuses reported in Go's words, as cel-go's would be (issue 32)."""
+    got, err = cel_k8s.evaluate(cel_k8s.compile_expression(rule), "a" * 50_000)
+    assert err == message
+    if message is None:
+        assert got is False
