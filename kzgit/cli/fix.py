@@ -114,9 +114,13 @@ def _print(top: str, report: FixReport, dry: bool, diff: bool) -> None:
                     fromfile=f"a/{path}", tofile=f"b/{path}"))
     for rel, why in sorted(report.held.items()):
         print(f"{rel}: left untouched: {why}")
+    for rel, why in sorted(report.broken.items()):
+        print(f"{rel}: left as it is (not counted as left to migrate): {why}")
     for f in report.fixes:
         for why in f.refused:
             print(f"{f.path}: {why}")
+        for note in f.notes:
+            print(f"{f.path}: {note}")
     n = len(report.proven)
     if n or report.left:
         refused = sum(1 for f in report.fixes if f.refused)

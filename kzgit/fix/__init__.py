@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import posixpath
 
+from kzgit.config import glob_match
 from kzgit.fix.migrate import FileFix, file_test, migrate, needs_fix
 from kzgit.loader import KUSTOMIZATION_FILE_NAMES
 from kzgit.record import Record
@@ -35,15 +36,18 @@ class FixReport(Record):
     the proof holds back (path -> the root and its first differing line); ``proven``: the
     files that may be written; ``written``: those written; ``checked``: the roots rendered."""
 
-    __slots__ = ("fixes", "held", "proven", "written", "checked")
+    __slots__ = ("fixes", "held", "proven", "written", "checked", "broken")
 
     def __init__(self, fixes: List[FileFix], held: Dict[str, str], proven: List[str],
-                 checked: List[str]) -> None:
+                 checked: List[str], broken: Optional[Dict[str, str]] = None) -> None:
         self.fixes = fixes
         self.held = held
         self.proven = proven
         self.written: List[str] = []
         self.checked = checked
+        # kustomizations nothing could be proven for because nothing reaching them renders
+        # before the fix (a fixture broken on purpose): unchanged, and not left to migrate
+        self.broken: Dict[str, str] = {} if broken is None else broken
 
     @property
     def left(self) -> bool:
@@ -108,6 +112,23 @@ def _unloadable(raw: bytes, where: str) -> Optional[str]:
     return None
 
 
+def _copies(ws: Workspace) -> Callable[[str], bool]:
+    """Whether a repo-relative file lies in a localized copy: a directory at or above it holds
+    a localize lock file, where the configuration lets localized copies live."""
+    from kzgit.localize import LOCK_FILE_NAME   # start-up: only a run with a candidate
+    files = set(ws.files)
+
+    def in_copy(rel: str) -> bool:
+        d = posixpath.dirname(rel)
+        while True:
+            if posixpath.join(d, LOCK_FILE_NAME) in files and ws.in_localized_area(rel):
+                return True
+            if not d:
+                return False
+            d = posixpath.dirname(d)
+    return in_copy
+
+
 def _writable(ws: Workspace) -> Callable[[str], bool]:
     """Whether kzgit fix may write the repo-relative path: inside the repository, symbolic
     links resolved, and tracked by git (outside a work tree: a file of the walk)."""
@@ -132,7 +153,12 @@ def plan(ws: Workspace, targets: Optional[List[str]], options: BuildOptions, job
     read_ok = _readable(ws)
     read, kustomization_of = _reader(ws), _kustomization_finder(ws)
     fixes: List[FileFix] = []
+    in_copy = _copies(ws)
     for rel in candidates(ws, targets):
+        if in_copy(rel) or glob_match(rel, ws.config.exclude):
+            # a localized copy's only writer is `kzgit rebuild` (the localized-sync hook would
+            # see it drift from its source); an excluded file is nobody's to check
+            continue
         try:
             with open(ws.path(rel), "rb") as fh:
                 raw = fh.read()
@@ -151,7 +177,7 @@ def plan(ws: Workspace, targets: Optional[List[str]], options: BuildOptions, job
             continue
         fix = migrate(rel, text, file_test(read_ok, posixpath.dirname(rel) or "."),
                       vars_mode, read, kustomization_of)
-        if fix.changed or fix.refused:
+        if fix.changed or fix.refused or fix.notes:
             fixes.append(fix)
 
     def without_vars(fix: FileFix, why: str) -> FileFix:
@@ -194,6 +220,7 @@ def plan(ws: Workspace, targets: Optional[List[str]], options: BuildOptions, job
     from kzgit.fix.proof import prove   # start-up: a clean tree renders nothing
     verdict = prove(ws, units, options, jobs, store)
     held, proven, checked = dict(verdict.held), list(verdict.proven), list(verdict.checked)
+    broken = dict(verdict.broken)
     # a vars conversion that changes a rendering holds back the file's other migrations with
     # it: prove those again without it
     retry: Dict[str, FileFix] = {}
@@ -207,9 +234,10 @@ def plan(ws: Workspace, targets: Optional[List[str]], options: BuildOptions, job
     if retry:
         again = prove(ws, {p: f.files() for p, f in retry.items()}, options, jobs, store)
         held.update(again.held)
+        broken.update(again.broken)
         proven += again.proven
         checked = sorted(set(checked) | set(again.checked))
-    return FixReport(fixes, held, sorted(proven), checked)
+    return FixReport(fixes, held, sorted(proven), checked, broken)
 
 
 def write(ws: Workspace, report: FixReport) -> None:

@@ -60,15 +60,19 @@ class FileFix(Record):
     ``done``: the migrations made ("bases -> resources"); ``refused``: those left undone, each
     with its reason; ``new``: the edited text (``old`` when nothing was made)."""
 
-    __slots__ = ("path", "old", "new", "done", "refused", "others")
+    __slots__ = ("path", "old", "new", "done", "refused", "others", "notes")
 
     def __init__(self, path: str, old: str, new: str, done: List[str], refused: List[str],
-                 others: Optional[Dict[str, Tuple[str, str]]] = None) -> None:
+                 others: Optional[Dict[str, Tuple[str, str]]] = None,
+                 notes: Optional[List[str]] = None) -> None:
         self.path = path
         self.old = old
         self.new = new
         self.done = done
         self.refused = refused
+        # what is left on purpose, with what would migrate it (``vars`` without ``--vars``):
+        # said, never a failure
+        self.notes: List[str] = [] if notes is None else notes
         # other files the change rewrites (``--vars``' placeholders): path -> (old, new)
         self.others: Dict[str, Tuple[str, str]] = {} if others is None else others
 
@@ -415,6 +419,10 @@ def _equal(a: Any, b: Any) -> bool:
 # -- one file --------------------------------------------------------------------------------------
 
 def _steps(data: Dict[str, Any]) -> List[str]:
+    """The migrations ``data`` needs, in ``edit fix``'s order.  ``apiVersion``/``kind`` only
+    with another one: ``edit fix`` writes them because it writes the whole file, and kustomize
+    builds a kustomization without them without a warning, so a file that needs nothing else
+    is left as it is (a repository that kustomize builds silently passes the fixer)."""
     out = []
     if "apiVersion" not in data or "kind" not in data:
         out.append("typemeta")
@@ -427,7 +435,7 @@ def _steps(data: Dict[str, Any]) -> List[str]:
         out.append("commonLabels")
     if any(isinstance(g, dict) and g.get("env") for key in _GENERATORS for g in _as_list(data.get(key))):
         out.append("env")
-    return out
+    return [] if out == ["typemeta"] else out
 
 
 _NAMES = {
@@ -582,7 +590,13 @@ def migrate(path: str, text: str, is_file: Callable[[str], bool], vars_mode: boo
             done.append("vars -> replacements" + (f" ({len(others)} resource file"
                                                   f"{'s' if len(others) != 1 else ''} with placeholders)"
                                                   if others else ""))
-    return FileFix(path, text, current, done, refused, others)
+    notes: List[str] = []
+    if not vars_mode and isinstance(data.get("vars"), list) and data["vars"]:
+        names = [str(v.get("name")) for v in data["vars"] if isinstance(v, dict) and v.get("name")]
+        notes.append(f"vars left: {', '.join(names) or '(unnamed)'}; kustomize still warns about "
+                     f"them; kzgit fix --vars {posixpath.dirname(path) or '.'} converts them to "
+                     "replacements, proven as every fix is")
+    return FileFix(path, text, current, done, refused, others, notes)
 
 
 def file_test(read_ok: Callable[[str], bool], kdir: str) -> Callable[[str], bool]:

@@ -185,3 +185,37 @@ def test_paths_and_all_together_is_a_usage_error(tmp_path: Path, monkeypatch: py
     rc, out = _run(work, monkeypatch, capsys, "--all", "overlay")
     assert rc == 2 and "give PATHs or --all, not both" in out
     assert _files(work) == before
+
+
+def test_the_fixer_leaves_alone_what_it_should_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 33 items 1 and 2: a repository kustomize builds without a warning passes the fixer
+    (no apiVersion/kind alone); a localized copy and an excluded file are never rewritten; a
+    kustomization that does not render before the fix is left as it is without failing; vars
+    without --vars are named with what converts them."""
+    import subprocess
+    from helpers import write_tree
+    from kzgit.localize import LOCK_FILE_NAME
+    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: $(V)\n"
+    work = write_tree(tmp_path / "w", {
+        ".kzgit.toml": 'exclude = ["legacy/*"]\n',
+        "plain/kustomization.yaml": "resources:\n- cm.yaml\n", "plain/cm.yaml": cm,
+        "vendor/copy/kustomization.yaml": "bases:\n- ../../plain\n",
+        f"vendor/copy/{LOCK_FILE_NAME}": "{}\n",
+        "legacy/old/kustomization.yaml": "bases:\n- ../../plain\n",
+        "broken/kustomization.yaml": "resources:\n- missing.yaml\ncommonLabels:\n  a: b\n",
+        "withvars/kustomization.yaml": ("resources:\n- cm.yaml\nvars:\n- name: V\n  objref:\n"
+                                        "    kind: ConfigMap\n    name: a\n    apiVersion: v1\n"
+                                        "  fieldref:\n    fieldpath: metadata.name\n"),
+        "withvars/cm.yaml": cm})
+    subprocess.run(["git", "init", "-q"], cwd=work, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=work, check=True)
+    before = _files(work)
+    rc, out = _run(work, monkeypatch, capsys, "--check", "--all")
+    assert rc == 0, out
+    assert _files(work) == before
+    assert "broken/kustomization.yaml: left as it is (not counted as left to migrate): nothing that " \
+           "reaches it renders now" in out
+    assert "withvars/kustomization.yaml: vars left: V; kustomize still warns about them; " \
+           "kzgit fix --vars withvars converts them" in out
+    assert "vendor/" not in out and "legacy/" not in out and "plain/" not in out
