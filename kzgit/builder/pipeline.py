@@ -67,6 +67,11 @@ def _with_prefix(error: KzgitError, prefix: str) -> KzgitError:
     return error.prefixed(prefix) if prefix else error
 
 
+def _entries(entries: Any) -> str:
+    """A plugin field's entries for ``kzgit explain`` (config files; an inline config as such)."""
+    return ", ".join(e if "\n" not in e else "an inline config" for e in entries or [] if isinstance(e, str))
+
+
 def _go_quote(text: str) -> str:
     """Go's ``%q`` of a string (strconv.Quote) for the characters error messages hold."""
     return json.dumps(text, ensure_ascii=False)
@@ -410,12 +415,16 @@ class Target:
                 trace.made([res], trace.Step("generator", self.kfile, field, i))
                 ra.absorb(res, kind)
         if k.get("helmCharts") or k.get("helmChartInflationGenerator"):
-            with trace.phase(ra.resmap.resources, trace.Step("helm", self.kfile, "helmCharts")):
+            charts = [str(c.get("name")) for c in (k.get("helmCharts") or []) + (k.get("helmChartInflationGenerator") or [])
+                      if isinstance(c, dict)]
+            with trace.phase(ra.resmap.resources, trace.Step("helm", self.kfile, "helmCharts",
+                                                             detail=", ".join(charts))):
                 self.ctx.helm(self, ra)
         if k.get("generators"):
             shipped, grouped = self.ctx.plugins.split(self.plugin_configs(k.get("generators")),
                                                       self.helpers)
-            with trace.phase(ra.resmap.resources, trace.Step("plugin", self.kfile, "generators")):
+            with trace.phase(ra.resmap.resources, trace.Step("plugin", self.kfile, "generators",
+                                                             detail=_entries(k.get("generators")))):
                 self.ctx.plugins.generate_all(shipped, self.helpers, ra)
             if grouped:
                 # the proposal's phases 3 and 5 (kzgit.plugins.groupplugin)
@@ -559,7 +568,8 @@ class Target:
                 for path, configs in self._patch_virtual(group_transformers).items():
                     grouped[path] = grouped.get(path, []) + configs
         if grouped:
-            with trace.phase(ra.resmap.resources, trace.Step("plugin", self.kfile, "transformers")):
+            with trace.phase(ra.resmap.resources, trace.Step("plugin", self.kfile, "transformers",
+                                                             detail=_entries(self.k.get("transformers")))):
                 self.ctx.plugins.group_transform(grouped, self.helpers, ra.resmap, self.after_transformer)
         steps = self.builtin_transformers(ra.config)
         for (kind, step), (field, index) in zip(steps, steps.wheres):
@@ -570,7 +580,8 @@ class Target:
         if self.k.get("transformers"):
             if shipped is None:
                 shipped = self.plugin_configs(self.k.get("transformers"))
-            with trace.phase(ra.resmap.resources, trace.Step("plugin", self.kfile, "transformers")):
+            with trace.phase(ra.resmap.resources, trace.Step("plugin", self.kfile, "transformers",
+                                                             detail=_entries(self.k.get("transformers")))):
                 self.ctx.plugins.transform_all(shipped, self.helpers, ra.resmap, self.after_transformer)
 
     def _patch_virtual(self, grouped: "Dict[str, Configs]") -> "Dict[str, Configs]":

@@ -398,9 +398,10 @@ class _Steps:
             return Origin(kind, self.show(s.kfile), None, "", what)
         if kind in ("plugin", "helm"):
             where = self._at(s.kfile, s.field)
+            what = f"the helm chart {s.detail}" if kind == "helm" else f"the plugin {s.detail}"
             return Origin(CANNOT_TRACE, self.show(s.kfile), None, where,
-                          f"set by a {'helm chart' if kind == 'helm' else 'plugin'} ({s.field}); "
-                          "its output carries no source lines")
+                          f"set by {what if s.detail else 'a ' + kind} ({s.field}); its output "
+                          "carries no source lines")
         return Origin(CANNOT_TRACE, self.show(s.kfile) if s.kfile else "", None, "",
                       f"set by a step kzgit does not trace ({kind})")
 

@@ -247,7 +247,7 @@ def test_a_plugin_made_value_says_it_cannot_be_traced(tmp_path: Path, monkeypatc
     from kzgit.options import BuildOptions
     got = explain(".", BuildOptions(enable_alpha_plugins=True, enable_exec=True))
     rec = _record(got, "ConfigMap/gen", "data.v")
-    assert rec["steps"][-1]["kind"] == "cannot trace" and "plugin" in rec["steps"][-1]["detail"]
+    assert rec["steps"][-1]["kind"] == "cannot trace" and "the plugin gen.yaml" in rec["steps"][-1]["detail"]
 
 
 def test_the_tracer_is_off_after_explain_and_a_plain_build_records_nothing(tree: Path) -> None:

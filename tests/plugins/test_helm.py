@@ -748,3 +748,17 @@ def test_helm_not_enabled_names_the_flag_and_the_setting(tmp_path: Path, capsys:
     err = capsys.readouterr().err
     assert "must specify --enable-helm" in err
     assert "enable-helm = true in the repository's .kzgit.toml" in err and "kzgit trust" in err
+
+
+def test_explain_says_a_chart_value_cannot_be_traced_naming_the_chart(
+        tmp_path: Path, fake_helm: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """kzgit explain never guesses inside a chart's output (issue 36 item 5)."""
+    from kzgit.explain import explain
+    from kzgit.options import BuildOptions
+    monkeypatch.setenv("FAKE_HELM_LOG", str(_log_dir(tmp_path) / "helm.log"))
+    root = tmp_path / "tree"
+    _write(root, {**CHART, K: "helmCharts:\n- name: mychart\n  releaseName: r\n"})
+    got = explain(str(root), BuildOptions(enable_helm=True, helm_command=fake_helm))
+    steps = [r.steps for r in got.records if r.path == "metadata.name"]
+    assert steps and all(s[-1].kind == "cannot trace" and "the helm chart mychart" in s[-1].detail
+                         for s in steps)
