@@ -110,9 +110,38 @@ class _BomLoader(yaml.SafeLoader):
     ascend_resolver = _Loader.ascend_resolver  # type: ignore[assignment]  # as in _Loader
 
 
+class _ReanchorLoader(_BomLoader):
+    """:class:`_BomLoader` that lets an anchor be defined again, as go-yaml does (an alias names
+    the newest definition before it: ``a: &x one``, ``b: &x two``, ``c: *x`` is ``two``,
+    verified with kubectl 1.32 and 1.36), where libyaml's composer refuses "found duplicate
+    anchor".  Only for a text that redefines one (:func:`_redefines_anchor`)."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if not self.check_event(yaml.AliasEvent):
+            anchor = self.peek_event().anchor
+            if anchor is not None:
+                self.anchors.pop(anchor, None)
+        return super().compose_node(parent, index)
+
+
+_ANCHOR = re.compile(r"(?:^|[\s\[{,:-])&([^\s,\[\]{}]+)")
+
+
+def _redefines_anchor(text: str) -> bool:
+    """Whether ``text`` may define one anchor name twice (a cheap look at the text; a false
+    positive only costs the slower parser)."""
+    if "&" not in text:
+        return False
+    names = _ANCHOR.findall(text)
+    return len(names) != len(set(names))
+
+
 def _loader(text: str) -> Union[_Loader, _BomLoader]:
     """The parser for ``text``: libyaml, unless a BOM after the start would make it read the
-    text otherwise than go-yaml (see :class:`_BomLoader`)."""
+    text otherwise than go-yaml (see :class:`_BomLoader`), or it defines an anchor twice
+    (:class:`_ReanchorLoader`)."""
+    if _redefines_anchor(text):
+        return _ReanchorLoader(text)
     if "\ufeff" in text.lstrip("\ufeff"):
         # (marks at the very start are skipped by both: go-yaml's reader takes the first, and
         # its scanner a second at column 0, as libyaml does)
