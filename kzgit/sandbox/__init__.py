@@ -219,9 +219,17 @@ def _interpreter_roots(program: str, env: Optional[Mapping[str, str]]) -> List[s
         if found is None:
             return []
         interp = found
+    return _installation(interp)
+
+
+def _installation(program: str) -> List[str]:
+    """What running ``program`` (an absolute path) needs granted: for the path as named and as
+    resolved (a symlink into a tool manager's directory, a venv's python into its base), the
+    prefix it is installed in (``bin/..``) when that prefix is the program's own installation
+    (:func:`_own_installation`), else the program's file alone."""
     home = os.path.realpath(os.path.expanduser("~"))
     out: List[str] = []
-    for p in (os.path.abspath(interp), os.path.realpath(interp)):
+    for p in (os.path.abspath(program), os.path.realpath(program)):
         bindir = os.path.dirname(p)
         prefix = os.path.dirname(bindir) if os.path.basename(bindir) == "bin" else bindir
         real = os.path.realpath(prefix)
@@ -251,6 +259,28 @@ def _own_installation(prefix: str) -> bool:
     return any(n.startswith("python") and os.path.isfile(os.path.join(lib, n, "os.py")) for n in names)
 
 
+def resolve_program(program: str, env: Optional[Mapping[str, str]]) -> str:
+    """The file ``program`` runs: a bare name (``helm``) found on the PATH the program runs
+    with (the caller's, else kzgit's: :func:`plugin_environment`), as ``execvp`` finds it;
+    a path made absolute."""
+    if os.sep not in program:
+        path = (env or {}).get("PATH") or os.environ.get("PATH", os.defpath)
+        found = shutil.which(program, path=path)
+        if found is not None:
+            return os.path.abspath(found)
+    return os.path.abspath(program)
+
+
+def _program_roots(named: str, program: str) -> List[str]:
+    """What the program itself needs to start.  A path (an exec plugin, a function,
+    ``--helm-command ./bin/helm``): its directory (files beside it), and where a symlink leads.
+    A bare name found on the PATH (``helm`` in ``~/bin``, a tool manager's link): its
+    installation as an interpreter's (:func:`_installation`), never the whole ``~/bin``."""
+    if os.sep in named:
+        return [*dict.fromkeys([os.path.dirname(program), *_installation(program)])]
+    return _installation(program)
+
+
 class _Confinement:
     """The rules for one process: built in the parent, entered in the child by ``__call__``."""
 
@@ -259,8 +289,9 @@ class _Confinement:
         from kzgit.sandbox import _landlock   # ctypes and Landlock load only to confine a program
         self.tmpdir = tempfile.mkdtemp(prefix="kzgit-sandbox-")
         self.network = network
-        program = os.path.abspath(program)
-        self.read = [*dict.fromkeys([os.path.dirname(program),
+        named, program = program, resolve_program(program, env)
+        self.program = program
+        self.read = [*dict.fromkeys([*_program_roots(named, program),
                                      *_interpreter_roots(program, env), *read,
                                      *_expand(settings.allow_read)])]
         self.write = [self.tmpdir, *dict.fromkeys([*write, *_expand(settings.allow_write)])]
@@ -351,8 +382,27 @@ def _run_confined(argv: Sequence[str], settings: SandboxSettings, options: "Buil
                                 env=plugin_environment(env, settings.allow_env, confinement.tmpdir),
                                 timeout=timeout, check=check, sandbox=confinement,
                                 hint=_hint(confinement))
+    except PluginError as e:
+        program = confinement.program
+        if str(e).startswith(f"{label}: cannot run '") and os.access(program, os.X_OK):
+            # executable outside: Landlock refused it (a file the rules do not cover)
+            raise _refused(label, str(argv[0]), program) from None
+        raise
     finally:
         confinement.close()
+
+
+def _refused(label: str, named: str, program: str) -> PluginError:
+    """The sandbox refused to start ``program``: say so, with the path and the grant."""
+    real = os.path.realpath(program)
+    where = program if named == program else f"{program}, found for '{named}' on the PATH"
+    if real != program:
+        where += f", a link to {real}"
+    return PluginError(
+        f"{label}: the plugin sandbox refused to run '{named}' ({where}): it may run only "
+        "what the sandbox grants",
+        tip=f"if you trust it, add allow-read = [{json_str(os.path.dirname(real))}] to "
+            f"{CONFIG_TABLE}, or pass --sandbox off")
 
 
 def _hint(c: _Confinement) -> str:

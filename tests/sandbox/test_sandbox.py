@@ -594,3 +594,78 @@ def test_interpreter_roots_grant_an_installation_not_a_shared_prefix(
     script.write_text(f"#!{local / 'bin' / 'python3'}\n")
     roots = sandbox._interpreter_roots(str(script), {})
     assert str(local) not in roots and str(local / "bin" / "python3") in roots
+
+
+FAKE_HELM = ("#!/bin/sh\n"
+             "if [ \"$1\" = version ]; then echo v3.16.2; exit 0; fi\n"
+             "printf 'apiVersion: v1\\nkind: ConfigMap\\nmetadata:\\n  name: from-%s\\n' \"$(basename \"$0\")\"\n")
+
+
+def _home_helm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A chart, and a helm installed as a tool manager does: a copy under the home
+    (``~/.local/share/tool/helm/3.16.2/bin/helm``) linked from ``~/bin`` on the PATH."""
+    tmp = Path(os.path.realpath(tmp_path))
+    home = tmp / "home"
+    installed = home / ".local" / "share" / "tool" / "helm" / "3.16.2" / "bin" / "helm"
+    installed.parent.mkdir(parents=True)
+    installed.write_text(FAKE_HELM)
+    installed.chmod(0o755)
+    (home / "bin").mkdir()
+    (home / "bin" / "helm").symlink_to(installed)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("PATH", f"{home / 'bin'}:{os.environ['PATH']}")
+    root = tmp / "repo" / "app"
+    (root / "charts" / "c").mkdir(parents=True)
+    (root / "charts" / "c" / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 1.0.0\n")
+    (root / "charts" / "c" / "values.yaml").write_text("a: 1\n")
+    (root / "kustomization.yaml").write_text("helmCharts:\n- name: c\n  releaseName: r\n")
+    return root
+
+
+@needs_landlock
+def test_helm_from_the_path_runs_confined_with_its_installation(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A helm on the PATH outside /usr (a link in ~/bin to a tool manager's copy) runs in the
+    sandbox as a --helm-command does (issue 33 item 6): it used to be refused with "cannot run
+    'helm': permission denied (is it executable?)"."""
+    root = _home_helm(tmp_path, monkeypatch)
+    out = build(str(root), BuildOptions(enable_helm=True, sandbox=SandboxSettings(mode="require"))).to_yaml()
+    assert "name: from-helm\n" in out
+
+
+@needs_landlock
+def test_the_users_helm_command_names_the_helm_to_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``helm-command`` in the user's own configuration is the helm kzgit runs (it was read only
+    to check a repository's); ``~`` is expanded."""
+    root = _home_helm(tmp_path, monkeypatch)
+    home = Path(os.environ["HOME"])
+    mine = home / "tools" / "helm3"
+    mine.parent.mkdir()
+    mine.write_text(FAKE_HELM)
+    mine.chmod(0o755)
+    (home / ".config" / "kzgit").mkdir(parents=True)
+    (home / ".config" / "kzgit" / "config.toml").write_text('helm-command = "~/tools/helm3"\n')
+    out = build(str(root), BuildOptions(enable_helm=True, sandbox=SandboxSettings(mode="require"))).to_yaml()
+    assert "name: from-helm3\n" in out
+
+
+@needs_landlock
+def test_a_sandbox_refusal_to_start_helm_names_the_sandbox_the_path_and_the_grant(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the rules do not cover the program (a tool manager's shim the sandbox cannot
+    follow, here its grants withheld), the message says it is the sandbox, names the file
+    and the allow-read that grants it, not "is it executable?"."""
+    root = _home_helm(tmp_path, monkeypatch)
+    monkeypatch.setattr(sandbox, "_program_roots", lambda named, program: [])
+    with pytest.raises(PluginError) as e:
+        build(str(root), BuildOptions(enable_helm=True, sandbox=SandboxSettings(mode="require")))
+    home = os.environ["HOME"]
+    msg = str(e.value)
+    assert "the plugin sandbox refused to run 'helm'" in msg, msg
+    assert f"{home}/bin/helm, found for 'helm' on the PATH, a link to {home}/.local/share/tool/helm/3.16.2/bin/helm" in msg
+    assert "is it executable" not in msg
+    assert e.value.tip is not None
+    assert f'allow-read = ["{home}/.local/share/tool/helm/3.16.2/bin"]' in e.value.tip
+    assert "[sandbox] in your ~/.config/kzgit/config.toml" in e.value.tip

@@ -34,6 +34,18 @@ _ENABLE_TIP = ("pass --enable-helm to let kzgit run helm, or set enable-helm = t
                "charts are fetched and rendered by an external program")
 
 
+def helm_command(chosen: str) -> str:
+    """The helm to run: ``chosen`` (``--helm-command``, a repository's granted
+    ``helm-command``), else, for the default ``helm``, the user's own ``helm-command`` in
+    ``~/.config/kzgit/config.toml`` (``~`` expanded); a bare name is found on the PATH and run
+    confined with its installation granted (kzgit.sandbox.resolve_program)."""
+    if chosen != "helm":
+        return chosen
+    from kzgit.config import user_config   # start-up: only a build that runs helm
+    mine = user_config().helm_command
+    return os.path.expanduser(mine) if mine else chosen
+
+
 class Inflation:
     """One chart's Config + Generate."""
 
@@ -45,7 +57,7 @@ class Inflation:
         self.options = options
         self.tmp: Optional[str] = None
         self.pull_home: Optional[str] = None   # a temp chart home (remote bases only)
-        self.helm = options.helm_command
+        self.helm = helm_command(options.helm_command)
 
     # -- Config ---------------------------------------------------------------------------
     def configure(self) -> None:
@@ -152,7 +164,8 @@ class Inflation:
         except PluginError as e:
             if "cannot run" in str(e) and e.tip is None:
                 raise PluginError(str(e), tip=f"is '{self.helm}' (helm v3) installed? "
-                                              "--helm-command names the helm binary") from None
+                                              "--helm-command (helm-command in your "
+                                              "~/.config/kzgit/config.toml) names the helm binary") from None
             raise
         if res.returncode != 0:
             msg = f"{c.label()}: unable to run: '{self.helm} {' '.join(args)}'"
