@@ -96,6 +96,7 @@ class Config(Record):
 
     __slots__ = ("roots", "exclude", "engine", "engine_path", "timeout", "jobs", "load_restrictor",
                  "enable_alpha_plugins", "enable_exec", "enable_helm", "helm_command", "localized",
+                 "reviewed_executables",
                  "cache", "cache_size_mb", "refs", "validate", "sandbox", "source",
                  "kustomize_version", "kustomize_version_origin", "warnings_as_errors", "lint",
                  "gitops")
@@ -104,7 +105,9 @@ class Config(Record):
                  engine: str = "builtin", engine_path: Optional[str] = None, timeout: float = 120.0,
                  jobs: int = 0, load_restrictor: str = ROOT_ONLY, enable_alpha_plugins: bool = False,
                  enable_exec: bool = False, enable_helm: bool = False, helm_command: str = "helm",
-                 localized: Tuple[str, ...] = (), cache: bool = True, cache_size_mb: int = 512,
+                 localized: Tuple[str, ...] = (),
+                 reviewed_executables: Optional[Dict[str, str]] = None, cache: bool = True,
+                 cache_size_mb: int = 512,
                  refs: Optional[RefPolicy] = None, validate: Optional[ValidatePolicy] = None,
                  sandbox: Optional[SandboxSettings] = None, source: Optional[str] = None,
                  kustomize_version: Optional[str] = None, kustomize_version_origin: str = "",
@@ -122,6 +125,9 @@ class Config(Record):
         self.enable_helm = enable_helm
         self.helm_command = helm_command
         self.localized = localized
+        #: downloaded files of localized copies kept executable, each pinned to its sha256
+        self.reviewed_executables: Dict[str, str] = \
+            {} if reviewed_executables is None else reviewed_executables
         self.cache = cache
         self.cache_size_mb = cache_size_mb
         self.refs = RefPolicy() if refs is None else refs

