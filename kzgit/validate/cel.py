@@ -158,7 +158,8 @@ class Rules:
     def __init__(self, schema: Any) -> None:
         self.total = 0
         self.transition = 0
-        self.unsupported = 0   # rules not evaluated: they do not compile, or use what kzgit lacks
+        self.unsupported = 0   # rules not evaluated: they use what kzgit's CEL lacks
+        self.invalid: List[Tuple[str, Rule]] = []   # rules the API server refuses: not CEL
         self.errors: List[Tuple[str, Rule]] = []   # (JSON pointer of the rule in the schema, rule)
         self.check: Optional[Check] = self._walker(schema, "")
 
@@ -177,7 +178,10 @@ class Rules:
                     self.transition += 1
                 elif r.error is not None:
                     self.errors.append((f"{where}/x-kubernetes-validations/{i}/rule", r))
-                    self.unsupported += 1
+                    if r.error.unsupported:
+                        self.unsupported += 1
+                    else:
+                        self.invalid.append(self.errors[-1])
                 else:
                     rules.append(r)
         props: Dict[str, Check] = {}
@@ -233,12 +237,25 @@ class Rules:
             why.append(f"{missing} rule{'s' * (missing > 1)}: {NO_RUNTIME}")
         if self.unsupported > missing:
             n = self.unsupported - missing
-            why.append(f"{n} rule{'s' * (n > 1)} that kzgit cannot compile "
+            why.append(f"{n} rule{'s' * (n > 1)} using what kzgit's CEL does not implement "
                        "(see the CustomResourceDefinition's findings)")
         if not why:
             return None
         n = self.transition + self.unsupported
         return f"{n} of {self.total} CEL rule{'s' * (self.total > 1)} not evaluated: " + "; ".join(why)
+
+
+    def refused(self, crd: str) -> Optional[str]:
+        """An error for the custom resources of a CRD (``crd`` names it) holding a rule that
+        is not valid CEL: the API server refuses such a CRD, so none of them can be created;
+        None when every rule compiles or uses only what kzgit lacks."""
+        if not self.invalid:
+            return None
+        where, rule = self.invalid[0]
+        more = len(self.invalid) - 1
+        return (f"the API server refuses its CustomResourceDefinition ({crd}): the CEL rule at "
+                f"openAPIV3Schema{where} does not compile: {rule.error}"
+                + (f" (and {more} more rule{'s' * (more > 1)})" if more else ""))
 
 
 def _ptr(k: str) -> str:

@@ -537,7 +537,25 @@ def environment() -> Any:
     return _env
 
 
-_UNSUPPORTED = ("undeclared reference", "no matching overload", "unsupported")
+#: What Kubernetes' CEL environment declares and kzgit's lacks (docs/cel.md, "Not
+#: implemented"; k8s.io/apiserver pkg/cel/environment/base.go and pkg/cel/library): a rule that
+#: fails to compile only on one of them is not evaluated (a warning).  Any other compile error
+#: (a syntax error, an identifier or function no Kubernetes library declares, operands no
+#: overload takes) is one the API server's compiler reports too: it refuses the CRD.
+#: Undeclared names (the first part of a qualified name: ``format.dns1123Label()``):
+K8S_MISSING_NAMES = frozenset(("format", "math", "base64", "net", "sortBy", "transformList",
+                               "transformMap", "transformMapEntry", "existsOne"))
+#: Functions kzgit declares for fewer types than Kubernetes (lists' indexOf/lastIndexOf, the
+#: strings extension's reverse, string() of an IP or CIDR):
+K8S_MISSING_OVERLOADS = frozenset(("indexOf", "lastIndexOf", "reverse", "string"))
+#: Macros the runtime lacks: two-variable comprehensions (cel-go ext.TwoVarComprehensions),
+#: ``sortBy`` (ext.Lists v2) and ``cel.bind`` (ext.Bindings); their variables then read as
+#: undeclared references.
+_MISSING_MACROS = re.compile(
+    r"\.\s*(?:all|exists|existsOne|exists_one|transformList|transformMap|transformMapEntry)\s*\("
+    r"\s*[A-Za-z_]\w*\s*,\s*[A-Za-z_]\w*\s*,|\.\s*sortBy\s*\(|\bcel\s*\.\s*bind\s*\(")
+_UNDECLARED = re.compile(r"undeclared reference to '([^']*)'")
+_OVERLOAD = re.compile(r"found no matching overload for '([^']*)' applied to '\((.*)\)'")
 
 
 def compile_expression(source: str) -> Any:
@@ -548,7 +566,27 @@ def compile_expression(source: str) -> Any:
         text = str(e)
         first = text.partition("\n")[0]
         first = re.sub(r"^[A-Z_]+: (ERROR: )?", "", first).replace("<input>:", "")
-        return _raise(first, any(w in text for w in _UNSUPPORTED))
+        return _raise(first, unsupported(source, text))
+
+
+def unsupported(source: str, errors: str) -> bool:
+    """Whether the compile ``errors`` of the rule ``source`` may come from what kzgit's
+    environment lacks (:data:`K8S_MISSING_NAMES`, :data:`K8S_MISSING_OVERLOADS`, the missing
+    macros), rather than from a rule the API server refuses too."""
+    if _MISSING_MACROS.search(source):
+        return True
+    for line in errors.splitlines():
+        m = _UNDECLARED.search(line)
+        if m and m.group(1).split(".")[0] in K8S_MISSING_NAMES:
+            return True
+        m = _OVERLOAD.search(line)
+        # kzgit's Quantity, IP, CIDR, URL and Semver values are maps (TAG): an overload a
+        # Kubernetes type has may be missing for the map
+        if m and (m.group(1) in K8S_MISSING_OVERLOADS or "map(" in m.group(2)):
+            return True
+        if "unsupported" in line and not m:
+            return True
+    return False
 
 
 def _raise(message: str, unsupported: bool) -> Any:

@@ -134,14 +134,17 @@ class CrdSchemas:
             except SchemaError as e:
                 raise UsageError(f"{where}: CustomResourceDefinition for {kind} {api_version}: "
                                  f"bad openAPIV3Schema: {e}") from None
-            self._checks[key] = self._with_metadata(body, defaulter(schema), rules_check(schema))
+            self._checks[key] = self._with_metadata(body, defaulter(schema), rules_check(schema),
+                                                    f"{kind} {api_version}, {where}")
         return self._checks[key]
 
     def _with_metadata(self, body: Check, default: Optional[Callable[[Any], Any]],
-                       rules: Optional[Rules]) -> Check:
+                       rules: Optional[Rules], crd: str = "") -> Check:
         meta = self.object_meta
         cel = rules.check if rules is not None else None
         skipped = rules.skipped() if rules is not None else None
+        # a rule that is not valid CEL: the CRD itself is refused (also one from --crd)
+        refused = rules.refused(crd) if rules is not None else None
 
         def check(inst: Any, path: Any, out: List[Any]) -> None:
             if default is not None:   # the API server defaults a custom resource, then validates it
@@ -154,6 +157,8 @@ class CrdSchemas:
             # error (apiextensions-apiserver pkg/registry/customresource/strategy.go, hasBlockingErr)
             if cel is not None and not any(p.code == "type" for p in out[n:]):
                 cel(inst, path, out)
+            if refused is not None:
+                out.append(Problem(path, "cel", refused))
             if skipped is not None:
                 out.append(Problem(path, "cel-skipped", skipped))
         return check

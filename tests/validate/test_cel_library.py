@@ -89,7 +89,12 @@ def test_other_libraries(expr: str, value: Any) -> None:
 
 
 @pytest.mark.parametrize("expr,unsupported", [
-    ("1 +", False), ("self.a ==", False), ("nope(1)", True), ("[1].indexOf(1)", True),
+    ("1 +", False), ("self.a ==", False), ("nope(1)", False), ("self.a.nope()", False),
+    ("1 + 'a'", False), ("[1].indexOf(1)", True), ("'ab'.reverse()", True),
+    ("string(ip('10.0.0.1'))", True), ("type(self) == net.IP", True),
+    ("format.named('dns1123Label').hasValue()", True), ("self.m.all(k, v, v > 0)", True),
+    ("self.l.exists(i, v, v == i)", True), ("self.m.transformMap(k, v, v)", True),
+    ("self.l.sortBy(e, e)", True), ("cel.bind(x, 1, x > 0)", True), ("self.l.all(x, y)", False),
 ])
 def test_compile_errors(expr: str, unsupported: bool) -> None:
     with pytest.raises(cel_k8s.CompileError) as e:
