@@ -58,7 +58,8 @@ def outside(err: KzgitError, where: str, path: str) -> KzgitError:
     return err.with_lead(
         f"{where}: '{path}' is outside the kustomization's directory, which the load restrictor "
         f"forbids (LoadRestrictionsRootOnly); allow it with --load-restrictor LoadRestrictionsNone "
-        f"or load-restrictor = \"LoadRestrictionsNone\" in .kzgit.toml")
+        f"or load-restrictor = \"LoadRestrictionsNone\" in .kzgit.toml (granted in your "
+        f"~/.config/kzgit/config.toml or by kzgit trust)")
 
 
 def resource(err: KzgitError, kfile: str, path: str, field: str = "resources",

@@ -169,7 +169,8 @@ def test_a_resource_outside_the_kustomization_names_the_load_restrictor(tmp_path
     assert lead == (f"{tmp_path}/app/kustomization.yaml:2: resources: '../outside.yaml' is outside the "
                     "kustomization's directory, which the load restrictor forbids "
                     "(LoadRestrictionsRootOnly); allow it with --load-restrictor LoadRestrictionsNone "
-                    "or load-restrictor = \"LoadRestrictionsNone\" in .kzgit.toml")
+                    "or load-restrictor = \"LoadRestrictionsNone\" in .kzgit.toml (granted in "
+                    "your ~/.config/kzgit/config.toml or by kzgit trust)")
     assert "is not in or below" in chain   # kustomize's words follow
 
 
@@ -229,7 +230,8 @@ def test_a_file_the_load_restrictor_refuses_leads_with_the_entry_line_and_both_w
     path = "../shared/p.yaml" if "p.yaml" in kustomization else "../shared/e.env"
     assert lead.startswith(f"{tmp_path}/app/{want}: '{path}' is outside the kustomization's directory"), lead
     assert lead.endswith('allow it with --load-restrictor LoadRestrictionsNone or '
-                         'load-restrictor = "LoadRestrictionsNone" in .kzgit.toml')
+                         'load-restrictor = "LoadRestrictionsNone" in .kzgit.toml (granted in '
+                         'your ~/.config/kzgit/config.toml or by kzgit trust)')
     assert "is not in or below" in chain
 
 
