@@ -24,6 +24,7 @@ migration that cannot be made in place (a flow list spread over lines, a key in 
 from __future__ import annotations
 
 import posixpath
+import re
 
 import yaml
 
@@ -92,14 +93,19 @@ def load_data(text: str) -> Any:
     return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
+#: A key a migration rewrites, however it is written: quoted (``"bases": [...]``, a JSON
+#: kustomization), with a space before the colon, in a flow mapping.
+_MIGRATED_KEY = re.compile(r"""(?<![\w.-])["']?(?:bases|commonLabels|imageTags|patchesJson6902|"""
+                           r"""patchesStrategicMerge|vars|env|helmChartInflationGenerator)["']?[ \t]*:""")
+
+
 def needs_fix(text: str) -> bool:
     """A cheap test on the text: may any migration apply?  (False is certain; True is checked
-    by :func:`migrate`.)  Keeps ``kzgit fix --check`` on a clean repository to a read per file."""
-    for key in ("bases:", "commonLabels:", "imageTags:", "patchesJson6902:",
-                "patchesStrategicMerge:", "vars:", "env:", "helmChartInflationGenerator:"):
-        if key in text:
-            return True
-    return "apiVersion:" not in text or "kind:" not in text
+    by :func:`migrate`.)  Keeps ``kzgit fix --check`` on a clean repository to a read per file.
+    Whether ``apiVersion``/``kind`` are missing is not asked here: they are added only with
+    another migration, and the text cannot tell a top-level ``apiVersion`` from one in an
+    inline patch (:func:`_steps` reads the parsed top-level keys)."""
+    return _MIGRATED_KEY.search(text) is not None
 
 
 # -- the edits ---------------------------------------------------------------------------------
@@ -285,6 +291,10 @@ def _generator_envs(doc: Document) -> None:
         seq = doc.value(key)
         if not isinstance(seq, CommentedSeq):
             continue
+        # a new envs list indented as this file indents its lists: as far from its key as the
+        # generator list's dashes are from theirs (a top-level key, column 0)
+        first = lines[seq.lc.item(0)[0]] if len(seq) and not seq.fa.flow_style() else ""
+        offset = indent_of(first) if first.lstrip(" ").startswith("-") else 0
         for g in seq:
             if not isinstance(g, CommentedMap) or not g.get("env"):
                 continue
@@ -296,7 +306,8 @@ def _generator_envs(doc: Document) -> None:
             value = text[vcol:]
             envs = g.get("envs")
             if envs is None and "envs" not in g:
-                edits.append((line, [text[:col] + "envs:" + nl, " " * col + "- " + value + nl]))
+                edits.append((line, [text[:col] + "envs:" + nl,
+                                     " " * (col + offset) + "- " + value + nl]))
                 continue
             if not isinstance(envs, CommentedSeq) or envs.fa.flow_style() or not envs:
                 raise Unsupported(f"'{key}': env and an envs that is not a block list")

@@ -10,7 +10,7 @@ from typing import List
 import pytest
 
 from kzgit.fix._text import Unsupported
-from kzgit.fix.migrate import migrate
+from kzgit.fix.migrate import migrate, needs_fix
 from kzgit.fix.vars import _field_options
 
 TM = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
@@ -48,6 +48,10 @@ CASES = [
     ("a generator's env becomes envs",
      TM + "configMapGenerator:\n- name: a\n  env: a.env  # the env\n",
      TM + "configMapGenerator:\n- name: a\n  envs:\n  - a.env  # the env\n"),
+    ("a generator's env becomes envs indented as the file indents its lists (issue 33)",
+     TM + "configMapGenerator:\n  - name: a\n    env: a.env\n  - env: b.env\n    name: b\n",
+     TM + "configMapGenerator:\n  - name: a\n    envs:\n      - a.env\n  - envs:\n      - b.env\n"
+     "    name: b\n"),
     ("a generator's env appended to its envs",
      TM + "secretGenerator:\n  - name: a\n    envs:\n      - b.env\n    env: 'a.env'\n    type: Opaque\n",
      TM + "secretGenerator:\n  - name: a\n    envs:\n      - b.env\n      - 'a.env'\n    type: Opaque\n"),
@@ -64,6 +68,22 @@ def test_in_place(old: str, new: str) -> None:
     assert fix.new == new
     # a second run has nothing left to do
     assert migrate("kustomization.yaml", fix.new, lambda rel: True).new == fix.new
+
+
+@pytest.mark.parametrize("text,needed", [
+    # an inline patch's apiVersion and kind once hid a quoted key (a JSON kustomization): the
+    # file was skipped without a word (issue 33)
+    ('{"bases": ["../b"], "patches": [{"patch": "apiVersion: v1\\nkind: ConfigMap\\n"}]}\n', True),
+    ("bases :\n- ../b\n", True),
+    ("resources: [a.yaml]\n'commonLabels': {a: b}\n", True),
+    (TM + "configMapGenerator:\n- {name: a, env: a.env}\n", True),
+    # apiVersion/kind alone are never written: nothing to do
+    ("resources:\n- a.yaml\n", False),
+    (TM + "configMapGenerator:\n- name: a\n  envs:\n  - a.env\n", False),
+    (TM + "patches:\n- patch: |-\n    environment: x\n    my-vars: y\n", False),
+])
+def test_needs_fix_reads_the_keys_a_migration_rewrites(text: str, needed: bool) -> None:
+    assert needs_fix(text) is needed
 
 
 def test_smp_entry_is_a_path_only_when_the_file_exists() -> None:
