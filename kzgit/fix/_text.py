@@ -146,6 +146,18 @@ def _strip_comment(text: str) -> str:
     return text.rstrip("\r\n")
 
 
+def yaml_problem(e: Exception) -> str:
+    """A YAML parser's error (PyYAML's or ruamel's) as ``line L, column C: what``, lines of the
+    file as written, without the parser's ``in "<unicode string>", line 3, column 1``."""
+    problem = getattr(e, "problem", None)
+    if not problem:
+        text = " ".join(str(e).split())
+        return re.sub(r'\s*in "<[^>]*>", line (\d+), column (\d+)', r" (line \1, column \2)", text)
+    mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+    words = ": ".join(w for w in (getattr(e, "context", None), problem) if w)
+    return f"line {mark.line + 1}, column {mark.column + 1}: {words}" if mark is not None else words
+
+
 class Document:
     """The file: a head (a ``---`` or directives before the first field) and its fields."""
 
@@ -155,7 +167,7 @@ class Document:
         try:
             docs = list(round_trip().load_all(text))
         except YAMLError as e:
-            raise Unsupported(f"not valid YAML: {' '.join(str(e).split())}") from None
+            raise Unsupported(f"not valid YAML: {yaml_problem(e)}") from None
         if len(docs) > 1:
             raise Unsupported("several YAML documents in one kustomization file")
         self.tree: Any = docs[0] if docs else None

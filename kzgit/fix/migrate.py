@@ -29,7 +29,7 @@ import re
 import yaml
 
 from kzgit.fix._text import Document, Field, Unsupported, flow_items, is_comment_or_blank
-from kzgit.fix._text import set_flow_items, shift
+from kzgit.fix._text import set_flow_items, shift, yaml_problem
 from kzgit.yamlio.roundtrip import indent_of
 from kzgit.record import Record
 
@@ -552,7 +552,7 @@ def migrate(path: str, text: str, is_file: Callable[[str], bool], vars_mode: boo
     try:
         data = load_data(text)
     except yaml.YAMLError as e:
-        return FileFix(path, text, text, [], [f"not valid YAML: {' '.join(str(e).split())}"])
+        return FileFix(path, text, text, [], [f"not valid YAML: {yaml_problem(e)}"])
     if not isinstance(data, dict) or not data:
         return FileFix(path, text, text, [], [])
     done: List[str] = []

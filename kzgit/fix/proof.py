@@ -21,7 +21,7 @@ from kzgit.record import Record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
+    from typing import Any, Callable, Dict, Iterable, List, Optional, Set, Tuple
     from kzgit.options import BuildOptions
     from kzgit.engine import Engine
     from kzgit.hooks import Workspace
@@ -95,21 +95,32 @@ def render(ws: Workspace, roots: Iterable[str], options: BuildOptions, jobs: int
     return {r: Rendered(o[3], o[2]) for r, o in outcomes.items()}
 
 
-def _short(error: str, limit: int = 240) -> str:
-    """An error's first line, its innermost cause kept when it is long (kustomize's errors
-    chain every level: "accumulating resources: ... : <the cause>")."""
-    line = error.splitlines()[0] if error else ""
-    return line if len(line) <= limit else "..." + line[-limit:]
+def _short(error: str, relative: Callable[[str], str], limit: int = 240) -> str:
+    """An error's first line, paths in the repository relative to its top (as the hooks name
+    files), its innermost cause kept when it is long (kustomize's errors chain every level:
+    "accumulating resources: ... : <the cause>"), cut where a level or a word starts, never
+    inside a path or a word."""
+    line = relative(error.splitlines()[0] if error else "")
+    if len(line) <= limit:
+        return line
+    tail = line[-limit:]
+    if line[-limit - 1] != " ":   # the cut fell inside a word: start at the next level or word
+        at = tail.find(": ")
+        at = at + 2 if 0 <= at < limit // 2 else tail.find(" ") + 1
+        tail = tail[at:] if 0 < at < limit // 2 else tail
+    return "... " + tail
 
 
-def first_difference(before: Rendered, after: Rendered) -> str:
-    """The first line where two renderings part, as ``line N: -old / +new``."""
+def first_difference(before: Rendered, after: Rendered,
+                     relative: Callable[[str], str] = lambda m: m) -> str:
+    """The first line where two renderings part, as ``line N: -old / +new``; ``relative``
+    writes an error's paths as the hooks do (:meth:`Workspace.relative_message`)."""
     if before.error is not None:
         if after.error is None or after.error == before.error:
-            return "does not render: " + _short(before.error)
-        return "fails differently: " + _short(after.error)
+            return "does not render: " + _short(before.error, relative)
+        return "fails differently: " + _short(after.error, relative)
     if after.error is not None:
-        return "would no longer render: " + _short(after.error)
+        return "would no longer render: " + _short(after.error, relative)
     a = (before.yaml or "").splitlines()
     b = (after.yaml or "").splitlines()
     for n in range(max(len(a), len(b))):
@@ -249,7 +260,7 @@ def prove(ws: Workspace, units: Dict[str, Dict[str, str]], options: BuildOptions
         mine = sorted(t for t in targets if reaches(t, unit))
         if mine and all(before[t].error is not None for t in mine):
             broken[unit] = (f"nothing that reaches it renders now; {mine[0]} "
-                            f"{first_difference(before[mine[0]], before[mine[0]])}")
+                            f"{first_difference(before[mine[0]], before[mine[0]], ws.relative_message)}")
             accepted.remove(unit)
     checked = sorted(targets)
     while accepted:
@@ -265,12 +276,13 @@ def prove(ws: Workspace, units: Dict[str, Dict[str, str]], options: BuildOptions
             alone = run([s], mine)
             for t in mine:
                 if not equal(alone[t], before[t]):
-                    guilty[s] = f"would change the output of {t}: {first_difference(before[t], alone[t])}"
+                    guilty[s] = (f"would change the output of {t}: "
+                                 f"{first_difference(before[t], alone[t], ws.relative_message)}")
                     break
         if not guilty:   # only together do they differ: hold back all of them
             t = bad[0]
             guilty = {s: f"would change the output of {t} (together with other migrations): "
-                         f"{first_difference(before[t], after[t])}" for s in suspects}
+                         f"{first_difference(before[t], after[t], ws.relative_message)}" for s in suspects}
         for s, why in guilty.items():
             held[s] = why
             accepted.remove(s)

@@ -219,3 +219,6 @@ def test_the_fixer_leaves_alone_what_it_should_and_says_so(tmp_path: Path, monke
     assert "withvars/kustomization.yaml: vars left: V; kustomize still warns about them; " \
            "kzgit fix --vars withvars converts them" in out
     assert "vendor/" not in out and "legacy/" not in out and "plain/" not in out
+    # the build's error names the file as the hooks do: repository-relative (issue 33 item 6)
+    assert "renders now; broken does not render: broken/kustomization.yaml" in out, out
+    assert str(work) not in out and os.path.realpath(work) not in out

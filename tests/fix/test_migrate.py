@@ -101,7 +101,7 @@ REFUSED = [
      ["commonLabels -> labels (includeSelectors: true): not migrated: label name 'app' exists in "
       "both commonLabels and labels"]),
     # the parser's own words differ between PyYAML's C and Python loaders: the start is fixed
-    ("not YAML", TM + "bases: [\n", ["not valid YAML: while parsing a flow node"]),
+    ("not YAML", TM + "bases: [\n", ["not valid YAML: line 4, column 1: while parsing a flow node: "]),
 ]
 
 
@@ -131,3 +131,31 @@ def test_field_options(value: str, options: dict) -> None:
 def test_field_options_refused(name: str, value: str, why: str) -> None:
     with pytest.raises(Unsupported, match=why):
         _field_options(name, value, "f.yaml")
+
+
+@pytest.mark.parametrize("text,want", [
+    # the parser's line and column in the file's words, never PyYAML's or ruamel's
+    # 'in "<unicode string>", line 3' (issue 33)
+    ("bases:\n- a\nx: &a [1\n", "line 4, column 1: while parsing a flow sequence: "),
+    ("a: b\nbases:\n- ../b\n  c: d\n", "line 4, column 4: mapping values are not allowed"),
+])
+def test_a_yaml_error_names_the_line_without_the_parsers_stream_name(text: str, want: str) -> None:
+    fix = migrate("kustomization.yaml", text, lambda rel: True)
+    assert len(fix.refused) == 1 and fix.refused[0].startswith("not valid YAML: " + want), fix.refused
+    assert "<unicode string>" not in fix.refused[0]
+    from kzgit.fix._text import Document
+    with pytest.raises(Unsupported) as e:
+        Document(text, "kustomization.yaml")
+    assert str(e.value).startswith("not valid YAML: " + want.split(":")[0]) and "<unicode" not in str(e.value)
+
+
+def test_a_long_error_is_cut_where_a_level_starts_with_paths_relative() -> None:
+    from kzgit.fix.proof import Rendered, first_difference
+    top = "/home/u/repo"
+    chain = ": ".join(f"accumulating resources from '{top}/level{n}/kustomization.yaml'" for n in range(6))
+    err = Rendered(None, chain + ": '" + top + "/base/cm.yaml': no such file")
+    got = first_difference(err, err, lambda m: m.replace(top + "/", ""))
+    assert got.startswith("does not render: ... ")
+    tail = got[len("does not render: ... "):]
+    assert tail.startswith("accumulating resources from 'level"), tail
+    assert tail.endswith("'base/cm.yaml': no such file") and top not in got
