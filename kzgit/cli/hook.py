@@ -354,12 +354,12 @@ def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace,
             results = render.render_roots(ws, engine, roots, jobs=args.jobs, offline=args.offline,
                                           store=store, on_done=on_done)
             app_found, app_results = (render.app_findings(ws, engine, catalog, apps, args.jobs,
-                                                          on_done)
+                                                          on_done, store)
                                       if apps and catalog is not None else ([], []))
         finally:
             if progress is not None:
                 progress.close()
-        if store is not None and any(r.status != "cached" for r in results):
+        if store is not None and any(r.status != "cached" for r in results + app_results):
             store.trim()   # workers may have written: keep the cache within its bound
         if verbose:
             print_unchecked(ws)

@@ -19,7 +19,7 @@ from kzgit.record import Record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Dict, List, Optional, Set, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Set, Tuple
     from kzgit.gitops.sourceignore import Matcher
 
 _EXTS = (".yaml", ".yml", ".json")
@@ -235,7 +235,7 @@ class Catalog:
             return None
         from kzgit import gitio   # start-up: only a GitRepository on another ref
         if kind in ("branch", "revision"):
-            if value in self._working_branches():
+            if value in ("HEAD", "") or value in self._working_branches():
                 # the branch checked out, or the default branch a pull request targets: the
                 # working tree is what it will hold (argocd-diff-preview renders a pull request
                 # so, pointing such Applications at its branch)
@@ -261,13 +261,18 @@ class Catalog:
             return self._branches
         from kzgit import gitio   # start-up: as tree_at
         out = {"HEAD", ""}
-        for args in (["symbolic-ref", "--quiet", "--short", "HEAD"],
-                     ["symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD"]):
-            try:
-                name = gitio.git(args, self.repo.git_top).decode("utf-8", "replace").strip()
-            except KzgitError:
-                continue
-            out.add(name.split("/", 1)[1] if name.startswith("origin/") else name)
+        read = _symref_reader(self.repo.git_top)
+        for ref in ("HEAD", "refs/remotes/origin/HEAD"):
+            if read is not None:
+                name = read(ref)
+            else:
+                try:
+                    name = gitio.git(["symbolic-ref", "--quiet", "--short", ref],
+                                     self.repo.git_top).decode("utf-8", "replace").strip()
+                except KzgitError:
+                    name = None
+            if name:
+                out.add(name.split("/", 1)[1] if name.startswith("origin/") else name)
         if len(out) < 4:
             out |= {"main", "master"}
         self._branches = out
@@ -309,3 +314,38 @@ class Catalog:
 
 # -- resolution: where an application renders from, or why it does not -------------------
 
+
+def _symref_reader(git_top: str) -> "Optional[Callable[[str], Optional[str]]]":
+    """What ``git symbolic-ref --quiet --short REF`` prints (None: not a symbolic ref), read
+    from the files of a plain repository's loose refs, which is where git keeps a symbolic
+    ref (refs/files-backend.c: symrefs are never packed); None (ask git) for anything else:
+    a linked work tree, a configuration that may steer git, the reftable backend."""
+    import os   # start-up: only a GitRepository on a branch
+    from kzgit.paths import discover   # start-up: as os
+    found = discover(git_top)
+    gitdir = os.path.join(git_top, ".git")
+    if found is None or found[0] != os.path.realpath(git_top) or not os.path.isdir(gitdir) \
+            or os.path.exists(os.path.join(gitdir, "reftable")):
+        return None
+    try:
+        with open(os.path.join(gitdir, "config"), "rb") as f:
+            if b"refstorage" in f.read().lower():
+                return None
+    except OSError:
+        return None
+
+    def read(ref: str) -> Optional[str]:
+        try:
+            with open(os.path.join(gitdir, *ref.split("/")), "rb") as f:
+                text = f.read(4096).decode("utf-8", "replace")
+        except OSError:
+            return None   # no such ref: symbolic-ref --quiet fails
+        if not text.startswith("ref: "):
+            return None   # a detached HEAD, a plain ref: not symbolic
+        target = text[len("ref: "):].strip()
+        # --short: the shortest unambiguous name (refs/heads/X -> X, refs/remotes/o/X -> o/X)
+        for prefix in ("refs/heads/", "refs/remotes/", "refs/tags/", "refs/"):
+            if target.startswith(prefix):
+                return target[len(prefix):]
+        return target
+    return read

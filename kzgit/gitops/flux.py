@@ -100,8 +100,9 @@ def _kustomization_fields(version: Tuple[int, int, int]) -> Dict[str, str]:
     return {k.lower(): k for k in schema(version)["Kustomization"]}
 
 
-def _scan_manifests(fs: FileSystem, base: str) -> List[str]:
-    """kustomize_generator.go scanManifests: absolute paths, in filepath.Walk's order."""
+def _scan_manifests(fs: FileSystem, base: str, check: bool = True) -> List[str]:
+    """kustomize_generator.go scanManifests: absolute paths, in filepath.Walk's order;
+    ``check``: each manifest must decode (else Flux's error), as scanManifests checks."""
     from kzgit.yamlio import load_documents   # start-up: only generated kustomizations
     out: List[str] = []
 
@@ -117,18 +118,23 @@ def _scan_manifests(fs: FileSystem, base: str) -> List[str]:
                 continue
             if posixpath.splitext(p)[1] not in (".yaml", ".yml"):
                 continue
-            try:
-                load_documents(fs.read_bytes(p), p)
-            except KzgitError as e:
-                raise BuildError(f"failed to decode Kubernetes YAML from {p}: {e}") from None
+            if check:
+                try:
+                    load_documents(fs.read_bytes(p), p)
+                except KzgitError as e:
+                    raise BuildError(f"failed to decode Kubernetes YAML from {p}: {e}") from None
             out.append(p)
     walk(base)
     return out
 
 
 def generate(fs: FileSystem, dir_path: str, spec: Dict[str, Any],
-             version: Tuple[int, int, int]) -> Tuple[str, bytes, bool]:
-    """(the kustomization file's path, its text, whether Flux created it) for ``dir_path``."""
+             version: Tuple[int, int, int], check: bool = True) -> Tuple[str, bytes, bool]:
+    """(the kustomization file's path, its text, whether Flux created it) for ``dir_path``.
+
+    ``check=False``: a created kustomization's manifests are listed without decoding them
+    first; the caller builds it (which decodes each) and, when the build fails, generates
+    again with ``check`` so that a manifest that does not decode fails as Flux fails."""
     from kzgit.yamlio import dump, load_yaml11   # start-up: only Flux renders need them
     kfile = ""
     for name in KUSTOMIZATION_FILE_NAMES:
@@ -141,7 +147,7 @@ def generate(fs: FileSystem, dir_path: str, spec: Dict[str, Any],
                            "kind": "Kustomization"}
     if created:
         kfile = posixpath.join(dir_path, "kustomization.yaml")
-        resources = ["." + p[len(dir_path):] for p in _scan_manifests(fs, dir_path)]
+        resources = ["." + p[len(dir_path):] for p in _scan_manifests(fs, dir_path, check)]
         if resources:
             kus["resources"] = resources
         else:
@@ -344,9 +350,9 @@ def substitute(resources: List[Resource], spec: Dict[str, Any], variables: Varia
         annotations = as_dict(meta.get("annotations"))
         if labels.get(SUBSTITUTE_KEY) == DISABLED or annotations.get(SUBSTITUTE_KEY) == DISABLED:
             continue
-        text = dump(r.obj)
-        if "$" not in text:
+        if not _has_dollar(r.obj):
             continue   # nothing for envsubst to read: its output is the text itself
+        text = dump(r.obj)
         where = f"{_gvk_text(r.obj)}/{meta.get('name', '')}"
         try:
             out = envsubst.evaluate(text, lookup)
@@ -367,6 +373,19 @@ def substitute(resources: List[Resource], spec: Dict[str, Any], variables: Varia
     for name, where in sorted(unknown_seen.items()):
         notes.append(f"${{{name}}} comes from {where}: its value is unknown offline "
                      f"(rendered as 'kzgit-unknown-{name}')")
+
+
+def _has_dollar(node: Any) -> bool:
+    """Whether a key or string of ``node`` holds ``$`` (else its YAML text holds none: a
+    number, a boolean or null is written without one), without writing the text."""
+    if isinstance(node, str):
+        return "$" in node
+    if isinstance(node, dict):
+        return any(("$" in k if isinstance(k, str) else _has_dollar(k)) or _has_dollar(v)
+                   for k, v in node.items())
+    if isinstance(node, list):
+        return any(_has_dollar(v) for v in node)
+    return False
 
 
 def decrypted(resources: List[Resource], spec: Dict[str, Any], notes: List[str]) -> None:

@@ -24,17 +24,20 @@ if TYPE_CHECKING:  # pragma: no cover
     from kzgit.builder import BuildOptions
     from kzgit.gitops.catalog import Catalog
     from kzgit.loader import FileSystem
+    from kzgit.rendercache.reads import Recorder
     from kzgit.resource import Resource
 
 
 class AppError(KzgitError):
     """An application that does not render: one finding naming it and where it is defined."""
 
-    def __init__(self, app: App, message: str, detail: str = "", line: Optional[int] = None) -> None:
+    def __init__(self, app: App, message: str, detail: str = "", line: Optional[int] = None,
+                 cause: Optional[KzgitError] = None) -> None:
         super().__init__(message)
         self.app = app
         self.detail = detail or message   # the controller's error alone
         self.line = line if line is not None else app.line   # the field's line, else the app's
+        self.cause = cause   # the build's own error (the render cache replays no passing one)
 
 
 class Rendered(Record):
@@ -103,8 +106,12 @@ def _disk() -> FileSystem:
     return DiskFS()
 
 
-def render_app(catalog: Catalog, app: App) -> Rendered:
-    """``app`` rendered as deployed (cached per catalog); :class:`AppError` when it does not."""
+def render_app(catalog: Catalog, app: App, recorder: Optional[Recorder] = None) -> Rendered:
+    """``app`` rendered as deployed (cached per catalog); :class:`AppError` when it does not.
+
+    ``recorder``: the render cache's (:mod:`kzgit.gitops.cache`): the repository is read
+    through its :class:`~kzgit.rendercache.reads.RecordingFS`, and what the build reads
+    through the controller's view of it too (:class:`~kzgit.rendercache.reads.LayeredFS`)."""
     got = catalog.renders.get(id(app))
     if got is not None:
         return got
@@ -118,9 +125,9 @@ def render_app(catalog: Catalog, app: App) -> Rendered:
                             f"{app.reason or app.renderer}")
     try:
         if app.controller == FLUX:
-            got = _render_flux(catalog, app)
+            got = _render_flux(catalog, app, recorder)
         else:
-            got = _render_argo(catalog, app)
+            got = _render_argo(catalog, app, recorder)
     except (flux.FluxError, argocd.ArgoError) as e:
         line = app.doc.field_line(*e.field) if e.field and app.doc.text else app.line
         err = AppError(app, f"{app.id or app.base_id} ({app.file}:{line}): {e}", str(e), line)
@@ -129,7 +136,7 @@ def render_app(catalog: Catalog, app: App) -> Rendered:
     except KzgitError as e:
         from kzgit.errors import full_message   # start-up: loaded only by what uses it
         err = AppError(app, f"{app.id or app.base_id} ({app.file}:{app.line}): "
-                            f"{full_message(e)}", full_message(e))
+                            f"{full_message(e)}", full_message(e), cause=e)
         catalog.render_errors[id(app)] = err
         raise err from None
     catalog.renders[id(app)] = got
@@ -150,19 +157,42 @@ def _options(app: App, fs: FileSystem, restrictor: str, extra: Optional[Dict[str
                         kustomize_version_origin=app.version_origin or "the default", **kw)
 
 
-def _render_flux(catalog: Catalog, app: App) -> Rendered:
+def _base(repo: Any, recorder: Optional[Recorder]) -> FileSystem:
+    """The repository's file system, read through ``recorder`` when one records."""
+    return recorder.wrap_main() if recorder is not None else (repo.fs or _disk())
+
+
+def _view(fs: FileSystem, recorder: Optional[Recorder]) -> FileSystem:
+    """What the build reads: the controller's view, handed to ``recorder`` as it is."""
+    if recorder is None:
+        return fs
+    from kzgit.rendercache.reads import LayeredFS   # start-up: only cached renders
+    return LayeredFS(fs, recorder)
+
+
+def _render_flux(catalog: Catalog, app: App, recorder: Optional[Recorder] = None) -> Rendered:
     from kzgit.gitops.sourceignore import IgnoreFS   # start-up: as the module's own, loaded where it is used
     from kzgit.loader import NO_RESTRICTIONS   # start-up: loaded only by what uses it
     from kzgit.loader.overlay import OverlayFS   # start-up: loaded only by what uses it
     repo = app.extra.get("repo") or catalog.repo   # another ref's tree, for a GitRepository on one
     assert app.path is not None and app.version is not None
     spec = as_dict(app.obj.get("spec"))
-    base = repo.fs or _disk()
+    base = _base(repo, recorder)
     artifact = IgnoreFS(base, repo.top, app.extra["matcher"])
+    if recorder is not None:
+        # what is hidden and where paths lead is asked again: this render's record holds it
+        artifact._memo, artifact._real = {}, {}
     dir_path = posixpath.join(repo.top, app.path) if app.path else repo.top
-    kfile, text, _created = flux.generate(artifact, dir_path, spec, app.version)
+    # the manifests of a created kustomization are decoded once, by the build: only a build
+    # that fails looks again for one that does not decode (Flux's error, which comes first)
+    kfile, text, created = flux.generate(artifact, dir_path, spec, app.version, check=False)
     fs = ConfinedFS(OverlayFS(artifact, {kfile: text}), repo.top)
-    result = _build(dir_path, _options(app, fs, NO_RESTRICTIONS), kfile)
+    try:
+        result = _build(dir_path, _options(app, _view(fs, recorder), NO_RESTRICTIONS), kfile)
+    except KzgitError:
+        if created:
+            flux.generate(artifact, dir_path, spec, app.version)
+        raise
     resources = list(result.resources)
     notes: List[str] = []
     flux.check_objects(resources)
@@ -175,7 +205,7 @@ def _render_flux(catalog: Catalog, app: App) -> Rendered:
     return Rendered(resources, list(result.warnings), notes)
 
 
-def _render_argo(catalog: Catalog, app: App) -> Rendered:
+def _render_argo(catalog: Catalog, app: App, recorder: Optional[Recorder] = None) -> Rendered:
     from kzgit.loader import ROOT_ONLY   # start-up: loaded only by what uses it
     from kzgit.loader.overlay import OverlayFS   # start-up: loaded only by what uses it
     from kzgit.resource import Resource   # start-up: loaded only by what uses it
@@ -186,7 +216,7 @@ def _render_argo(catalog: Catalog, app: App) -> Rendered:
     for source in app.extra.get("sources") or []:
         path = flux.spec_path({"path": source.get("path")})
         app_dir = posixpath.join(repo.top, path) if path else repo.top
-        base = ConfinedFS(repo.fs or _disk(), repo.top)
+        base = ConfinedFS(_base(repo, recorder), repo.top)
         if source.get("_kzgit_type") == argocd.DIRECTORY:
             directory = as_dict(source.get("directory"))
             resources.extend(Resource(o, source=app_dir) for o in
@@ -199,7 +229,8 @@ def _render_argo(catalog: Catalog, app: App) -> Rendered:
         build_options = _build_options(catalog, app, opts)
         restrictor = str(build_options.pop("--load-restrictor", ROOT_ONLY))
         extra = _plugin_options(repo, build_options)
-        result = _build(app_dir, _options(app, ConfinedFS(fs, repo.top), restrictor, extra),
+        result = _build(app_dir, _options(app, _view(ConfinedFS(fs, repo.top), recorder),
+                                          restrictor, extra),
                         edited[0] if edited else None)
         resources.extend(result.resources)
         warnings.extend(result.warnings)

@@ -18,7 +18,7 @@ from kzgit.engine import Engine
 from kzgit.errors import KzgitError, full_message
 from kzgit.hooks import HookFinding, Workspace
 from kzgit.record import Record
-from kzgit.rendercache import BUILT, FAILED, Store
+from kzgit.rendercache import BUILT, CACHED, FAILED, Store
 
 # Starting a process pool costs about half a second; below this many roots a
 # builtin build in one process is faster (unless jobs is set explicitly).
@@ -389,14 +389,20 @@ class AppOutcome(Record):
 
 # The applications a render pool's workers render, by index: the pool forks after this is
 # set, so each worker inherits the catalog (its files read, its parents rendered) instead of
-# discovering again; what a worker returns is plain data.
-_APP_JOBS: Dict[int, Tuple[Catalog, App, bool]] = {}
+# discovering again; what a worker returns is plain data.  With a render cache key, the
+# render records what it reads and stores its verdict (kzgit.gitops.cache).
+_APP_JOBS: Dict[int, Tuple[Catalog, App, bool, Optional[Store], Optional[str]]] = {}
 
 
 def _render_app_job(index: int) -> AppOutcome:
     from kzgit.gitops.render import AppError, render_app   # start-up: as app_catalog
-    catalog, app, want_items = _APP_JOBS[index]
+    catalog, app, want_items, store, key = _APP_JOBS[index]
     start = time.monotonic()
+    if store is not None and key is not None and not want_items:
+        from kzgit.gitops import cache   # start-up: only runs with the render cache
+        error, line, warnings = cache.render(catalog, app, store, key)
+        return AppOutcome(BUILT if error is None else FAILED, time.monotonic() - start, error,
+                          line, warnings)
     try:
         got = render_app(catalog, app)
     except AppError as e:
@@ -408,15 +414,40 @@ def _render_app_job(index: int) -> AppOutcome:
 
 def render_apps(ws: Workspace, engine: Engine, catalog: Catalog, apps: Sequence[App],
                 jobs: int = 0, want_items: bool = False,
-                on_done: Optional[Callable[[App, AppOutcome], None]] = None
-                ) -> Dict[str, AppOutcome]:
+                on_done: Optional[Callable[[App, AppOutcome], None]] = None,
+                store: Optional[Store] = None) -> Dict[str, AppOutcome]:
     """Render ``apps`` (by id), in a pool of worker processes when there are enough, as
-    roots are rendered (:func:`workers_for`)."""
+    roots are rendered (:func:`workers_for`).  With ``store`` (verdicts only, not
+    ``want_items``): what the render cache holds first (:mod:`kzgit.gitops.cache`), the rest
+    rendered and stored."""
     out: Dict[str, AppOutcome] = {}
+    keys: Dict[int, Optional[str]] = {}
+    if store is not None and not want_items:
+        from kzgit.gitops import cache   # start-up: only runs with the render cache
+        from kzgit.loader import DiskFS   # start-up: as above
+        from kzgit.rendercache.reads import Checker   # start-up: as above
+        # looked up here, before any render: a warm run starts no process pool, each file is
+        # hashed once however many applications read it, and a hit delivers its ConfigMaps
+        # and Secrets as the render did
+        checker = Checker(catalog.repo.fs or DiskFS())
+        rest = []
+        for a in apps:
+            key = cache.app_key(catalog, a)
+            start = time.monotonic()
+            hit = cache.lookup(catalog, a, store, key, checker) if key is not None else None
+            if hit is None:
+                keys[id(a)] = key
+                rest.append(a)
+                continue
+            out[a.id] = got = AppOutcome(CACHED if hit[0] is None else FAILED,
+                                         time.monotonic() - start, hit[0], hit[1], hit[2])
+            if on_done is not None:
+                on_done(a, got)
+        apps = rest
     workers = workers_for(ws, engine if engine.name == "builtin" else _BUILTIN, jobs, len(apps))
     base = len(_APP_JOBS)
     for i, a in enumerate(apps):
-        _APP_JOBS[base + i] = (catalog, a, want_items)
+        _APP_JOBS[base + i] = (catalog, a, want_items, store, keys.get(id(a)))
     try:
         if workers == 1:
             for i, a in enumerate(apps):
@@ -451,10 +482,11 @@ _BUILTIN: Any = _Builtin()
 
 
 def app_findings(ws: Workspace, engine: Engine, catalog: Catalog, apps: Sequence[App],
-                 jobs: int = 0, on_done: Optional[Callable[[RootResult], None]] = None
-                 ) -> Tuple[List[HookFinding], List[RootResult]]:
-    """Render each application that is not plain; one finding per application that does not
-    render (or whose manifest is malformed), naming it and the line of its definition."""
+                 jobs: int = 0, on_done: Optional[Callable[[RootResult], None]] = None,
+                 store: Optional[Store] = None) -> Tuple[List[HookFinding], List[RootResult]]:
+    """Render each application that is not plain (through the render cache ``store``); one
+    finding per application that does not render (or whose manifest is malformed), naming
+    it and the line of its definition."""
     out: List[HookFinding] = []
     todo = []
     for a in apps:
@@ -469,7 +501,7 @@ def app_findings(ws: Workspace, engine: Engine, catalog: Catalog, apps: Sequence
         return RootResult(a.id, got.status, got.seconds, got.error,
                           [ws.relative_message(w) for w in got.warnings])
     hear = None if on_done is None else (lambda a, got: on_done(result(a, got)))
-    outcomes = render_apps(ws, engine, catalog, todo, jobs, on_done=hear)
+    outcomes = render_apps(ws, engine, catalog, todo, jobs, on_done=hear, store=store)
     results = []
     for a in todo:
         got = outcomes[a.id]

@@ -137,6 +137,40 @@ class RecordingFS:
         return names
 
 
+class LayeredFS:
+    """A view over a :class:`RecordingFS` of ``recorder`` (a controller's rewritten file
+    shown in place, paths it hides, a confinement: :mod:`kzgit.gitops.render`), whose answers
+    come from what is recorded below plus what the caller's cache key holds; the loader
+    takes it as it is (:meth:`Recorder.watch`), so the questions recorded are those that
+    reach the repository.  A kustomization read through it (a generated one included) is
+    inspected for what makes a build uncacheable."""
+
+    def __init__(self, view: FileSystem, recorder: "Recorder") -> None:
+        self.view = view
+        self.recorder = recorder
+
+    def read_bytes(self, path: str) -> bytes:
+        data = self.view.read_bytes(path)
+        if posixpath.basename(path) in KUSTOMIZATION_FILE_NAMES:
+            self.recorder.inspect_kustomization(data, path)
+        return data
+
+    def is_dir(self, path: str) -> bool:
+        return self.view.is_dir(path)
+
+    def is_file(self, path: str) -> bool:
+        return self.view.is_file(path)
+
+    def exists(self, path: str) -> bool:
+        return self.view.exists(path)
+
+    def realpath(self, path: str) -> str:
+        return self.view.realpath(path)
+
+    def listdir(self, path: str) -> List[str]:
+        return self.view.listdir(path)
+
+
 class Recorder:
     """The questions one build asked, and why it cannot be cached (if it cannot)."""
 
@@ -183,6 +217,8 @@ class Recorder:
         fs = loader.fs
         if loader.remote_label is not None or loader.repo_root is not None:
             self._note_remote(loader)
+        if isinstance(fs, LayeredFS) and fs.recorder is self:
+            return fs   # its reads reach this recorder's own RecordingFS below
         if isinstance(fs, RecordingFS):
             if fs.recorder is self:
                 return fs
