@@ -4,38 +4,14 @@ the application's step."""
 from __future__ import annotations
 
 import json
+import textwrap
 from pathlib import Path
 
 import pytest
 
 from gitops_repos import repo_fixture
+from test_flux import SYNC
 from kzgit.cli.main import main
-
-SYNC = """\
-apiVersion: source.toolkit.fluxcd.io/v1
-kind: GitRepository
-metadata:
-  name: flux-system
-  namespace: flux-system
-spec:
-  interval: 1m
-  ref:
-    branch: main
-  url: ssh://git@github.com/acme/fleet
----
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata:
-  name: flux-system
-  namespace: flux-system
-spec:
-  interval: 10m
-  path: ./clusters/prod
-  prune: true
-  sourceRef:
-    kind: GitRepository
-    name: flux-system
-"""
 
 APP = """\
 apiVersion: kustomize.toolkit.fluxcd.io/v1
@@ -73,7 +49,7 @@ spec:
 def test_a_substituted_value_names_the_flux_kustomization(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     top = repo_fixture(tmp_path)({
-        "clusters/prod/flux-system/gotk-sync.yaml": SYNC,
+        "clusters/prod/flux-system/gotk-sync.yaml": textwrap.dedent(SYNC),
         "clusters/prod/web.yaml": APP,
         "apps/web/kustomization.yaml": "resources: [deploy.yaml]\n",
         "apps/web/deploy.yaml": DEPLOY,
