@@ -24,7 +24,7 @@ import json
 import os
 import re
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from kzgit import gitio
 from kzgit.gitio import objects
@@ -45,7 +45,7 @@ from kzgit.record import FrozenRecord, Record
 from kzgit.rendercache import BUILT, FAILED, RenderOutcome, Store, lookup, render_cached
 from kzgit.rendercache.reads import Checker
 from kzgit.resource import Resource
-from kzgit.yamlio import dump_documents, load_documents
+from kzgit.yamlio import dump_documents, load_documents, load_yaml11
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
@@ -148,8 +148,9 @@ def diff(cwd: str, options: DiffOptions) -> DiffReport:
             for rd in report.roots:
                 _explain(rd, where, build_options, set(changed))
         if options.shard is None or options.shard[0] == 1:   # the applications: the first shard's
-            report.roots += _app_diffs(base, head, base_graph, head_graph, config, build_options,
-                                       changed, options)
+            apps, folded = _app_diffs(base, head, base_graph, head_graph, config, build_options,
+                                      changed, options, report.roots)
+            report.roots = [rd for rd in report.roots if rd.root not in folded] + apps
         if options.shard is None or options.shard[0] == 1:   # once across the shards
             report.drift = _drift.find(head, head_graph, config, changed)
         return report
@@ -521,11 +522,20 @@ def _mentions_apps(side: Revision, store: Optional[Store]) -> bool:
 
 def _app_diffs(base: Revision, head: Revision, base_graph: Graph, head_graph: Graph,
                config: Config, build_options: BuildOptions, changed: List[str],
-               options: DiffOptions) -> List[RootDiff]:
+               options: DiffOptions, root_sections: Sequence[RootDiff]
+               ) -> Tuple[List[RootDiff], Set[str]]:
     """One section per Argo CD Application or Flux Kustomization the change reaches at either
-    side, comparing what each side's controller would render (each side's own specs)."""
+    side, comparing what each side's controller would render (each side's own specs); and
+    the roots whose sections they replace.
+
+    An application that deploys a root as it is at both sides (it renders as the root
+    renders with these settings: :func:`kzgit.gitops.select.deploys_root_as_is`) takes the
+    root's section, which is then not shown on its own: the root is what the application
+    deploys, and one section says it once.  A root section with an error stays (Flux builds
+    without load restrictions: the application may render where the root does not), and the
+    application is then rendered for its own section."""
     if not (_mentions_apps(base, options.store) or _mentions_apps(head, options.store)):
-        return []
+        return [], set()
     from kzgit.gitops.discover import discover   # start-up: only repositories with apps
     from kzgit.gitops.select import affected   # start-up: as above
     catalogs = {}
@@ -547,10 +557,52 @@ def _app_diffs(base: Revision, head: Revision, base_graph: Graph, head_graph: Gr
         head_argo.build_options = base_argo.build_options if base_argo is not None else None
         head_argo.version_options = dict(base_argo.version_options) if base_argo is not None \
             else {}
+    sections = {rd.root: rd for rd in root_sections if rd.app is None and not rd.errors}
+    sides = {"base": (base, base_graph), "head": (head, head_graph)}
     out = []
+    folded: Set[str] = set()
     for app_id in order:
+        section = _as_its_root(app_id, picked, catalogs, sides, sections, build_options)
+        if section is not None:
+            folded.add(section.root)
+            out.append(RootDiff(app_id, (picked["head"][app_id]).file, section.status,
+                                section.resources, section.errors, app=app_id))
+            continue
         out.append(_app_diff(app_id, base, head, catalogs, picked, options.show_secrets))
-    return out
+    return out, folded
+
+
+def _as_its_root(app_id: str, picked: Dict[str, Dict[str, "App"]],
+                 catalogs: Dict[str, "Catalog"], sides: Dict[str, Tuple[Revision, Graph]],
+                 sections: Dict[str, RootDiff], build_options: BuildOptions
+                 ) -> Optional[RootDiff]:
+    """The section of the root ``app_id`` deploys as it is at both sides, if there is one."""
+    from kzgit.gitops.select import deploys_root_as_is   # start-up: as _app_diffs
+    found = None
+    for name in ("base", "head"):
+        app = picked[name].get(app_id)
+        if app is None:
+            return None
+        side, graph = sides[name]
+        section = sections.get(app.path or ".")
+        if section is None or (found is not None and found is not section):
+            return None
+        found = section
+
+        def lists_resources(path: str, side: Revision = side, graph: Graph = graph) -> bool:
+            node = graph.nodes.get(path or ".")
+            if node is None:
+                return False
+            try:
+                k = load_yaml11(side.read(node.file) or b"", node.file)
+            except KzgitError:
+                return False
+            return isinstance(k, dict) and bool(k.get("resources"))
+        # the roots render with the base's settings and the run's Kustomize release
+        if not deploys_root_as_is(catalogs[name], app, set(graph.roots), lists_resources,
+                                  build_options.load_restrictor, build_options.kustomize_version):
+            return None
+    return found
 
 
 def _app_rendering(catalog: "Catalog", app: "App") -> Tuple[Optional[List[RenderedResource]],

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Iterable, List, Optional, Protocol, Set
+    from typing import Any, Callable, Iterable, List, Optional, Protocol, Set, Tuple
     from kzgit.gitops.catalog import Catalog
     from kzgit.gitops.model import App
 
@@ -78,3 +78,45 @@ def _substitute_files(catalog: Catalog, app: App) -> Set[str]:
             for d in catalog.index.named(catalog.repo, str(ref.get("kind")), str(ref.get("name"))):
                 out.add(d.file)
     return out
+
+
+# Flux Kustomization fields that change what the generated kustomization renders
+_FLUX_TRANSFORMING = ("targetNamespace", "namePrefix", "nameSuffix", "patches", "images",
+                      "components", "patchesStrategicMerge", "patchesJson6902", "postBuild",
+                      "commonMetadata")
+
+
+def deploys_root_as_is(catalog: Catalog, app: App, roots: Set[str],
+                       lists_resources: Callable[[str], bool], load_restrictor: str,
+                       version: Optional[Tuple[int, int, int]]) -> bool:
+    """Whether ``app`` renders exactly as the kustomization root at its path renders with the
+    repository's settings (``load_restrictor``, Kustomize release ``version``): then the
+    root's render stands for the application's (the hooks check it through the render cache;
+    ``kzgit diff`` shows one section for both).  ``lists_resources(path)``: whether the
+    kustomization at ``path`` lists resources."""
+    if not app.rendered or app.path is None or app.extra.get("repo") is not None:
+        return False
+    if (app.path or ".") not in roots or app.version != version:
+        return False
+    from kzgit.gitops.model import as_dict   # start-up: only repositories with applications
+    spec = as_dict(app.obj.get("spec"))
+    if app.controller == "flux":
+        if any(spec.get(k) not in (None, [], {}, "") for k in _FLUX_TRANSFORMING):
+            return False
+        # Flux builds with load restrictions off: what renders under the repository's own
+        # restrictor renders the same without one, so the root's check stands for the
+        # application (a root that needs files outside it fails as a root, whatever deploys
+        # it: the load-restrictor setting decides, as for every root).  A file listing no
+        # resources gets buildMetadata: [originAnnotations] (kustomize_generator.go).
+        return lists_resources(app.path)
+    sources = app.extra.get("sources") or []
+    if len(sources) != 1 or sources[0].get("_kzgit_type") != "Kustomize":
+        return False
+    opts = sources[0].get("kustomize")
+    if isinstance(opts, dict) and any(v not in (None, [], {}, "", False) for k, v in opts.items()
+                                      if k != "version"):
+        return False
+    settings = catalog.argo_settings()
+    return not ((settings is not None and settings.build_options)
+                or catalog.repo.settings.argocd_build_options) \
+        and load_restrictor == "LoadRestrictionsRootOnly"

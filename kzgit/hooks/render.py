@@ -305,35 +305,10 @@ def plain_app(ws: Workspace, catalog: Catalog, app: App) -> bool:
 
 
 def _plain_app(ws: Workspace, catalog: Catalog, app: App) -> bool:
-    if not app.rendered or app.path is None:
-        return False
+    from kzgit.gitops.select import deploys_root_as_is   # start-up: only repositories with apps
     roots = ws.memo("gitops-roots").setdefault("set", set(ws.graph.roots))
-    if (app.path or ".") not in roots or app.version != catalog.repo.version:
-        return False
-    from kzgit.gitops.model import as_dict   # start-up: only repositories with applications
-    spec = as_dict(app.obj.get("spec"))
-    if app.controller == "flux":
-        if any(spec.get(k) not in (None, [], {}, "") for k in (
-                "targetNamespace", "namePrefix", "nameSuffix", "patches", "images", "components",
-                "patchesStrategicMerge", "patchesJson6902", "postBuild", "commonMetadata")):
-            return False
-        # Flux builds with load restrictions off: what renders under the repository's own
-        # restrictor renders the same without one, so the root's check stands for the
-        # application (a root that needs files outside it fails as a root, whatever deploys
-        # it: the load-restrictor setting decides, as for every root).  A file listing no
-        # resources gets buildMetadata: [originAnnotations] (kustomize_generator.go).
-        return _lists_resources(ws, app.path)
-    sources = app.extra.get("sources") or []
-    if len(sources) != 1 or sources[0].get("_kzgit_type") != "Kustomize":
-        return False
-    opts = sources[0].get("kustomize")
-    if isinstance(opts, dict) and any(v not in (None, [], {}, "", False) for k, v in opts.items()
-                                      if k != "version"):
-        return False
-    settings = catalog.argo_settings()
-    return not ((settings is not None and settings.build_options)
-                or catalog.repo.settings.argocd_build_options) \
-        and ws.config.load_restrictor == "LoadRestrictionsRootOnly"
+    return deploys_root_as_is(catalog, app, roots, lambda path: _lists_resources(ws, path),
+                              ws.config.load_restrictor, catalog.repo.version)
 
 
 def _lists_resources(ws: Workspace, path: str) -> bool:

@@ -110,3 +110,36 @@ def test_build_options_come_from_the_base(argo: Path, capsys: pytest.CaptureFixt
     out = capsys.readouterr().out
     assert "app argocd:argocd/web: does not render at HEAD:" in out
     assert "is not in or below" in out
+
+
+def test_an_application_deploying_a_root_as_it_is_is_one_section(
+        repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The root's change is the application's: one section, headed by the application, with
+    what the root's render shows; a root deployed with overrides keeps its own section."""
+    top = repo({
+        "argocd/web.yaml": app("web", "apps/web"),
+        "argocd/api.yaml": app("api", "apps/api", "kustomize:\n  namePrefix: prod-\n"),
+        "apps/web/kustomization.yaml": "resources: [deploy.yaml]\n",
+        "apps/web/deploy.yaml": DEPLOY,
+        "apps/api/kustomization.yaml": "resources: [deploy.yaml]\n",
+        "apps/api/deploy.yaml": DEPLOY,
+    })
+    monkeypatch.chdir(top)
+    commit(top, {"apps/web/deploy.yaml": DEPLOY.replace("1.25", "1.26"),
+                 "apps/api/deploy.yaml": DEPLOY.replace("1.25", "1.27")}, "bump")
+    assert main(["diff", "--base", "HEAD~1", "--head", "HEAD", "--format", "json"]) == 0
+    roots = json.loads(capsys.readouterr().out)["roots"]
+    got = {r["root"]: (r["app"], r["status"], r["file"]) for r in roots}
+    assert got == {
+        "apps/api": (None, "changed", "apps/api/kustomization.yaml"),
+        "argocd:argocd/api": ("argocd:argocd/api", "changed", "argocd/api.yaml"),
+        "argocd:argocd/web": ("argocd:argocd/web", "changed", "argocd/web.yaml")}, got
+    web = next(r for r in roots if r["root"] == "argocd:argocd/web")
+    assert "+      - image: nginx:1.26" in web["resources"][0]["diff"]
+    # the application's manifest gains an override: no longer the root as it is at the head
+    commit(top, {"argocd/web.yaml": app("web", "apps/web", "kustomize:\n  namePrefix: x-\n"),
+                 "apps/web/deploy.yaml": DEPLOY.replace("1.25", "1.28")}, "prefix")
+    assert main(["diff", "--base", "HEAD~1", "--head", "HEAD", "--format", "json"]) == 0
+    roots = json.loads(capsys.readouterr().out)["roots"]
+    assert {r["root"] for r in roots} >= {"apps/web", "argocd:argocd/web"}, roots
