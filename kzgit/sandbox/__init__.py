@@ -384,7 +384,8 @@ def _run_confined(argv: Sequence[str], settings: SandboxSettings, options: "Buil
                                 hint=_hint(confinement))
     except PluginError as e:
         program = confinement.program
-        if str(e).startswith(f"{label}: cannot run '") and os.access(program, os.X_OK):
+        if str(e).startswith(f"{label}: cannot run '") and "permission denied" in str(e) \
+                and os.access(program, os.X_OK):
             # executable outside: Landlock refused it (a file the rules do not cover)
             raise _refused(label, str(argv[0]), program) from None
         raise
