@@ -201,7 +201,9 @@ def _next_steps(run: Run, target: str, new_dir: str) -> List[str]:
     n = 1
     if run.exec_binaries:
         lines.append(f"  {n}. review the exec binaries in '{new_dir}' "
-                     f"({', '.join(sorted(set(run.exec_binaries)))}) and `chmod +x` only those you trust")
+                     f"({', '.join(sorted(set(run.exec_binaries)))}) and `chmod +x` only those you trust; "
+                     "pin each one you keep in [reviewed-executables] of .kzgit.toml (path = \"sha256:...\"), "
+                     "or the kzgit-exec-bits hook clears its bit again")
         n += 1
     fl = " ".join(flags)
     lines.append(f"  {n}. run `kzgit build {fl} {target}` and `kzgit build {fl} {new_dir}` "

@@ -624,7 +624,8 @@ class _Localizer:
         if downloaded:
             self.run.warnings.append(
                 f"warning: downloaded exec binary '{self.run.rel(dst)}' of KRM function {ident} is not "
-                "executable: review it, `chmod +x` it only if you trust it, then build the copy with "
+                "executable: review it, `chmod +x` it only if you trust it and pin it in "
+                "[reviewed-executables] of .kzgit.toml (its sha256), then build the copy with "
                 "--enable-alpha-plugins --enable-exec")
 
     # -- writing -----------------------------------------------------------------------------

@@ -211,6 +211,7 @@ def test_file_remote_and_exec_binary_stripped(tmp: str, capsys: pytest.CaptureFi
     assert read(binary) == "#!/bin/sh\ncat\n"
     assert os.stat(binary).st_mode & 0o111 == 0, "downloaded exec binary keeps an exec bit"
     assert "labeler.sh" in out.err and "chmod +x" in out.err
+    assert "[reviewed-executables] of .kzgit.toml" in out.err   # how a reviewed one keeps its bit
     assert "--enable-exec" in out.out and "SUCCESS" not in out.out   # next steps, no verification
     assert read_lock(os.path.join(tmp, "localized-app"))["files"][host + "/labeler.sh"]["executable_stripped"]
 
