@@ -12,6 +12,9 @@
    ``spec.patches``).  A file that is only a patch of an application (a partial
    Kustomization listed under ``patches``) never appears in an output, so it is no
    application.  A parent is rendered for discovery only when its path holds a candidate.
+   An entry point listed by a kustomization no application renders, which transforms what
+   it lists (a bootstrap directory applied with ``kubectl apply -k``), is taken as that
+   kustomization outputs it (:func:`_applied_roots`).
 3. Ids: ``flux:<namespace>/<name>`` and ``argocd:<namespace>/<name>``; where two share one,
    ``@<directory of the defining file>``, or ``@<parent id>`` when one file is delivered by
    two parents.
@@ -292,6 +295,20 @@ def discover(repo: Repository, render_children: bool = True) -> Catalog:
     entries = [a for a in candidates if a.file not in index.patch_files
                and not any(d is not a for p in _ancestor_dirs(a.file)
                            for d in renders_at.get(p, ()))]
+    replaced = _applied_roots(catalog, entries, renders_at)
+    if replaced:
+        # what those entries deliver is found from their paths as applied
+        candidates = [replaced.get(id(a), a) for a in candidates]
+        under, renders_at = {}, {}
+        for a in candidates:
+            for d in _ancestor_dirs(a.file):
+                under.setdefault(d, []).append(a)
+            if a.rendered:
+                for p in a.extra.get("paths") or [a.path]:
+                    renders_at.setdefault(p or "", []).append(a)
+        entries = [a for a in candidates if a.file not in index.patch_files
+                   and not any(d is not a for p in _ancestor_dirs(a.file)
+                               for d in renders_at.get(p, ()))]
     seen_docs: Set[Tuple[str, int]] = set()
     queue: List[App] = []
     for a in entries:
@@ -358,6 +375,81 @@ def discover(repo: Repository, render_children: bool = True) -> Catalog:
         if a.error and a.parent is not None and not a.error.startswith(a.file):
             a.error = f"{a.file}:{a.line}: {a.error}"
     return catalog
+
+
+# kustomization fields that change the objects it lists (what a bootstrap kustomization
+# applied as it is, kubectl apply -k, may do to the applications it holds)
+_KUSTOMIZATION_TRANSFORMS = ("patches", "patchesStrategicMerge", "patchesJson6902", "namespace",
+                             "namePrefix", "nameSuffix", "labels", "commonLabels",
+                             "commonAnnotations", "components", "replacements", "images")
+
+
+def _applied_roots(catalog: Catalog, entries: List[App],
+                   renders_at: Dict[str, List[App]]) -> Dict[int, App]:
+    """Entry points as the kustomization nearest above their file delivers them, where that
+    kustomization transforms what it lists (a bootstrap directory applied with ``kubectl
+    apply -k``: argoproj/argocd-autopilot's ``bootstrap/``, a root Application patched per
+    cluster) and no application renders its directory.  It is built as ``kubectl apply -k``
+    builds it (load restrictions root-only, the repository's Kustomize release); an entry it
+    does not output, or a kustomization that does not build, leaves the file's object as
+    written.  Returns the entries replaced, by ``id`` of the file's own."""
+    repo = catalog.repo
+    kdirs = _kustomization_dirs(repo)
+    by_dir: Dict[str, List[App]] = {}
+    for a in entries:
+        if a.error or not a.file.endswith((".yaml", ".yml", ".json")):
+            continue
+        for d in reversed(_ancestor_dirs(a.file)):   # the nearest kustomization
+            if d in kdirs:
+                # (a directory some application renders is delivered by it, not applied)
+                if not any(p in renders_at for p in _ancestor_dirs(d + "/_")) \
+                        and _transforms(repo, d):
+                    by_dir.setdefault(d, []).append(a)
+                break
+    replaced: Dict[int, App] = {}
+    if not by_dir:
+        return replaced
+    for d, apps in sorted(by_dir.items()):
+        from kzgit.builder import BuildOptions, build   # start-up: only such repositories
+        from kzgit.loader import ROOT_ONLY   # start-up: as above
+        try:
+            result = build(_abs(repo, d), BuildOptions(
+                load_restrictor=ROOT_ONLY, fs=repo.fs, kustomize_version=repo.version,
+                kustomize_version_origin=repo.version_origin or "the default"))
+        except KzgitError:
+            continue
+        delivered: Dict[Tuple[str, int], App] = {}
+        for r in result.resources:
+            controller = app_kind(r.obj)
+            if controller is None:
+                continue
+            doc = _doc_of(catalog, r)
+            app = App(controller, r.obj, doc)
+            if not app.namespace:
+                app.namespace = FLUX_NAMESPACE if controller == FLUX else ARGOCD_NAMESPACE
+            delivered.setdefault((doc.file, doc.line), app)
+        for a in apps:
+            got = delivered.get((a.file, a.line))
+            if got is not None and got.kind == a.kind:
+                resolve(catalog, got)
+                replaced[id(a)] = got
+    return replaced
+
+
+def _transforms(repo: Repository, d: str) -> bool:
+    """Whether the kustomization in ``d`` has a field that changes what it lists."""
+    from kzgit.yamlio import load_yaml11   # start-up: only such repositories
+    for name in KUSTOMIZATION_NAMES:
+        rel = posixpath.join(d, name) if d else name
+        data = repo.read(rel)
+        if data is None:
+            continue
+        try:
+            k = load_yaml11(data, rel)
+        except KzgitError:
+            return False
+        return isinstance(k, dict) and any(k.get(f) for f in _KUSTOMIZATION_TRANSFORMS)
+    return False
 
 
 _TRANSFORMING = ("targetNamespace", "namePrefix", "nameSuffix", "patches", "images", "components",

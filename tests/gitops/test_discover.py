@@ -432,3 +432,42 @@ def test_applicationset_matrix_of_git_and_list(repo: Callable[..., Path]) -> Non
     assert catalog.find("web-prod").obj["spec"]["destination"] == {"namespace": "prod"}
     grid = catalog.find("clusters-grid")
     assert grid.expanded is False and "needs the cluster's state" in (grid.reason or "")
+
+
+def test_a_bootstrap_kustomization_delivers_its_applications_patched(
+        repo: Callable[..., Path]) -> None:
+    """A kustomization no application renders (applied with kubectl apply -k) that patches
+    the root Application it lists: discovery starts from the Application it applies."""
+    root = (f"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: root\n"
+            f"spec:\n  destination: {{namespace: argocd}}\n  source:\n"
+            f"    repoURL: {REPO_URL}\n    path: apps/staging\n")
+    child = (f"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: web\n"
+             f"  namespace: argocd\nspec:\n  destination: {{namespace: web}}\n  source:\n"
+             f"    repoURL: {REPO_URL}\n    path: web\n")
+    top = repo({
+        "bootstrap/kustomization.yaml": """
+            namespace: argocd
+            resources: [root.yaml]
+            patches:
+            - target: {kind: Application, name: root}
+              patch: |-
+                - {op: replace, path: /spec/source/path, value: apps/prod}
+            """,
+        "bootstrap/root.yaml": root,
+        "apps/prod/web.yaml": child,
+        "apps/staging/web.yaml": child.replace("name: web", "name: web-staging"),
+        "web/cm.yaml": CM.format(name="web"),
+    })
+    catalog = catalog_of(top)
+    by_id = {a.id: a for a in catalog.apps}
+    # (the staging child is delivered by nothing now: an entry point of its own, as written)
+    assert sorted(by_id) == ["argocd:argocd/root", "argocd:argocd/web",
+                             "argocd:argocd/web-staging"], sorted(by_id)
+    root_app = by_id["argocd:argocd/root"]
+    assert (root_app.file, root_app.line, root_app.path) == ("bootstrap/root.yaml", 1, "apps/prod")
+    assert by_id["argocd:argocd/web"].parent == "argocd:argocd/root"
+    # a kustomization that does not build leaves the file's object as written
+    (top / "bootstrap/kustomization.yaml").write_text(
+        "resources: [root.yaml, missing.yaml]\npatches:\n- path: nope.yaml\n")
+    catalog = catalog_of(top)
+    assert catalog.find("root").path == "apps/staging"
