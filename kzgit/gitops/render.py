@@ -178,10 +178,8 @@ def _render_flux(catalog: Catalog, app: App, recorder: Optional[Recorder] = None
     assert app.path is not None and app.version is not None
     spec = as_dict(app.obj.get("spec"))
     base = _base(repo, recorder)
-    artifact = IgnoreFS(base, repo.top, app.extra["matcher"])
-    if recorder is not None:
-        # what is hidden and where paths lead is asked again: this render's record holds it
-        artifact._memo, artifact._real = {}, {}
+    # recorded: what is hidden and where paths lead is asked again, this render's record holds it
+    artifact = IgnoreFS(base, repo.top, app.extra["matcher"], shared=recorder is None)
     dir_path = posixpath.join(repo.top, app.path) if app.path else repo.top
     # the manifests of a created kustomization are decoded once, by the build: only a build
     # that fails looks again for one that does not decode (Flux's error, which comes first)

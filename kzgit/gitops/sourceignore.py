@@ -230,14 +230,17 @@ class IgnoreFS:
     """A :class:`kzgit.loader.FileSystem` showing the tree at ``top`` without what
     ``matcher`` leaves out of the artifact (a hidden path does not exist)."""
 
-    def __init__(self, base: FileSystem, top: str, matcher: Matcher) -> None:
+    def __init__(self, base: FileSystem, top: str, matcher: Matcher, shared: bool = True) -> None:
         self.base = base
         self.top = top.rstrip("/")
         self.matcher = matcher
         # what is hidden, and where each path leads, asked once per run: shared by every
-        # build through the same matcher and tree (the builds of one run see one tree)
-        self._memo: Dict[str, bool] = matcher.shared.setdefault(("hidden", self.top), {})
-        self._real: Dict[str, str] = matcher.shared.setdefault(("real", self.top), {})
+        # build through the same matcher and tree (the builds of one run see one tree);
+        # ``shared=False``: asked again by this one (a render cache's record holds it)
+        self._memo: Dict[str, bool] = matcher.shared.setdefault(("hidden", self.top), {}) \
+            if shared else {}
+        self._real: Dict[str, str] = matcher.shared.setdefault(("real", self.top), {}) \
+            if shared else {}
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, IgnoreFS) and other.base == self.base and other.top == self.top \
