@@ -432,6 +432,7 @@ def _applied_roots(catalog: Catalog, entries: List[App],
             got = delivered.get((a.file, a.line))
             if got is not None and got.kind == a.kind:
                 resolve(catalog, got)
+                got.extra["applied_by"] = d   # a change it reaches reaches the application
                 replaced[id(a)] = got
     return replaced
 

@@ -55,11 +55,16 @@ def affected(catalog: Catalog, graph: Graph, changed: Optional[Iterable[str]]) -
             out.append(a)
             continue
         own = {a.file} | _substitute_files(catalog, a)
+        # the kustomizations that applied it or an ancestor (a bootstrap: kubectl apply -k)
+        applied = [a.extra["applied_by"]] if "applied_by" in a.extra else []
         up = by_id.get(a.parent or "") or by_id.get(a.appset or "")
         while up is not None:
             own.add(up.file)
+            if "applied_by" in up.extra:
+                applied.append(up.extra["applied_by"])
             up = by_id.get(up.parent or "")
-        if any(p in own for p in paths):
+        if any(p in own for p in paths) or any(
+                graph.directory_reach(d).touches(p) for d in applied for p in paths):
             out.append(a)
         elif a.rendered and any(app_reach(graph, a).touches(p) for p in paths):
             out.append(a)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Dict
 
 import pytest
 
@@ -434,17 +434,14 @@ def test_applicationset_matrix_of_git_and_list(repo: Callable[..., Path]) -> Non
     assert grid.expanded is False and "needs the cluster's state" in (grid.reason or "")
 
 
-def test_a_bootstrap_kustomization_delivers_its_applications_patched(
-        repo: Callable[..., Path]) -> None:
-    """A kustomization no application renders (applied with kubectl apply -k) that patches
-    the root Application it lists: discovery starts from the Application it applies."""
+def bootstrap_files() -> Dict[str, str]:
     root = (f"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: root\n"
             f"spec:\n  destination: {{namespace: argocd}}\n  source:\n"
             f"    repoURL: {REPO_URL}\n    path: apps/staging\n")
     child = (f"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: web\n"
              f"  namespace: argocd\nspec:\n  destination: {{namespace: web}}\n  source:\n"
              f"    repoURL: {REPO_URL}\n    path: web\n")
-    top = repo({
+    return {
         "bootstrap/kustomization.yaml": """
             namespace: argocd
             resources: [root.yaml]
@@ -457,7 +454,14 @@ def test_a_bootstrap_kustomization_delivers_its_applications_patched(
         "apps/prod/web.yaml": child,
         "apps/staging/web.yaml": child.replace("name: web", "name: web-staging"),
         "web/cm.yaml": CM.format(name="web"),
-    })
+    }
+
+
+def test_a_bootstrap_kustomization_delivers_its_applications_patched(
+        repo: Callable[..., Path]) -> None:
+    """A kustomization no application renders (applied with kubectl apply -k) that patches
+    the root Application it lists: discovery starts from the Application it applies."""
+    top = repo(bootstrap_files())
     catalog = catalog_of(top)
     by_id = {a.id: a for a in catalog.apps}
     # (the staging child is delivered by nothing now: an entry point of its own, as written)
@@ -471,3 +475,16 @@ def test_a_bootstrap_kustomization_delivers_its_applications_patched(
         "resources: [root.yaml, missing.yaml]\npatches:\n- path: nope.yaml\n")
     catalog = catalog_of(top)
     assert catalog.find("root").path == "apps/staging"
+
+
+def test_a_change_of_the_bootstrap_reaches_what_it_applies(
+        repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    top = repo(bootstrap_files())
+    monkeypatch.chdir(top)
+    assert main(["hook", "render", "-v", "--no-cache", "bootstrap/kustomization.yaml"]) == 0
+    err = capsys.readouterr().err
+    assert "argocd:argocd/root" in err and "argocd:argocd/web " in err, err
+    assert main(["hook", "render", "-v", "--no-cache", "web/cm.yaml"]) == 0
+    err = capsys.readouterr().err
+    assert "argocd:argocd/root" not in err and "argocd:argocd/web " in err, err
