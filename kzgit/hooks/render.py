@@ -404,7 +404,13 @@ def render_apps(ws: Workspace, engine: Engine, catalog: Catalog, apps: Sequence[
         # looked up here, before any render: a warm run starts no process pool, each file is
         # hashed once however many applications read it, and a hit delivers its ConfigMaps
         # and Secrets as the render did
-        checker = Checker(catalog.repo.fs or DiskFS())
+        known = None
+        if catalog.repo.fs is None:
+            # the files discovery read (app_catalog) are not read again to be hashed
+            import posixpath   # start-up: as above
+            known = {posixpath.join(catalog.repo.top, rel): data
+                     for rel, data in ws.memo("gitops-bytes").items() if data is not None}
+        checker = Checker(catalog.repo.fs or DiskFS(), known)
         rest = []
         for a in apps:
             key = cache.app_key(catalog, a)

@@ -307,10 +307,15 @@ class _ResolvingDiskFS(DiskFS):
 class Checker:
     """Asks recorded questions again, remembering answers across the entries of one lookup."""
 
-    def __init__(self, main: FileSystem) -> None:
+    def __init__(self, main: FileSystem, read: Optional[Dict[str, bytes]] = None) -> None:
         disk = _ResolvingDiskFS()
         self.fs = {MAIN: disk if type(main) is DiskFS else main, DISK: disk}
         self._memo: Dict[Tuple[str, str, str], Any] = {}
+        # ``read``: files of the main file system this run has read already (absolute path
+        # -> bytes): their blob ids are taken from those bytes, not read again
+        if read:
+            for path, data in read.items():
+                self._memo[(MAIN, "read", path)] = blob_id(data)
 
     def same(self, trace: Any) -> bool:
         """Whether every question of ``trace`` gets its recorded answer now."""
