@@ -423,19 +423,27 @@ def _root_diff(root: str, base: Revision, head: Revision, base_graph: Graph, hea
         if error is not None:
             out.errors.append(RenderError(name, side.label, side.relative(error)))
         rendered[name] = resources or []
-    if out.errors and all(e.side == "base" for e in out.errors) and (root, "head") in results:
+    return _settled(out, root, rendered, at_base is not None, at_head is not None,
+                    (root, "head") in results, show_secrets)
+
+
+def _settled(out: RootDiff, label: str, rendered: Dict[str, List[RenderedResource]], at_base: bool,
+             at_head: bool, head_rendered: bool, show_secrets: bool) -> RootDiff:
+    """``out`` (a root's or an application's section, its errors collected) with its resources
+    compared and its status: the one rule of both."""
+    if out.errors and all(e.side == "base" for e in out.errors) and head_rendered:
         # broken at the base, renders at the head: the change is a fix, shown with the head's
         # whole rendering (a pull request that repairs a root must not fail the check)
         out.status = FIXED
-        out.resources = compare(root, [], rendered["head"])
+        out.resources = compare(label, [], rendered["head"])
         return out
     if out.errors:
         out.status = ERROR
         return out
-    out.resources = compare(root, rendered["base"], rendered["head"], show_secrets)
-    if at_base is None:
+    out.resources = compare(label, rendered["base"], rendered["head"], show_secrets)
+    if not at_base:
         out.status = ADDED
-    elif at_head is None:
+    elif not at_head:
         out.status = REMOVED
     elif out.resources:
         out.status = CHANGED
@@ -632,18 +640,5 @@ def _app_diff(app_id: str, base: Revision, head: Revision, catalogs: Dict[str, "
         if error is not None:
             out.errors.append(RenderError(name, side.label, side.relative(error)))
         rendered[name] = resources or []
-    if out.errors and all(e.side == "base" for e in out.errors) and at_head is not None:
-        out.status = FIXED
-        out.resources = compare(app_id, [], rendered["head"])
-        return out
-    if out.errors:
-        out.status = ERROR
-        return out
-    out.resources = compare(app_id, rendered["base"], rendered["head"], show_secrets)
-    if at_base is None:
-        out.status = ADDED
-    elif at_head is None:
-        out.status = REMOVED
-    elif out.resources:
-        out.status = CHANGED
-    return out
+    return _settled(out, app_id, rendered, at_base is not None, at_head is not None,
+                    at_head is not None, show_secrets)
