@@ -429,24 +429,11 @@ def _constant_reader(data: bytes) -> Callable[[str], Optional[bytes]]:
 def _silence(ws: Workspace, findings: List[Finding]) -> Tuple[List[Finding], int]:
     """``findings`` without those a ``# kzgit: ignore[validate]`` (or ``ignore[CODE]``, the
     finding's code: ``pattern``, ``type``, ``cel``...) comment on their line silences, as
-    ``kzgit lint``'s comments do, and how many it silenced.  A finding without a line is on
-    line 1 of its file; one without a file cannot be silenced."""
+    ``kzgit lint``'s comments do, and how many it silenced (:func:`kzgit.ignores.silence`)."""
     if not any(f.file for f in findings):
         return findings, 0
-    from kzgit.ignores import ignored_rules   # start-up: only runs with findings
-    lines: Dict[str, List[str]] = {}
-    kept: List[Finding] = []
-    for f in findings:
-        if f.file:
-            if f.file not in lines:
-                data = ws.read(f.file)
-                lines[f.file] = [] if data is None else data.decode("utf-8", "replace").splitlines()
-            n = (f.line or 1) - 1
-            names = ignored_rules(lines[f.file][n]) if 0 <= n < len(lines[f.file]) else set()
-            if "validate" in names or f.code in names:
-                continue
-        kept.append(f)
-    return kept, len(findings) - len(kept)
+    from kzgit.ignores import silence   # start-up: only runs with findings
+    return silence(findings, ws.read, lambda f: {"validate", f.code})
 
 
 def _s(v: Any) -> str:

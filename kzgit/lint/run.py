@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from kzgit.lint import ERROR, OFF, LintFinding
 from kzgit.record import Record
-from kzgit.ignores import ignored_rules
+from kzgit.ignores import silence
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
@@ -106,7 +106,7 @@ def run(ws: Workspace, roots: List[str], every: bool, store: Optional[Store] = N
         # what the configuration tells the hooks to ignore: no finding placed there
         from kzgit.config import glob_match   # start-up: lint runs only
         found = [f for f in found if not glob_match(f.file, c.exclude)]
-    found, silenced = _silence(found, read)
+    found, silenced = silence(found, read, lambda f: {f.rule})
     found.sort(key=lambda f: (f.file, f.line or 0, f.rule, f.message))
     return LintReport(found, list(roots), kdirs, renders, silenced)
 
@@ -194,21 +194,4 @@ def _add(seen: Dict[Any, LintFinding], found: List[LintFinding], f: LintFinding)
         return
     seen[key] = f
     found.append(f)
-
-
-def _silence(found: List[LintFinding], read: Callable[[str], Optional[bytes]]
-             ) -> Tuple[List[LintFinding], int]:
-    """``found`` without the findings an ignore comment silences, and how many it silenced."""
-    lines: Dict[str, List[str]] = {}
-    kept: List[LintFinding] = []
-    for f in found:
-        if f.file not in lines:
-            data = read(f.file)
-            lines[f.file] = [] if data is None else data.decode("utf-8", "replace").splitlines()
-        text = lines[f.file]
-        n = (f.line or 1) - 1
-        if 0 <= n < len(text) and f.rule in ignored_rules(text[n]):
-            continue
-        kept.append(f)
-    return kept, len(found) - len(kept)
 
