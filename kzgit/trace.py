@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kzgit.resource import Resource
     Path = Tuple[Union[str, int], ...]
 
-__all__ = ["TRACER", "Step", "Tracer", "flatten", "made", "path_text", "phase"]
+__all__ = ["TRACER", "Step", "Tracer", "flatten", "item_keys", "made", "path_text", "phase"]
 
 
 class Step(Record):
@@ -143,13 +143,20 @@ def _flatten(obj: Any, prefix: Path, out: Dict[Path, Any]) -> None:
         for k, v in obj.items():
             _flatten(v, prefix + (str(k),), out)
     elif isinstance(obj, list) and obj:
-        names = [x.get("name") for x in obj if isinstance(x, dict)]
-        keyed = (len(names) == len(obj) and all(isinstance(n, str) for n in names)
-                 and len(set(names)) == len(names))
-        for i, v in enumerate(obj):
-            _flatten(v, prefix + (f"[name={v['name']}]" if keyed else i,), out)
+        for key, v in zip(item_keys(obj), obj):
+            _flatten(v, prefix + (key,), out)
     else:
         out[prefix] = obj
+
+
+def item_keys(items: List[Any]) -> List[Union[str, int]]:
+    """The path part of each item of a list: ``[name=x]`` when every item is a mapping with a
+    distinct string ``name`` (kustomize's field-path form), else its index."""
+    names = [x.get("name") for x in items if isinstance(x, dict)]
+    if len(names) == len(items) and all(isinstance(n, str) for n in names) \
+            and len(set(names)) == len(names):
+        return [f"[name={n}]" for n in names]
+    return list(range(len(items)))
 
 
 def path_text(path: Path) -> str:

@@ -23,7 +23,7 @@ from kzgit.builder import build
 from kzgit.options import BuildOptions
 from kzgit.errors import UsageError
 from kzgit.record import Record
-from kzgit.trace import TRACER, Step, Tracer, flatten, path_text
+from kzgit.trace import TRACER, Step, Tracer, flatten, item_keys, path_text
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
@@ -172,11 +172,8 @@ def _lines_of(node: Any, path: Path, at: Dict[int, Path]) -> None:
                 at.setdefault(ln, p)
             _lines_of(v, p, at)
     elif isinstance(node, list):
-        names = [x.get("name") for x in node if isinstance(x, dict)]
-        keyed = (len(names) == len(node) and all(isinstance(n, str) for n in names)
-                 and len(set(names)) == len(names))
-        for i, v in enumerate(node):
-            p = path + (f"[name={v['name']}]" if keyed else i,)
+        for i, (key, v) in enumerate(zip(item_keys(node), node)):
+            p = path + (key,)
             ln = line_at(node, i)
             if ln is not None and not (isinstance(v, (dict, list)) and v):
                 at.setdefault(ln, p)
