@@ -53,8 +53,9 @@ def test_replacement_select_and_field_path_backtracking_do_not_hang(tmp_path: Pa
     assert 'unable to find field "spec.list.[name=(a+)+b].name" in replacement target' in p.stderr
 
 
-def test_crd_pattern_backtracking_does_not_hang_validate(tmp_path: Path) -> None:
-    crd = """\
+def _crd(spec_schema: str) -> str:
+    """A CRD for kind X (example.com/v1) whose ``spec`` schema ends with ``spec_schema``."""
+    return """\
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: xs.example.com}
@@ -72,9 +73,14 @@ spec:
         properties:
           spec:
             type: object
+""" + spec_schema
+
+
+def test_crd_pattern_backtracking_does_not_hang_validate(tmp_path: Path) -> None:
+    crd = _crd("""\
             properties:
               a: {type: string, pattern: '^(a+)+$'}
-"""
+""")
     git_tree(tmp_path, {
         "crd.yaml": crd,
         "x.yaml": f"apiVersion: example.com/v1\nkind: X\nmetadata: {{name: x}}\nspec: {{a: {A30}b}}\n",
@@ -86,24 +92,7 @@ spec:
 
 def test_cel_find_backtracking_does_not_hang_validate(tmp_path: Path) -> None:
     pytest.importorskip("cel_expr_python")
-    crd = """\
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: xs.example.com}
-spec:
-  group: example.com
-  scope: Namespaced
-  names: {kind: X, plural: xs, singular: x, listKind: XList}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
+    crd = _crd("""\
             x-kubernetes-validations:
             - rule: "self.a.find('(a+)+c') == ''"
               message: found
@@ -111,7 +100,7 @@ spec:
               message: none
             properties:
               a: {type: string}
-"""
+""")
     git_tree(tmp_path, {
         "crd.yaml": crd,
         "x.yaml": f"apiVersion: example.com/v1\nkind: X\nmetadata: {{name: x}}\nspec: {{a: {'x' * 40}}}\n",
