@@ -14,8 +14,8 @@ from kzgit.versions import ENV_VAR, from_config, select
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Optional
-    from kzgit.config import SandboxSettings
+    from typing import Optional, Tuple
+    from kzgit.config import Config, SandboxSettings
     from kzgit.versions import Selection
 
 
@@ -82,20 +82,28 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     p.set_defaults(func=run)
 
 
-def _version(args: argparse.Namespace) -> Selection:
-    """``--kustomize-version``, ``$KZGIT_KUSTOMIZE_VERSION``, the repository's setting, the default.
-
-    The repository's configuration is read only when neither the flag nor the environment
-    decides (a build outside a repository, or remote, reads none)."""
-    flag = getattr(args, "kustomize_version", None)
-    if flag or os.environ.get(ENV_VAR) or not os.path.isdir(args.dir):
-        return select(flag)
+def _repository_config(args: argparse.Namespace) -> "Optional[Tuple[str, Config]]":
+    """The top and the configuration of the repository holding DIR, read once, before any
+    grant is checked (None: a remote DIR, no repository, or no kzgit configuration)."""
+    if not os.path.isdir(args.dir):
+        return None
     from kzgit.paths import repository_top   # start-up: as below
     top = repository_top(args.dir)
     if top is None or not _has_config(top):
-        return select()
+        return None
     from kzgit.config import load_config   # start-up: only a repository with a configuration
-    return from_config(load_config(top, grants=False))   # the flags decide the plugins
+    return top, load_config(top, grants=False)
+
+
+def _version(args: argparse.Namespace, repo: "Optional[Tuple[str, Config]]") -> Selection:
+    """``--kustomize-version``, ``$KZGIT_KUSTOMIZE_VERSION``, the repository's setting, the default.
+
+    The repository's setting counts only when neither the flag nor the environment decides (a
+    build outside a repository, or remote, has none)."""
+    flag = getattr(args, "kustomize_version", None)
+    if flag or os.environ.get(ENV_VAR) or repo is None:
+        return select(flag)
+    return from_config(repo[1])
 
 
 def _has_config(top: str) -> bool:
@@ -114,20 +122,16 @@ def _has_config(top: str) -> bool:
     return re.search(rb'tool\s*\.\s*"?kzgit|\[\s*tool\s*\]', data) is not None
 
 
-def _repository_switches(args: argparse.Namespace) -> None:
+def _repository_switches(args: argparse.Namespace, repo: "Optional[Tuple[str, Config]]") -> None:
     """The repository's ``enable-*`` and ``load-restrictor`` apply to ``kzgit build`` as to every
     other command (a repository that builds with helm in the hooks builds with it here): where
     the user granted them (their own file, ``kzgit trust``), else refused as the hooks refuse
     them; a flag given on the command line is the user's own grant. ``args`` is updated."""
-    if not os.path.isdir(args.dir):
-        return
-    from kzgit.paths import repository_top   # start-up: as below
-    top = repository_top(args.dir)
-    if top is None or not _has_config(top):
+    if repo is None:
         return
     from kzgit.config import load_config   # start-up: only a repository with a configuration
     from kzgit.loader import NO_RESTRICTIONS   # start-up: as above
-    asked = load_config(top, grants=False)
+    top, asked = repo
     more = [k for k, on, flag in (
         ("enable-alpha-plugins", asked.enable_alpha_plugins, args.enable_alpha_plugins),
         ("enable-exec", asked.enable_exec, args.enable_exec),
@@ -144,8 +148,9 @@ def _repository_switches(args: argparse.Namespace) -> None:
 
 
 def options_from_args(args: argparse.Namespace) -> BuildOptions:
-    chosen = _version(args)
-    _repository_switches(args)
+    repo = _repository_config(args)
+    chosen = _version(args, repo)
+    _repository_switches(args, repo)
     return BuildOptions(
         load_restrictor=args.load_restrictor, reorder=args.reorder,
         enable_alpha_plugins=args.enable_alpha_plugins, enable_exec=args.enable_exec,
