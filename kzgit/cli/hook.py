@@ -24,6 +24,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Callable, List, Optional, Union
     from kzgit.rendercache import Store
+    from kzgit.hooks.render import RootResult
 
 HOOKS = {
     "render": "every kustomization root the change affects renders",
@@ -298,7 +299,7 @@ def _validate_in_all(args: argparse.Namespace, ws: Workspace) -> int:
         return 0
     print("kzgit-validate:")
     sys.stdout.flush()
-    return emit(args, got, hook=True)
+    return emit(args, got, hook=ws)
 
 
 def _lint_in_all(args: argparse.Namespace, ws: Workspace) -> int:
@@ -312,7 +313,7 @@ def _lint_in_all(args: argparse.Namespace, ws: Workspace) -> int:
         return 0
     print("kzgit-lint:")
     sys.stdout.flush()
-    return emit(args, got, hook=True)
+    return emit(args, got, hook=ws)
 
 
 def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace,
@@ -363,6 +364,7 @@ def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace,
             store.trim()   # workers may have written: keep the cache within its bound
         if verbose:
             print_unchecked(ws)
+        _record_breaks(ws, results + app_results)
         if warnings_only:
             return render.warning_findings(results + app_results)
         found = render.findings(results, c.warnings_as_errors) + app_found + \
@@ -379,6 +381,20 @@ def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace,
     from kzgit.hooks import exec_bits   # start-up
     # A pushed commit cannot be fixed in place: report only.
     return exec_bits.run(ws, fix=not (args.check or args.rev))
+
+
+def _record_breaks(ws: Workspace, results: List[RootResult]) -> None:
+    """Within a pre-commit run, write down what does not render: the validate and lint hooks
+    after this one point here instead of saying it again (:mod:`kzgit.hooks.ledger`)."""
+    if all(r.error is None for r in results):
+        return
+    from kzgit.hooks.ledger import Ledger, lead_of   # start-up: only a failing run
+    ledger = Ledger.of_this_run(ws.repo)
+    if ledger is None:
+        return
+    for r in results:
+        if r.error is not None:
+            ledger.record(r.root, lead_of(ws.relative_message(r.error)))
 
 
 def report(findings: List[HookFinding]) -> int:

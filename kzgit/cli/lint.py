@@ -93,11 +93,16 @@ def lint(args: argparse.Namespace, ws: "Workspace", roots: "List[str]", every: b
     return report
 
 
-def emit(args: argparse.Namespace, report: "LintReport", hook: bool = False) -> int:
-    """Print (or write) the report; 1 when it holds an error-severity finding."""
+def emit(args: argparse.Namespace, report: "LintReport", hook: "Optional[Workspace]" = None) -> int:
+    """Print (or write) the report; 1 when it holds an error-severity finding.  A hook's
+    (``hook``: its workspace), as text without ``-v``: a break kzgit-render reported earlier in
+    the same pre-commit run is one line pointing there (issue 33 item 6)."""
     from kzgit.lint.report import render, summary   # start-up
     fmt = getattr(args, "format", "text")
-    text = render(report, fmt)
+    shown = report
+    if hook is not None and fmt == "text" and not getattr(args, "verbose", False):
+        shown = _pointing_to_render(report, hook)
+    text = render(shown, fmt)
     if fmt == "text" and (report.findings or report.silenced):
         text += summary(report)
     if getattr(args, "output", None):
@@ -109,6 +114,21 @@ def emit(args: argparse.Namespace, report: "LintReport", hook: bool = False) -> 
     return 1 if report.errors else 0
 
 
+def _pointing_to_render(report: "LintReport", ws: "Workspace") -> "LintReport":
+    """``report`` with each ``render-error`` that kzgit-render reported in this run cut to the
+    roots it names and a pointer (its place, file and line, stays)."""
+    from kzgit.cli.validate import render_said   # start-up
+    from kzgit.lint.rules import render_error   # start-up
+    said = render_said(ws)
+    findings = []
+    for f in report.findings:
+        if f.rule == render_error.ID and said(f.root, f.message):
+            who = f.message.split(" render: ", 1)[0]
+            f = f.replace(message=f"{who} render (kzgit-render said why, above)")
+        findings.append(f)
+    return report.replace(findings=findings)
+
+
 def run_hook(args: argparse.Namespace, ws: "Workspace") -> int:
     """``kzgit hook lint``: the roots the change reaches and the kustomizations they reach."""
     from kzgit.cli.cache import open_for_workspace   # start-up
@@ -117,4 +137,4 @@ def run_hook(args: argparse.Namespace, ws: "Workspace") -> int:
     store = open_for_workspace(ws, args.no_cache)
     roots = roots_to_build(ws)
     say_no_root(ws, roots, args.verbose)
-    return emit(args, lint(args, ws, roots, ws.changed is None, store), hook=True)
+    return emit(args, lint(args, ws, roots, ws.changed is None, store), hook=ws)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple
 
 from kzgit.cli import add_render_flags
 from kzgit.cli.roots import repository, select_roots
@@ -104,13 +104,15 @@ def policy_from(args: argparse.Namespace, config: Config) -> Tuple[ValidatePolic
     return policy, names
 
 
-def emit(args: argparse.Namespace, report: "Report", hook: bool = False) -> int:
-    """Print (or write) the report; 1 when it holds errors.  A hook's, as text and on failure,
-    without ``-v``: the errors (a root that does not render by its first line, the one naming
-    file and field: the render hook prints the rest) and one line counting the rest."""
+def emit(args: argparse.Namespace, report: "Report", hook: "Optional[Workspace]" = None) -> int:
+    """Print (or write) the report; 1 when it holds errors.  A hook's (``hook``: its
+    workspace), as text and on failure, without ``-v``: the errors (a root that does not render
+    by its first line, the one naming file and field: the render hook prints the rest) and one
+    line counting the rest."""
     from kzgit.validate.report import render   # start-up
-    concise = hook and args.format == "text" and not args.verbose
-    text = render(_concise(report) if concise else report, args.format)
+    concise = hook is not None and args.format == "text" and not args.verbose
+    text = render(_concise(report, render_said(hook)) if hook is not None and concise else report,
+                  args.format)
     if concise:
         text += _count_line(report)
     if args.output:
@@ -122,16 +124,43 @@ def emit(args: argparse.Namespace, report: "Report", hook: bool = False) -> int:
     return 1 if report.errors else 0
 
 
-def _concise(report: "Report") -> "Report":
+def _concise(report: "Report", said: "Callable[[str, str], bool]") -> "Report":
     """``report`` with only its errors, each render failure cut to its lead line, when it
-    holds errors; else ``report`` itself (warnings alone are the whole story)."""
+    holds errors; else ``report`` itself (warnings alone are the whole story).  The roots
+    whose break kzgit-render reported earlier in the same pre-commit run (``said``) share one
+    line pointing there (issue 33 item 6: a break is reported once per commit)."""
     if not report.errors:
         return report
     from kzgit.hooks.validate import Report   # start-up
-    findings = [f.replace(message=f.message.split("\n", 1)[0]) if f.code == "build" else f
-                for f in report.errors]
+    from kzgit.validate import Finding   # start-up
+    findings: List[Finding] = []
+    pointed: List[str] = []
+    for f in report.errors:
+        if f.code != "build":
+            findings.append(f)
+            continue
+        lead = f.message.split("\n", 1)[0]
+        if said(f.root, lead):
+            if not pointed:
+                findings.append(f)   # the place of the line that names them all
+            pointed.append(f.root)
+            continue
+        findings.append(f.replace(message=lead))
+    if pointed:
+        verb = "does" if len(pointed) == 1 else "do"
+        at = next(i for i, f in enumerate(findings) if f.code == "build" and f.root == pointed[0])
+        findings[at] = Finding(", ".join(pointed), "", "", "", "", "build", "",
+                               f"{verb} not render (kzgit-render said why, above)")
     return Report(findings, report.roots, report.resources, report.kubernetes_version,
                   report.strict, report.renders, report.silenced)
+
+
+def render_said(ws: "Workspace") -> "Callable[[str, str], bool]":
+    """Whether kzgit-render already reported a root's break (its name, a line holding its lead)
+    in this pre-commit run (:mod:`kzgit.hooks.ledger`)."""
+    from kzgit.hooks.ledger import Ledger   # start-up
+    ledger = Ledger.of_this_run(ws.repo)
+    return (lambda root, line: False) if ledger is None else ledger.said
 
 
 def _count_line(report: "Report") -> str:
@@ -213,7 +242,7 @@ def run_hook(args: argparse.Namespace, ws: "Workspace") -> int:
     policy, names = policy_from(args, config)
     from kzgit.cli.cache import open_for_workspace   # start-up
     return emit(args, validate_report(args, ws, policy, names, None,
-                                      open_for_workspace(ws, args.no_cache)), hook=True)
+                                      open_for_workspace(ws, args.no_cache)), hook=ws)
 
 
 def validate_report(args: argparse.Namespace, ws: "Workspace", policy: ValidatePolicy,

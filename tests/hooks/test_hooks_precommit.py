@@ -388,3 +388,34 @@ def test_lint_hook_follows_the_lint_table(session: Session, tmp_path: Path) -> N
                  "app/kustomization.yaml": files["app/kustomization.yaml"] + "# touched\n"})
     rc, out = session.commit(repo)
     assert rc == 1 and "[patch-matches-nothing]" in out, out
+
+
+def test_a_break_is_reported_once_per_commit(session: Session, tmp_path: Path) -> None:
+    """Issue 33 item 6: a deleted base file breaks every overlay; kzgit-render says why (the
+    whole chain), and kzgit-validate and kzgit-lint, run after it by the same pre-commit, fail
+    with one line pointing there instead of saying it again."""
+    hooks = ["kzgit-render", "kzgit-validate", "kzgit-lint"]
+    repo = session.repo(tmp_path / "r", GOOD, hooks)
+    assert session.commit(repo)[0] == 0
+    (repo / "base/cm.yaml").unlink()
+    write(repo, {"base/kustomization.yaml": GOOD["base/kustomization.yaml"] + "# edit\n"})
+    rc, out = session.commit(repo)
+    assert rc == 1, out
+    lead = "base/kustomization.yaml:2: resources: 'cm.yaml' does not exist"
+    assert out.count(lead) == 2, out   # render: overlays/dev, then overlays/prod "(as ..., above)"
+    assert "evalsymlink failure" in out, out   # the chain, once
+    assert "overlays/dev, overlays/prod: do not render (kzgit-render said why, above)" in out, out
+    assert ("base/kustomization.yaml:2: error: resources: overlays/dev and 1 other root "
+            "(overlays/prod) do not render (kzgit-render said why, above) [render-error]") in out, out
+    assert out.count("Failed") == 3, out
+
+
+def test_without_render_validate_says_the_break_itself(session: Session, tmp_path: Path) -> None:
+    repo = session.repo(tmp_path / "r", GOOD, ["kzgit-validate", "kzgit-lint"])
+    assert session.commit(repo)[0] == 0
+    (repo / "base/cm.yaml").unlink()
+    write(repo, {"base/kustomization.yaml": GOOD["base/kustomization.yaml"] + "# edit\n"})
+    rc, out = session.commit(repo)
+    assert rc == 1, out
+    assert "overlays/dev: does not render: base/kustomization.yaml:2: resources: 'cm.yaml' does not exist" in out
+    assert "said why" not in out, out
