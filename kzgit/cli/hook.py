@@ -22,9 +22,8 @@ from kzgit.hooks import HookFinding, Workspace
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable, List, Optional, Union
+    from typing import Any, Callable, List, Optional, Tuple, Union
     from kzgit.rendercache import Store
-    from kzgit.hooks.render import RootResult
 
 HOOKS = {
     "render": "every kustomization root the change affects renders",
@@ -364,7 +363,8 @@ def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace,
             store.trim()   # workers may have written: keep the cache within its bound
         if verbose:
             print_unchecked(ws)
-        _record_breaks(ws, results + app_results)
+        _record_breaks(ws, [(r.root, r.error) for r in results + app_results]
+                       + [(a.id, a.error) for a in apps if a.error])
         if warnings_only:
             return render.warning_findings(results + app_results)
         found = render.findings(results, c.warnings_as_errors) + app_found + \
@@ -383,18 +383,19 @@ def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace,
     return exec_bits.run(ws, fix=not (args.check or args.rev))
 
 
-def _record_breaks(ws: Workspace, results: List[RootResult]) -> None:
-    """Within a pre-commit run, write down what does not render: the validate and lint hooks
-    after this one point here instead of saying it again (:mod:`kzgit.hooks.ledger`)."""
-    if all(r.error is None for r in results):
+def _record_breaks(ws: Workspace, broken: List[Tuple[str, Optional[str]]]) -> None:
+    """Within a pre-commit run, write down what does not render (a root or an application, and
+    its error; a malformed application's too): the validate and lint hooks after this one point
+    here instead of saying it again (:mod:`kzgit.hooks.ledger`)."""
+    if all(error is None for _, error in broken):
         return
     from kzgit.hooks.ledger import Ledger, lead_of   # start-up: only a failing run
     ledger = Ledger.of_this_run(ws.repo)
     if ledger is None:
         return
-    for r in results:
-        if r.error is not None:
-            ledger.record(r.root, lead_of(ws.relative_message(r.error)))
+    for name, error in broken:
+        if error is not None:
+            ledger.record(name, lead_of(ws.relative_message(error)))
 
 
 def report(findings: List[HookFinding]) -> int:
