@@ -34,8 +34,6 @@ if TYPE_CHECKING:  # pragma: no cover
     """(the controller's error or None, the line it points at, the warnings)."""
 
 FLAVOUR = "gitops-app"
-
-
 def app_key(catalog: Catalog, app: App) -> Optional[str]:
     """The cache key of ``app``'s render, or None when it is not cached."""
     if not app.rendered or app.error or app.extra.get("repo") is not None \

@@ -21,6 +21,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Callable, Dict, List, Optional, Set, Tuple
     from kzgit.gitops.sourceignore import Matcher
+    from kzgit.rendercache import Store
 
 _EXTS = (".yaml", ".yml", ".json")
 # what makes a file worth parsing at once: the API groups of applications and sources, argocd-cm
@@ -62,53 +63,98 @@ class Index(Record):
         return self.objects.get((kind, name), [])
 
 
-def scan(repo: Repository) -> Index:
-    """Step 1: the documents of every YAML/JSON file that may matter."""
+def scan(repo: Repository, store: Optional[Store] = None) -> Index:
+    """Step 1: the documents of every YAML/JSON file that may matter.  With the render cache
+    ``store``, what the parses give is taken from it when every file to parse has the bytes it
+    had (:func:`kzgit.gitops.cache.parsed`)."""
     index = Index()
+    work: List[Tuple[str, str, bytes]] = []   # (what, file, bytes) to parse: "k" or "f"
     for rel in repo.files:
         if posixpath.basename(rel) in KUSTOMIZATION_NAMES:
-            _patch_files(repo, rel, index.patch_files)
+            data = repo.read(rel)
+            if data and b"atches" in data:
+                work.append(("k", rel, data))
             continue
         if rel.endswith(_EXTS):
-            scan_file(index, repo, rel)
+            data = repo.read(rel)
+            if _to_parse(index, rel, data):
+                assert data is not None
+                work.append(("f", rel, data))
+    from kzgit.gitops.memo import parsed   # start-up: as the module's own, loaded where it is used
+    got = parsed(store, "gitops-scan", [(rel, data) for _, rel, data in work], _parse_any)
+    for (what, rel, _), one in zip(work, got):
+        if what == "k":
+            index.patch_files.update(one)
+        else:
+            _add_parsed(index, rel, one)
     return index
+
+
+def _parse_any(rel: str, data: bytes) -> List[Any]:
+    """What a scan learns of ``rel``: a kustomization's patch files, another file's documents."""
+    if posixpath.basename(rel) in KUSTOMIZATION_NAMES:
+        return _patch_paths(rel, data)
+    return _parse_file(rel, data)
 
 
 def scan_file(index: Index, repo: Repository, rel: str, now: bool = False) -> None:
     """Index ``rel``'s documents: at once when it names an application or source API group
     (or ``argocd-cm``); a file that may hold only ConfigMaps and Secrets is parsed when a
     lookup names one of its objects (:meth:`Index.load_named`), or with ``now``."""
-    from kzgit.yamlio.load import decode_text, load_documents, split_documents   # start-up
     data = repo.read(rel)
+    if _to_parse(index, rel, data, now):
+        assert data is not None
+        _add_parsed(index, rel, _parse_file(rel, data))
+
+
+def _to_parse(index: Index, rel: str, data: Optional[bytes], now: bool = False) -> bool:
+    """Whether ``rel`` (holding ``data``) is parsed now; a file that may hold only ConfigMaps
+    and Secrets is noted in ``index.deferred``, a Helm template in ``index.templates``."""
     if not data or b"kind" not in data:
-        return
+        return False
     if not now and not any(m in data for m in _EAGER):
         if b"ConfigMap" in data or b"Secret" in data:
             index.deferred[rel] = data
-        return
+        return False
     if b"{{" in data and b"argoproj.io" in data and "/templates/" in f"/{rel}" \
             and _ARGO_KIND.search(data):
         # a Helm template (an app-of-apps Helm renders): its Applications exist only once
         # Helm renders the chart with its values; listed as such by discover
         index.templates.append(rel)
-        return
+        return False
+    return True
+
+
+def _parse_file(rel: str, data: bytes) -> List[List[Any]]:
+    """``rel``'s documents, as plain data: ``["doc", object, line, text]`` for each that
+    parses to one mapping, ``["broken", line, error]`` for an application or source that does
+    not parse (one finding of the hooks; other documents are the builds' findings)."""
+    from kzgit.yamlio.load import decode_text, load_documents, split_documents   # start-up
     try:
         text = decode_text(data, rel)
         parts = split_documents(text.replace("\r\n", "\n"), rel)
     except KzgitError:
-        return
+        return []
+    out: List[List[Any]] = []
     for part, line in parts:
         try:
             docs = load_documents(part, rel)
         except KzgitError as e:
-            # an application or source that does not parse: listed with its error (one
-            # finding of the hooks), other documents are the builds' findings
             if any(m in part for m in _APP_TEXT) and _APP_KIND.search(part) and "{{" not in part:
-                index.broken.append((rel, line + first_line_offset(part), str(e)))
+                out.append(["broken", line + first_line_offset(part), str(e)])
             continue
         if len(docs) != 1 or not isinstance(docs[0], dict):
             continue
-        _index(index, Doc(docs[0], rel, line + first_line_offset(part), part))
+        out.append(["doc", docs[0], line + first_line_offset(part), part])
+    return out
+
+
+def _add_parsed(index: Index, rel: str, parsed: List[List[Any]]) -> None:
+    for item in parsed:
+        if item[0] == "broken":
+            index.broken.append((rel, item[1], item[2]))
+        else:
+            _index(index, Doc(item[1], rel, item[2], item[3]))
 
 
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -117,26 +163,21 @@ _APP_KIND = re.compile(r"(?m)^\s*kind:\s*[\"']?(Kustomization|Application|Applic
 _ARGO_KIND = re.compile(rb"(?m)^\s*kind:\s*[\"']?Application(Set)?[\"']?\s*$")
 
 
-def _patch_files(repo: Repository, rel: str, out: Set[str]) -> None:
-    """The files a kustomization names as patches (``patches[].path``,
-    ``patchesStrategicMerge`` paths), repo-relative."""
+def _patch_paths(rel: str, data: bytes) -> List[str]:
+    """The files the kustomization ``rel`` (holding ``data``) names as patches
+    (``patches[].path``, ``patchesStrategicMerge`` paths), repo-relative."""
     from kzgit.yamlio import load_yaml11   # start-up: loaded only by what uses it
-    data = repo.read(rel)
-    if not data or b"atches" not in data:
-        return
     try:
         k = load_yaml11(data, rel)
     except KzgitError:
-        return
+        return []
     if not isinstance(k, dict):
-        return
+        return []
     base = posixpath.dirname(rel)
     paths = [p.get("path") for p in (k.get("patches") or []) if isinstance(p, dict)]
     paths += [p for p in (k.get("patchesStrategicMerge") or []) if isinstance(p, str)
               and "\n" not in p]
-    for p in paths:
-        if isinstance(p, str) and p:
-            out.add(posixpath.normpath(posixpath.join(base, p)))
+    return [posixpath.normpath(posixpath.join(base, p)) for p in paths if isinstance(p, str) and p]
 
 
 def _index(index: Index, doc: Doc) -> None:
@@ -233,7 +274,6 @@ class Catalog:
             return "a semver range kzgit does not resolve"
         if not git_top:
             return None
-        from kzgit import gitio   # start-up: only a GitRepository on another ref
         if kind in ("branch", "revision"):
             if value in ("HEAD", "") or value in self._working_branches():
                 # the branch checked out, or the default branch a pull request targets: the
@@ -246,6 +286,7 @@ class Catalog:
             candidates = [f"refs/tags/{value}"]
         else:
             candidates = [value]
+        from kzgit import gitio   # start-up: only a GitRepository on another ref
         for rev in candidates:
             try:
                 commit = gitio.resolve_commit(git_top, rev)
@@ -259,13 +300,13 @@ class Catalog:
         ``main`` and ``master``)."""
         if self._branches is not None:
             return self._branches
-        from kzgit import gitio   # start-up: as tree_at
         out = {"HEAD", ""}
         read = _symref_reader(self.repo.git_top)
         for ref in ("HEAD", "refs/remotes/origin/HEAD"):
             if read is not None:
                 name = read(ref)
             else:
+                from kzgit import gitio   # start-up: only where git must answer
                 try:
                     name = gitio.git(["symbolic-ref", "--quiet", "--short", ref],
                                      self.repo.git_top).decode("utf-8", "replace").strip()

@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kzgit.loader import FileSystem
     from kzgit.config import Config
     from kzgit.gitops.sourceignore import Matcher
+    from kzgit.rendercache import Store
 
 
 def _abs(repo: Repository, rel: str) -> str:
@@ -239,9 +240,11 @@ def _ancestor_dirs(file: str) -> List[str]:
     return out
 
 
-def discover(repo: Repository, render_children: bool = True) -> Catalog:
-    """The applications of ``repo`` (see the module docstring)."""
-    catalog = Catalog(repo, scan(repo))
+def discover(repo: Repository, render_children: bool = True, store: Optional[Store] = None
+             ) -> Catalog:
+    """The applications of ``repo`` (see the module docstring); ``store``: the render cache,
+    where the scan's parses are kept (:func:`kzgit.gitops.catalog.scan`)."""
+    catalog = Catalog(repo, scan(repo, store))
     index = catalog.index
     candidates: List[App] = []
     for doc in index.candidates:
@@ -612,15 +615,16 @@ def settings_of(config: Config) -> Settings:
 
 def repository_for(top: str, files: List[str], read: Callable[[str], Optional[bytes]],
                    fs: Optional[FileSystem], config: Config, remotes_of: Optional[str] = None,
-                   label: str = "") -> Repository:
+                   label: str = "", store: Optional[Store] = None) -> Repository:
     """A :class:`Repository` over any tree: ``top`` where builds see it, its ``files``, how to
     read one, the file system builds read (None: the disk), the configuration in force, the
-    git work tree whose remotes name "this repository"."""
+    git work tree whose remotes name "this repository" (``store``: the render cache, where
+    they are kept, :func:`kzgit.gitops.urls.git_remotes`)."""
     from kzgit.gitops.urls import git_remotes, repository_urls   # start-up: as the module's own
     from kzgit.versions import from_config   # start-up: as the module's own
     settings = settings_of(config)
     sel = from_config(config)
-    remotes = git_remotes(remotes_of) if remotes_of else []
+    remotes = git_remotes(remotes_of, store) if remotes_of else []
     return Repository(top, files, read, fs, repository_urls(remotes, settings.repo_urls),
                       settings, sel.version, sel.origin, enable_helm=config.enable_helm,
                       enable_alpha_plugins=config.enable_alpha_plugins,

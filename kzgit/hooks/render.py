@@ -246,7 +246,8 @@ def app_catalog(ws: Workspace) -> Optional[Catalog]:
     if _mentions_applications(ws):
         from kzgit.gitops.discover import discover, repository_for   # start-up: only YAML repos
         catalog = discover(repository_for(ws.build_root, ws.files, _read_once(ws), ws.build_fs(),
-                                          ws.config, remotes_of=ws.repo))
+                                          ws.config, remotes_of=ws.repo, store=ws.cache),
+                           store=ws.cache)
         if not catalog.apps:
             catalog = None
     memo["catalog"] = catalog
@@ -307,18 +308,35 @@ def plain_app(ws: Workspace, catalog: Catalog, app: App) -> bool:
 def _plain_app(ws: Workspace, catalog: Catalog, app: App) -> bool:
     from kzgit.gitops.select import deploys_root_as_is   # start-up: only repositories with apps
     roots = ws.memo("gitops-roots").setdefault("set", set(ws.graph.roots))
-    return deploys_root_as_is(catalog, app, roots, lambda path: _lists_resources(ws, path),
+    memo = ws.memo("gitops-lists")
+    if "paths" not in memo:
+        memo["paths"] = _resource_lists(ws, catalog)
+    lists: Dict[str, bool] = memo["paths"]
+    return deploys_root_as_is(catalog, app, roots, lambda path: lists.get(path or ".", False),
                               ws.config.load_restrictor, catalog.repo.version)
 
 
-def _lists_resources(ws: Workspace, path: str) -> bool:
-    node = ws.graph.nodes.get(path or ".")
-    if node is None:
-        return False
+def _resource_lists(ws: Workspace, catalog: Catalog) -> Dict[str, bool]:
+    """Whether the kustomization at each path an application renders lists resources: each
+    parsed once, through the render cache (:func:`kzgit.gitops.cache.parsed`, keyed by the
+    files' blob ids)."""
+    from kzgit.gitops.memo import parsed   # start-up: only repositories with applications
+    read = _read_once(ws)
+    paths: List[str] = []
+    files: List[Tuple[str, bytes]] = []
+    for p in sorted({(p or ".") for a in catalog.apps if a.rendered
+                     for p in a.extra.get("paths") or [a.path]}):
+        node = ws.graph.nodes.get(p)
+        if node is not None:
+            paths.append(p)
+            files.append((node.file, read(node.file) or b""))
+    return dict(zip(paths, parsed(ws.cache, "gitops-lists-resources", files, _lists_resources)))
+
+
+def _lists_resources(name: str, data: bytes) -> bool:
     from kzgit.yamlio import load_yaml11   # start-up: only repositories with applications
-    data = ws.read(node.file)
     try:
-        k = load_yaml11(data or b"", node.file)
+        k = load_yaml11(data, name)
     except KzgitError:
         return False
     return isinstance(k, dict) and bool(k.get("resources"))
