@@ -101,6 +101,51 @@ def qualified_name_errors(value: str) -> List[str]:
     return errs
 
 
+# The current wording of k8s.io/apimachinery pkg/util/validation/validation.go (the API
+# server's, which Kubernetes' CEL format library returns; the copy kyaml vendors above says
+# "a DNS-1123 subdomain"):
+_RFC1123_LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+                      "and must start and end with an alphanumeric character")
+_RFC1123_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+                          "'-' or '.', and must start and end with an alphanumeric character")
+_DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
+_DNS1035_LABEL_MSG = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+                      "alphabetic character, and end with an alphanumeric character")
+
+
+def dns1123_label_errors(value: str) -> List[str]:
+    """validation.IsDNS1123Label: ≤ 63 characters of ``[a-z0-9]([-a-z0-9]*[a-z0-9])?``."""
+    errs: List[str] = []
+    if _blen(value) > 63:
+        errs.append("must be no more than 63 characters")
+    if not re.fullmatch(_DNS1123_LABEL_FMT, value):
+        if _dns1123_subdomain().match(value):   # a subdomain of the right length: dots
+            errs.append("must not contain dots")
+        else:
+            errs.append(_regex_error(_RFC1123_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc"))
+    return errs
+
+
+def dns1123_subdomain_errors(value: str) -> List[str]:
+    """validation.IsDNS1123Subdomain: ≤ 253 characters, dot-separated DNS-1123 labels."""
+    errs: List[str] = []
+    if _blen(value) > 253:
+        errs.append("must be no more than 253 characters")
+    if not _dns1123_subdomain().match(value):
+        errs.append(_regex_error(_RFC1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
+    return errs
+
+
+def dns1035_label_errors(value: str) -> List[str]:
+    """validation.IsDNS1035Label: ≤ 63 characters of ``[a-z]([-a-z0-9]*[a-z0-9])?``."""
+    errs: List[str] = []
+    if _blen(value) > 63:
+        errs.append("must be no more than 63 characters")
+    if not re.fullmatch(_DNS1035_LABEL_FMT, value):
+        errs.append(_regex_error(_DNS1035_LABEL_MSG, _DNS1035_LABEL_FMT, "my-name", "abc-123"))
+    return errs
+
+
 def label_value_errors(value: str) -> List[str]:
     """validation.IsValidLabelValue: empty, or a qualified name part of ≤ 63 characters."""
     errs: List[str] = []

@@ -17,11 +17,19 @@ pkg/cel/environment/base.go).  On top, written here after k8s.io/apiserver pkg/c
 * ``sets``: ``sets.contains``, ``sets.equivalent``, ``sets.intersects``; ``lists``
   extension: ``lists.range``, ``slice``, ``flatten``, ``distinct``, ``reverse``, ``sort``.
 
+* ``format``: ``format.dns1123Label()`` and the other named formats (their checks in
+  :mod:`kzgit.validate.celformat`), ``format.named``, ``validate``;
+* through :mod:`kzgit.validate.celrewrite` (the runtime takes no macros from Python and lets
+  no library add an overload to a function another declares): two-variable comprehensions,
+  ``existsOne``, ``transformList``, ``transformMap``, ``transformMapEntry``, ``sortBy``,
+  ``cel.bind``, ``indexOf``/``lastIndexOf`` on lists, ``reverse`` on strings, ``string()`` of
+  an IP or CIDR, ``type(x) == net.IP``; the helpers those rewrites call are declared here.
+
 Not implemented (a rule using them is reported as not evaluated, never as wrong): the
-``format`` library, the lists library's ``indexOf``/``lastIndexOf`` on lists and ``string()``
-of an IP or CIDR (the runtime does not let a library add overloads to a function another
-declares), ``type(x) == net.IP``, two-variable comprehensions, ``sortBy``, and checking rules against the schema's types (rules are compiled over dynamic
-values, so a type error shows when a rule is evaluated rather than when the CRD is read).
+``math`` and ``base64`` extensions and ``net`` other than in a type test
+(:data:`K8S_MISSING_NAMES`), and checking rules against the schema's types (rules are
+compiled over dynamic values, so a type error shows when a rule is evaluated rather than when
+the CRD is read).
 
 Values of the Kubernetes types (Quantity, IP, CIDR, URL, Semver) are maps tagged with
 ``@kzgit`` (the runtime has no opaque Python types), normalised so that equal values are
@@ -37,6 +45,9 @@ from urllib.parse import urlsplit
 
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_optional, ext_strings
+
+from kzgit.validate import celrewrite
+from kzgit.validate.celformat import CHECKS
 
 
 T = cel.Type
@@ -500,7 +511,142 @@ def _functions() -> List[Any]:
         _fn("distinct", ("list_distinct", LIST, [LIST], True, _distinct)),
         _fn("reverse", ("list_reverse", LIST, [LIST], True, lambda lst: list(reversed(lst)))),
         _fn("sort", ("list_sort", LIST, [LIST], True, lambda lst: sorted(lst, key=_sorted_key))),
+    ] + _rewrite_helpers() + _formats()
+
+
+# -- what kzgit.validate.celrewrite's rewrites call (its docstring cites the sources) ----------
+ANY_MAP = T.Map(DYN, DYN)
+
+
+def _pairs(v: Any) -> List[List[Any]]:
+    """``[[index or key, value], ...]``: what a two-variable comprehension iterates over."""
+    return [[k, x] for k, x in (v.items() if isinstance(v, dict) else enumerate(v))]
+
+
+def _to_map(pairs: List[List[Any]]) -> Dict[Any, Any]:
+    return {k: v for k, v in pairs}
+
+
+def _merge_entries(entries: List[Dict[Any, Any]]) -> Dict[Any, Any]:
+    # cel-go ext/comprehensions.go cel.@mapInsert (types.InsertMapKeyValue)
+    out: Dict[Any, Any] = {}
+    for entry in entries:
+        for k, v in entry.items():
+            if k in out:
+                raise CelError(f"insert failed: key {_show(k)} already exists")
+            out[k] = v
+    return out
+
+
+def _show(v: Any) -> str:
+    """A value as Go's %v prints a CEL value in an error."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+#: the key types cel-go ext/lists.go sorts by (comparableTypes); Python's int is also CEL's
+#: uint, float its double, datetime/timedelta its timestamp/duration
+def _comparable(v: Any) -> bool:
+    import datetime   # start-up: only a rule sorting by a key needs it
+    return isinstance(v, (bool, int, float, str, bytes, datetime.datetime, datetime.timedelta))
+
+
+def _sort_by(items: List[Any], keys: List[Any]) -> List[Any]:
+    # cel-go ext/lists.go sortListByAssociatedKeys (its sort.Slice is not stable; ties keep
+    # their order here)
+    if len(items) != len(keys):
+        raise CelError("@sortByAssociatedKeys() expected a list of the same size as the associated keys "
+                       f"list, but got {len(items)} and {len(keys)} elements respectively")
+    if not items:
+        return items
+    if not _comparable(keys[0]):
+        raise CelError("list elements must be comparable")
+    if any(type(k) is not type(keys[0]) for k in keys):
+        raise CelError("list elements must have the same type")
+    order = sorted(range(len(items)), key=lambda i: keys[i])
+    return [items[i] for i in order]
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """CEL's ``==`` on two values (heterogeneous numbers compare by value; a bool is no number)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return len(a) == len(b) and all(k in b and _equal(v, b[k]) for k, v in a.items())
+    return bool(a == b)
+
+
+def _list_index_of(items: List[Any], item: List[Any]) -> int:
+    # k8s.io/apiserver pkg/cel/library/lists.go indexOf: the first element equal to the item
+    return next((i for i, x in enumerate(items) if _equal(x, item[0])), -1)
+
+
+def _list_last_index_of(items: List[Any], item: List[Any]) -> int:
+    return next((i for i in range(len(items) - 1, -1, -1) if _equal(items[i], item[0])), -1)
+
+
+def _net_string(m: Any) -> str:
+    # k8s.io/apiserver pkg/cel/library/ip.go, cidr.go: string() of an IP or CIDR
+    if isinstance(m, dict) and m.get(TAG) in ("ip", "cidr"):
+        return str(m["v"])
+    raise CelError("no such overload")
+
+
+def _rewrite_helpers() -> List[Any]:
+    S, B, N = T.STRING, T.BOOL, T.INT   # noqa: N806 - the types, as CEL names them
+    p = "__kzgit_"
+    return [
+        _fn(p + "pairs", ("kzgit_pairs_list", T.List(LIST), [LIST], False, _pairs),
+            ("kzgit_pairs_map", T.List(LIST), [ANY_MAP], False, _pairs)),
+        _fn(p + "to_map", ("kzgit_to_map", ANY_MAP, [T.List(LIST)], False, _to_map)),
+        _fn(p + "merge_entries", ("kzgit_merge_entries", ANY_MAP, [T.List(ANY_MAP)], False, _merge_entries)),
+        _fn(p + "sort_by", ("kzgit_sort_by", LIST, [LIST, LIST], False, _sort_by)),
+        _fn(p + "list_index_of", ("kzgit_list_index_of", N, [LIST, LIST], False, _list_index_of)),
+        _fn(p + "list_last_index_of", ("kzgit_list_last_index_of", N, [LIST, LIST], False, _list_last_index_of)),
+        _fn(p + "string_reverse", ("kzgit_string_reverse", S, [S], False, lambda v: v[::-1])),
+        _fn(p + "net_string", ("kzgit_net_string", S, [ANY_MAP], False, _net_string)),
+        _fn(p + "tag", ("kzgit_tag", S, [ANY_MAP], False, lambda m: str(m.get(TAG, "")))),
+        _fn(p + "format_known", ("kzgit_format_known", B, [S], False, lambda n: n in _FORMAT_CHECKS)),
+        _fn(p + "format", ("kzgit_format", MAP, [S], False, _format)),
+        _fn(p + "format_errors", ("kzgit_format_errors", T.List(S), [ANY_MAP, S], False, _format_errors)),
     ]
+
+
+# -- the format library (k8s.io/apiserver pkg/cel/library/format.go) ---------------------------
+def _uri_errors(s: str) -> List[str]:
+    # format.go calls url.ParseRequestURI for its error message
+    try:
+        _parse_url(s)
+    except CelError:
+        return [f'parse "{s}": invalid URI for request']
+    return []
+
+
+_FORMAT_CHECKS: Dict[str, Callable[[str], List[str]]] = dict(CHECKS, uri=_uri_errors)
+
+
+def _format(name: str) -> Dict[str, Any]:
+    if name not in _FORMAT_CHECKS:
+        raise CelError(f"no such format: {name}")
+    return {TAG: "format", "name": name}
+
+
+def _format_errors(f: Any, s: str) -> List[str]:
+    if not (isinstance(f, dict) and f.get(TAG) == "format"):
+        raise CelError("no such overload")
+    return _FORMAT_CHECKS[f["name"]](s)
+
+
+def _formats() -> List[Any]:
+    return [_fn(f"format.{name}", (f"format_{name}", MAP, [], False, lambda n=name: _format(n)))
+            for name in _FORMAT_CHECKS]
 
 
 def _link_local_multicast(m: Any) -> bool:
@@ -542,39 +688,46 @@ def environment() -> Any:
 #: fails to compile only on one of them is not evaluated (a warning).  Any other compile error
 #: (a syntax error, an identifier or function no Kubernetes library declares, operands no
 #: overload takes) is one the API server's compiler reports too: it refuses the CRD.
-#: Undeclared names (the first part of a qualified name: ``format.dns1123Label()``):
-K8S_MISSING_NAMES = frozenset(("format", "math", "base64", "net", "sortBy", "transformList",
-                               "transformMap", "transformMapEntry", "existsOne"))
-#: Functions kzgit declares for fewer types than Kubernetes (lists' indexOf/lastIndexOf, the
-#: strings extension's reverse, string() of an IP or CIDR):
-K8S_MISSING_OVERLOADS = frozenset(("indexOf", "lastIndexOf", "reverse", "string"))
-#: Macros the runtime lacks: two-variable comprehensions (cel-go ext.TwoVarComprehensions),
-#: ``sortBy`` (ext.Lists v2) and ``cel.bind`` (ext.Bindings); their variables then read as
-#: undeclared references.
-_MISSING_MACROS = re.compile(
-    r"\.\s*(?:all|exists|existsOne|exists_one|transformList|transformMap|transformMapEntry)\s*\("
-    r"\s*[A-Za-z_]\w*\s*,\s*[A-Za-z_]\w*\s*,|\.\s*sortBy\s*\(|\bcel\s*\.\s*bind\s*\(")
+#: Undeclared names (the first part of a qualified name: ``math.greatest()``); ``net`` other
+#: than in ``type(x) == net.IP`` (kzgit.validate.celrewrite):
+K8S_MISSING_NAMES = frozenset(("math", "base64", "net"))
+#: Functions kzgit declares for fewer types than Kubernetes (none left: string() of an IP or
+#: CIDR, the lists' indexOf and the strings' reverse are rewritten by kzgit.validate.celrewrite):
+K8S_MISSING_OVERLOADS: frozenset = frozenset()
 _UNDECLARED = re.compile(r"undeclared reference to '([^']*)'")
 _OVERLOAD = re.compile(r"found no matching overload for '([^']*)' applied to '\((.*)\)'")
 
 
+#: a rule that makes values of the Kubernetes types (kzgit's maps)
+_K8S_TYPES = re.compile(r"\b(?:quantity|ip|cidr|url|semver|format)\s*[.(]|\.\s*(?:ip|masked)\s*\(")
+
+
 def compile_expression(source: str) -> Any:
-    """A compiled expression; CompileError with the runtime's words otherwise."""
+    """A compiled expression; CompileError with the runtime's words otherwise.  A rule using
+    what the runtime lacks (two-variable comprehensions, sortBy, cel.bind, the format
+    library...) is compiled as :mod:`kzgit.validate.celrewrite` rewrites it; its errors are
+    worded for the rule as written."""
+    text = source
+    if celrewrite.needs_rewrite(source):
+        try:
+            text = celrewrite.rewrite(source) or source
+        except celrewrite.RewriteError as e:
+            return _raise(str(e), e.unsupported)
     try:
-        return environment().compile(source)
+        return environment().compile(text)
     except RuntimeError as e:
-        text = str(e)
-        first = text.partition("\n")[0]
+        errors = str(e)
+        first = errors.partition("\n")[0]
         first = re.sub(r"^[A-Z_]+: (ERROR: )?", "", first).replace("<input>:", "")
-        return _raise(first, unsupported(source, text))
+        if text is not source:
+            first = celrewrite.user_words(first)
+        return _raise(first, unsupported(source, errors))
 
 
 def unsupported(source: str, errors: str) -> bool:
     """Whether the compile ``errors`` of the rule ``source`` may come from what kzgit's
-    environment lacks (:data:`K8S_MISSING_NAMES`, :data:`K8S_MISSING_OVERLOADS`, the missing
-    macros), rather than from a rule the API server refuses too."""
-    if _MISSING_MACROS.search(source):
-        return True
+    environment lacks (:data:`K8S_MISSING_NAMES`, :data:`K8S_MISSING_OVERLOADS`), rather than
+    from a rule the API server refuses too."""
     for line in errors.splitlines():
         m = _UNDECLARED.search(line)
         if m and m.group(1).split(".")[0] in K8S_MISSING_NAMES:
@@ -582,7 +735,7 @@ def unsupported(source: str, errors: str) -> bool:
         m = _OVERLOAD.search(line)
         # kzgit's Quantity, IP, CIDR, URL and Semver values are maps (TAG): an overload a
         # Kubernetes type has may be missing for the map
-        if m and (m.group(1) in K8S_MISSING_OVERLOADS or "map(" in m.group(2)):
+        if m and (m.group(1) in K8S_MISSING_OVERLOADS or ("map(" in m.group(2) and _K8S_TYPES.search(source))):
             return True
         if "unsupported" in line and not m:
             return True
@@ -616,16 +769,34 @@ def evaluate(program: Any, value: Any, bound: Any = None) -> Tuple[Any, Optional
     if t == _BOOL:   # the common case first: a rule's verdict
         return v.value(), None
     if t == _ERROR:
-        return None, _error_text(v.value())
+        try:
+            err = v.value()
+        except TypeError:   # an optional (``self.?a``, ``validate()``), which the binding
+            return Opaque("optional"), None   # types as an error and cannot convert
+        return None, _error_text(err)
     return v.plain_value(), None
 
 
 _BOOL, _ERROR = T.BOOL, T.ERROR
 
 
+class Opaque:
+    """A result the runtime gives no Python value for (an optional): its CEL type."""
+
+    __slots__ = ("type",)
+
+    def __init__(self, type_: str) -> None:
+        self.type = type_
+
+    def __repr__(self) -> str:
+        return f"a value of type {self.type}"
+
+
 def _error_text(err: Any) -> str:
     text = str(err).partition("\n")[0]
     text = re.sub(r"^[A-Z_]+: ", "", text)
+    if celrewrite.PREFIX in text:   # an error in a helper of a rewritten rule
+        text = celrewrite.user_words(text)
     # the runtime's words for a missing field, as cel-go says it
     m = re.match(r'Key not found in map : "(.*)"', text)
     if m:

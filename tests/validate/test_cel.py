@@ -172,18 +172,21 @@ def test_a_rule_that_does_not_compile_is_a_finding_on_the_crd() -> None:
                 {"rule": "self.min > 0"},
                 {"rule": "self.l.all(i, v, v > i)"}, {"rule": "self.l.indexOf(1) >= 0"},
                 {"rule": "format.dns1123Label().validate(self.n).hasValue()"},
-                {"rule": "self.l.sortBy(e, e) == self.l"}, {"rule": "cel.bind(x, self.min, x > 0)"}])
+                {"rule": "self.l.sortBy(e, e) == self.l"}, {"rule": "cel.bind(x, self.min, x > 0)"},
+                {"rule": "math.greatest([self.min, 1]) > 0"}, {"rule": "self.l.all(i, i, i > 0)"}])
     val = Validator(ValidatePolicy(kubernetes_version="1.33"))
     got = [(i.code, i.severity, i.path) for i in val.check(crd) or []]
     where = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/x-kubernetes-validations"
+    # rules 5-9 use what kzgit.validate.celrewrite brings: they compile
     assert got == [*(("cel", "error", f"{where}/{n}/rule") for n in range(4)),
-                   *(("cel-skipped", "warning", f"{where}/{n}/rule") for n in range(5, 10))]
+                   ("cel-skipped", "warning", f"{where}/10/rule"), ("cel", "error", f"{where}/11/rule")]
     msgs = [i.message for i in val.check(crd) or []]
     assert all(m.startswith("the CEL rule does not compile: ") for m in msgs[:4])
     assert "undeclared reference to 'nosuchfunction'" in msgs[1]
     assert "undeclared reference to 'maximum'" in msgs[2]
     assert "found no matching overload for '" in msgs[3]
-    assert all(m.startswith("kzgit cannot evaluate this CEL rule: ") for m in msgs[4:])
+    assert msgs[4].startswith("kzgit cannot evaluate this CEL rule: ")
+    assert msgs[5] == "the CEL rule does not compile: duplicate variable name: i"   # cel-go's words
 
 
 def test_a_crd_given_with_crd_whose_rule_is_not_cel_is_an_error_on_its_resources() -> None:
@@ -191,7 +194,7 @@ def test_a_crd_given_with_crd_whose_rule_is_not_cel_is_an_error_on_its_resources
     each custom resource of it (none can be created), naming the CRD and the rule."""
     val = Validator(ValidatePolicy(kubernetes_version="1.33"))
     val.add_crd(_crd([{"rule": "self.min == maximum"}, {"rule": "self.min > 0"},
-                      {"rule": "self.l.all(i, v, v > i)"}]), "crds/widget.yaml")
+                      {"rule": "math.greatest([self.min, 1]) > 0"}]), "crds/widget.yaml")
     got = val.check({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
                      "spec": {"min": 1}}) or []
     assert [(i.code, i.severity, i.path) for i in got] == [("cel", "error", ""),
@@ -309,3 +312,23 @@ def test_regular_expressions_in_rules_run_as_go_and_fail_in_gos_words(rule: str,
     assert err == message
     if message is None:
         assert got is False
+
+
+def test_rules_using_the_rewritten_pieces_run_on_resources() -> None:
+    # two-variable comprehensions, the format library, sortBy, cel.bind and indexOf on lists
+    # (kzgit.validate.celrewrite), on a resource as the API server runs them (issue 33 item 5)
+    rules = [{"rule": "self.items.all(i, v, i == 0 || v != self.items[i - 1])", "message": "no repeats"},
+             {"rule": "!format.dns1123Label().validate(self.__namespace__).hasValue()",
+              "messageExpression": "format.dns1123Label().validate(self.__namespace__).value().join(', ')"},
+             {"rule": "self.items.sortBy(x, x) == self.items", "message": "sorted"},
+             {"rule": "cel.bind(n, self.items.indexOf('last'), n < 0 || n == size(self.items) - 1)",
+              "message": "last goes last"}]
+    assert _run(rules, {"namespace": "ns-1", "items": ["a", "b", "last"]}) == []
+    got = _run(rules, {"namespace": "NS", "items": ["b", "b", "last", "a"]})
+    assert [(c, p) for c, p, _ in got] == [("cel", "/spec")] * 4
+    assert [m for _, _, m in got] == [
+        "no repeats",
+        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
+        "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
+        "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+        "sorted", "last goes last"]
