@@ -17,18 +17,19 @@ Sources (argoproj/argo-cd, ``master`` of 2026-08):
   ``path.basename``, ``path.filename``, ``path.basenameNormalized``,
   ``path.filenameNormalized``, ``path[N]`` (or the ``path`` map with ``segments``).
 - ``applicationset/utils/utils.go`` ``Render``: without ``goTemplate``, fasttemplate with
-  ``{{`` ``}}``, the tag trimmed, an unknown tag left as written; with ``goTemplate``, Go
-  text/template: kzgit reads plain field references (``{{.path.basename}}``) and ``{{index
-  .path.segments N}}`` only.
+  ``{{`` ``}}``, the tag trimmed, an unknown tag left as written; with ``goTemplate``, Go's
+  text/template with Sprig's functions (:mod:`kzgit.gitops.gotemplate`) and
+  ``goTemplateOptions``.
+- ``applicationset/controllers/template/patch.go``: ``templatePatch``, rendered as the template
+  is, merged into each Application.
 
 - ``applicationset/generators/matrix.go``: two of those, every pair of their parameter sets
   merged.
 
 Anything else (the ``clusters``, ``merge``, ``scmProvider``, ``pullRequest``,
 ``clusterDecisionResource`` and ``plugin`` generators, git generator ``values``, a
-generator-level ``template``,
-``templatePatch``, any template function or pipeline) leaves the ApplicationSet listed as not
-expanded, with why.
+generator-level ``template``, a template function whose result depends on the clock, chance or
+the network, named templates) leaves the ApplicationSet listed as not expanded, with why.
 """
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ from kzgit.gitops.model import ARGOCD, App, Doc, as_dict
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Dict, List
+    from typing import Any, Dict, List, Sequence
     from kzgit.gitops.catalog import Catalog
 
 _CLUSTER_GENERATORS = ("clusters", "clusterDecisionResource")
@@ -75,8 +76,12 @@ def _expand(catalog: Catalog, appset: App) -> List[App]:
     if not isinstance(spec, dict):
         raise NotExpanded("malformed: spec is missing")
     go = spec.get("goTemplate") is True
-    if spec.get("templatePatch"):
-        raise NotExpanded("templatePatch is not expanded by kzgit")
+    options = spec.get("goTemplateOptions") or []
+    if not isinstance(options, list) or not all(isinstance(o, str) for o in options):
+        raise NotExpanded("malformed: spec.goTemplateOptions is not a list of strings")
+    patch = spec.get("templatePatch")
+    if patch is not None and not isinstance(patch, str):
+        raise NotExpanded("malformed: spec.templatePatch is not a string")
     template = spec.get("template")
     if not isinstance(template, dict):
         raise NotExpanded("malformed: spec.template is missing")
@@ -88,7 +93,9 @@ def _expand(catalog: Catalog, appset: App) -> List[App]:
         params.extend(_generator_params(catalog, g, go, nested=False))
     out: List[App] = []
     for p in params:
-        rendered = as_dict(_render(template, p, go))
+        rendered = as_dict(_render(template, p, go, options))
+        if patch:
+            rendered = _patched(rendered, _string(patch, p, go, options))
         meta: Dict[str, Any] = dict(as_dict(rendered.get("metadata")))
         meta.setdefault("namespace", appset.namespace)
         obj: Dict[str, Any] = {"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
@@ -97,6 +104,49 @@ def _expand(catalog: Catalog, appset: App) -> List[App]:
         child = App(ARGOCD, obj, doc, parent=appset.parent)
         child.appset = str(appset.extra.setdefault("ref", f"#{id(appset)}"))
         out.append(child)
+    return out
+
+
+def _patched(app: Dict[str, Any], patch_text: str) -> Dict[str, Any]:
+    """The Application with its rendered ``templatePatch`` applied, as
+    applicationset/controllers/template/patch.go ``applyTemplatePatch`` does: the YAML read as
+    JSON, a strategic merge patch against the Application type (whose fields declare no merge
+    keys: maps merge, lists are replaced, null removes), and ``spec.project`` kept as the
+    template set it (a patch may not move an Application to another project)."""
+    from kzgit.errors import KzgitError   # start-up: templatePatch only
+    from kzgit.yamlio import load_yaml11   # start-up
+    try:
+        doc = load_yaml11(patch_text)
+    except KzgitError as e:
+        raise NotExpanded(f"templatePatch is not YAML: {e}") from None
+    if doc is None:
+        return app
+    if not isinstance(doc, dict):
+        raise NotExpanded("invalid templatePatch: not a mapping")
+    out = _merge_patch(app, doc)
+    project = as_dict(app.get("spec")).get("project")
+    spec = as_dict(out.get("spec"))
+    if project is None:
+        spec.pop("project", None)
+    else:
+        spec["project"] = project
+    out["spec"] = spec
+    return out
+
+
+def _merge_patch(base: Any, patch: Any) -> Any:
+    if not isinstance(patch, dict) or not isinstance(base, dict):
+        return patch
+    if patch.get("$patch") == "replace":
+        return {k: v for k, v in patch.items() if k != "$patch"}
+    out = dict(base)
+    for k, v in patch.items():
+        if k == "$patch":
+            continue
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = _merge_patch(base.get(k), v)
     return out
 
 
@@ -340,75 +390,37 @@ def _ancestors(f: str) -> List[str]:
 # -- templates -------------------------------------------------------------------------------
 
 _FAST_TAG = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
-_GO_ACTION = re.compile(r"\{\{(-?)(.*?)(-?)\}\}", re.DOTALL)
-_GO_FIELD = re.compile(r"^\.([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)$")
-_GO_INDEX = re.compile(r"^index\s+\.([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s+(\d+)$")
 
 
-def _render(value: Any, params: Dict[str, Any], go: bool) -> Any:
+def _render(value: Any, params: Dict[str, Any], go: bool, options: Sequence[str] = ()) -> Any:
     if isinstance(value, dict):
-        return {(_string(k, params, go) if isinstance(k, str) else k): _render(v, params, go)
-                for k, v in value.items()}
+        return {(_string(k, params, go, options) if isinstance(k, str) else k):
+                _render(v, params, go, options) for k, v in value.items()}
     if isinstance(value, list):
-        return [_render(v, params, go) for v in value]
+        return [_render(v, params, go, options) for v in value]
     if isinstance(value, str):
-        return _string(value, params, go)
+        return _string(value, params, go, options)
     return value
 
 
-def _string(text: str, params: Dict[str, Any], go: bool) -> str:
+def _string(text: str, params: Dict[str, Any], go: bool, options: Sequence[str] = ()) -> str:
     if "{{" not in text:
         return text
     if not go:
         def fast(m: "re.Match[str]") -> str:
             tag = m.group(1).strip()
             got = params.get(tag)
-            return m.group(0) if not tag or got is None else str(got)
+            # fasttemplate: only a string parameter replaces its tag (utils.go Replace)
+            return got if tag and isinstance(got, str) else m.group(0)
         return _FAST_TAG.sub(fast, text)
-    out: List[str] = []
-    pos = 0
-    for m in _GO_ACTION.finditer(text):
-        before = text[pos:m.start()]
-        if m.group(1):
-            before = before.rstrip()
-        out.append(before)
-        pos = m.end()
-        if m.group(3):
-            rest = text[pos:]
-            pos += len(rest) - len(rest.lstrip())
-        out.append(_go_value(m.group(2).strip(), params))
-    out.append(text[pos:])
-    return "".join(out)
+    from kzgit.gitops.gotemplate import TemplateError, render   # start-up: goTemplate only
+    try:
+        return render(text, params, options)
+    except TemplateError as e:
+        # Argo CD generates no Application when one template fails (the ApplicationSet's
+        # ErrorOccurred condition): listed, with the template and Go's words
+        raise NotExpanded(f"template {_quoted(text)}: {e}") from None
 
 
-def _lookup(path: str, params: Dict[str, Any]) -> Any:
-    cur: Any = params
-    for part in path.split("."):
-        if not isinstance(cur, dict) or part not in cur:
-            return None
-        cur = cur[part]
-    return cur
-
-
-def _go_value(action: str, params: Dict[str, Any]) -> str:
-    m = _GO_FIELD.match(action)
-    if m:
-        v = _lookup(m.group(1), params)
-        return "<no value>" if v is None else _go_text(v)
-    m = _GO_INDEX.match(action)
-    if m:
-        seq = _lookup(m.group(1), params)
-        i = int(m.group(2))
-        if not isinstance(seq, list) or i >= len(seq):
-            raise NotExpanded(f"template {{{{{action}}}}}: index out of range")
-        return _go_text(seq[i])
-    raise NotExpanded(f"template {{{{{action}}}}} uses a function or pipeline kzgit does not "
-                      "expand")
-
-
-def _go_text(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (list, dict)):
-        raise NotExpanded("template prints a list or a map")
-    return str(v)
+def _quoted(text: str) -> str:
+    return repr(text if len(text) <= 80 else text[:77] + "...")

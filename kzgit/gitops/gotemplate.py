@@ -1,0 +1,1253 @@
+"""Go's text/template, as Argo CD's ApplicationSet controller runs it with ``goTemplate: true``.
+
+Argo CD renders each string of an ApplicationSet's template (and its ``templatePatch``) with
+Go's ``text/template`` and the Sprig function map (argoproj/argo-cd
+``applicationset/utils/utils.go``: ``sprig.GenericFuncMap()`` less ``env``, ``expandenv`` and
+``getHostByName``, plus ``normalize``, ``slugify``, ``toYaml``, ``fromYaml``,
+``fromYamlArray``), with the ApplicationSet's ``goTemplateOptions`` (``missingkey=error``).
+
+This module is an interpreter of the language (Go's ``text/template/parse`` grammar: actions with
+trim markers and comments, pipelines, variables, parenthesised pipelines, ``if``/``else
+if``/``with``/``range`` with ``else``, ``break``/``continue``) and of the functions a template of
+Kubernetes names and paths uses: Go's builtins and the string, list, dict, path, regex, math,
+encoding and default functions of Sprig (github.com/Masterminds/sprig/v3, ``functions.go``).
+A function kzgit does not implement (the random, date, crypto, network and semver ones, which
+would not give the controller's bytes offline) raises :class:`TemplateError` naming it, and the
+ApplicationSet is then listed as not expanded, never rendered differently. ``define``,
+``template`` and ``block`` are refused the same way. Regular expressions are Go's (RE2,
+:mod:`kzgit.gore`): a repository's template cannot stall kzgit.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import math
+import posixpath
+import re
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+
+
+class TemplateError(Exception):
+    """A template Go refuses (its words where Go has them), or one kzgit does not expand."""
+
+
+class _Missing:
+    """What a map lookup of an absent key gives: Go's invalid value, printed ``<no value>``."""
+
+    def __repr__(self) -> str:
+        return "<no value>"
+
+
+MISSING = _Missing()
+
+
+# -- lexing ----------------------------------------------------------------------------------
+
+_SPACE = " \t\r\n"
+_TOKEN = re.compile(r"""
+    (?P<space>[ \t\r\n]+)
+  | (?P<raw>`[^`]*`)
+  | (?P<str>"(?:[^"\\\n]|\\.)*")
+  | (?P<char>'(?:[^'\\\n]|\\.)+')
+  | (?P<declare>:=)
+  | (?P<assign>=)
+  | (?P<number>[+-]?(?:0[xX][0-9a-fA-F_]+|0[bB][01_]+|0[oO][0-7_]+|(?:\d[\d_]*\.?[\d_]*|\.\d[\d_]*)(?:[eE][+-]?\d+)?))
+  | (?P<field>(?:\.[A-Za-z_][A-Za-z0-9_]*)+)
+  | (?P<dot>\.)
+  | (?P<var>\$[A-Za-z0-9_]*)
+  | (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<pipe>\|)
+  | (?P<lparen>\()
+  | (?P<rparen>\))
+  | (?P<comma>,)
+""", re.VERBOSE)
+
+
+def _lex_action(body: str) -> List[Tuple[str, str]]:
+    """The tokens of one action's text (between the delimiters and trim markers)."""
+    out: List[Tuple[str, str]] = []
+    pos = 0
+    while pos < len(body):
+        m = _TOKEN.match(body, pos)
+        if m is None:
+            raise TemplateError(f"unexpected {body[pos]!r} in command")
+        kind = m.lastgroup or ""
+        text = m.group(0)
+        pos = m.end()
+        if kind == "space":
+            continue
+        if kind == "field" and out and out[-1][0] == "rparen" and body[m.start() - 1] == ")":
+            kind = "chain"   # (pipeline).field
+        out.append((kind, text))
+    return out
+
+
+def _segments(text: str) -> Iterator[Tuple[str, str]]:
+    """("text", ...) and ("action", ...) pieces of a template, trim markers applied and
+    comments dropped (text/template/parse/lex.go: ``{{- `` and `` -}}`` trim the white space
+    beside them; the marker needs the space)."""
+    pos = 0
+    pending_trim = False
+    while True:
+        start = text.find("{{", pos)
+        chunk = text[pos:] if start < 0 else text[pos:start]
+        if pending_trim:
+            chunk = chunk.lstrip(_SPACE)
+        if start < 0:
+            if chunk:
+                yield "text", chunk
+            return
+        inner_start = start + 2
+        trim_left = text.startswith("- ", inner_start) or text.startswith("-\t", inner_start) \
+            or text.startswith("-\n", inner_start) or text.startswith("-\r", inner_start)
+        if trim_left:
+            chunk = chunk.rstrip(_SPACE)
+            inner_start += 1
+        if chunk:
+            yield "text", chunk
+        end = _action_end(text, inner_start)
+        if end < 0:
+            raise TemplateError("unclosed action")
+        inner_end = end
+        pending_trim = end >= 1 and text[end - 1] == "-" and end - 2 >= inner_start \
+            and text[end - 2] in _SPACE
+        if pending_trim:
+            inner_end -= 1
+        body = text[inner_start:inner_end]
+        stripped = body.strip(_SPACE)
+        if stripped.startswith("/*"):
+            if not stripped.endswith("*/"):
+                raise TemplateError("comment ends before closing delimiter")
+        else:
+            yield "action", body
+        pos = end + 2
+
+
+def _action_end(text: str, pos: int) -> int:
+    """Where the action starting at ``pos`` closes (``}}`` outside quotes), -1 if never."""
+    i = pos
+    while i < len(text):
+        c = text[i]
+        if c in "\"'`":
+            close = text.find(c, i + 1) if c == "`" else _quote_end(text, i)
+            if close < 0:
+                return -1
+            i = close + 1
+            continue
+        if text.startswith("/*", i) and text[pos:i].strip(_SPACE) == "":
+            close = text.find("*/", i + 2)
+            if close < 0:
+                return -1
+            i = close + 2
+            continue
+        if text.startswith("}}", i):
+            return i
+        i += 1
+    return -1
+
+
+def _quote_end(text: str, i: int) -> int:
+    q = text[i]
+    j = i + 1
+    while j < len(text):
+        if text[j] == "\\":
+            j += 2
+            continue
+        if text[j] == q:
+            return j
+        if text[j] == "\n":
+            return -1
+        j += 1
+    return -1
+
+
+# -- parsing -----------------------------------------------------------------------------------
+
+# nodes: ("text", str) | ("action", pipe) | ("if"|"with", pipe, list, list) |
+#        ("range", pipe, list, list) | ("break",) | ("continue",)
+# pipe: (declared_vars, assign: bool, [command, ...]); command: [operand, ...]
+# operand: ("field", [names]) | ("dot",) | ("var", name, [names]) | ("ident", name) |
+#          ("const", value) | ("pipe", pipe, [names]) | ("nil",)
+
+_KEYWORDS = ("if", "else", "end", "range", "with", "define", "template", "block", "break",
+             "continue")
+
+
+def parse(text: str) -> List[Any]:
+    """The tree of ``text``; :class:`TemplateError` where Go's parser refuses it (or kzgit
+    does not expand a construct)."""
+    tokens = [(kind, body) for kind, body in _segments(text)]
+    nodes, stop, _ = _parse_list(tokens, 0, top=True)
+    return nodes
+
+
+def _parse_list(items: List[Tuple[str, str]], i: int, top: bool = False,
+                loop: bool = False) -> Tuple[List[Any], Tuple[str, List[Tuple[str, str]]], int]:
+    """Nodes until ``{{end}}``/``{{else ...}}`` (returned as the stop) or the end of the text."""
+    nodes: List[Any] = []
+    while i < len(items):
+        kind, body = items[i]
+        i += 1
+        if kind == "text":
+            nodes.append(("text", body))
+            continue
+        toks = _lex_action(body)
+        if not toks:
+            raise TemplateError("missing value for command")
+        head = toks[0]
+        if head[0] == "ident" and head[1] in _KEYWORDS:
+            word = head[1]
+            if word in ("end", "else"):
+                if top:
+                    raise TemplateError(f"unexpected {{{{{word}}}}}")
+                return nodes, (word, toks[1:]), i
+            if word in ("define", "template", "block"):
+                raise TemplateError(f"{{{{{word}}}}} (named templates) is not expanded by kzgit")
+            if word in ("break", "continue"):
+                if not loop:
+                    raise TemplateError(f"{{{{{word}}}}} outside {{{{range}}}}")
+                nodes.append((word,))
+                continue
+            node, i = _parse_control(word, toks[1:], items, i, loop)
+            nodes.append(node)
+            continue
+        nodes.append(("action", _parse_pipe(toks, declare_ok=True)))
+    if not top:
+        raise TemplateError("unexpected EOF")
+    return nodes, ("eof", []), i
+
+
+def _parse_control(word: str, toks: List[Tuple[str, str]], items: List[Tuple[str, str]], i: int,
+                   loop: bool) -> Tuple[Any, int]:
+    pipe = _parse_pipe(toks, declare_ok=True, range_vars=(word == "range"))
+    body, stop, i = _parse_list(items, i, loop=loop or word == "range")
+    other: List[Any] = []
+    if stop[0] == "else":
+        rest = stop[1]
+        if rest and rest[0] == ("ident", "if") and word == "if" \
+                or rest and rest[0] == ("ident", "with") and word == "with":
+            # {{else if ...}}: an if nested in the else, sharing this {{end}}
+            node, i = _parse_control(word, rest[1:], items, i, loop)
+            other = [node]
+            return (word, pipe, body, other), i
+        if rest:
+            raise TemplateError(f"unexpected {rest[0][1]!r} in else")
+        other, stop, i = _parse_list(items, i, loop=loop)
+        if stop[0] != "end":
+            raise TemplateError("expected end; found {{else}}")
+    if stop[1]:
+        raise TemplateError(f"unexpected {stop[1][0][1]!r} in end")
+    return (word, pipe, body, other), i
+
+
+def _parse_pipe(toks: List[Tuple[str, str]], declare_ok: bool = False,
+                range_vars: bool = False) -> Tuple[List[str], bool, List[List[Any]]]:
+    names: List[str] = []
+    assign = False
+    # "$x :=" / "$x =" / "$i, $v :=" (range)
+    j = 0
+    while j < len(toks) and toks[j][0] == "var" and declare_ok:
+        if j + 1 < len(toks) and toks[j + 1][0] in ("declare", "assign"):
+            names.append(toks[j][1])
+            assign = toks[j + 1][0] == "assign"
+            j += 2
+            break
+        if range_vars and j + 1 < len(toks) and toks[j + 1][0] == "comma" and not names:
+            names.append(toks[j][1])
+            j += 2
+            continue
+        break
+    if names and (j == 0 or toks[j - 1][0] not in ("declare", "assign")):
+        names, j = [], 0   # "$x, ..." not followed by a declaration: plain operands
+    cmds: List[List[Any]] = []
+    cur: List[Any] = []
+    k = j
+    while k < len(toks):
+        kind, text = toks[k]
+        if kind == "pipe":
+            if not cur:
+                raise TemplateError("missing command")
+            cmds.append(cur)
+            cur = []
+            k += 1
+            continue
+        if kind == "lparen":
+            depth, end = 1, k + 1
+            while end < len(toks) and depth:
+                depth += {"lparen": 1, "rparen": -1}.get(toks[end][0], 0)
+                end += 1
+            if depth:
+                raise TemplateError("unclosed left paren")
+            inner = _parse_pipe(toks[k + 1:end - 1])
+            chain: List[str] = []
+            if end < len(toks) and toks[end][0] == "chain":
+                chain = toks[end][1].split(".")[1:]
+                end += 1
+            cur.append(("pipe", inner, chain))
+            k = end
+            continue
+        if kind == "rparen":
+            raise TemplateError("unexpected right paren")
+        cur.append(_operand(kind, text))
+        k += 1
+    if cur:
+        cmds.append(cur)
+    elif cmds:
+        raise TemplateError("missing command")
+    if not cmds:
+        raise TemplateError("missing value for command")
+    return names, assign, cmds
+
+
+def _operand(kind: str, text: str) -> Any:
+    if kind == "field":
+        return ("field", text.split(".")[1:])
+    if kind == "dot":
+        return ("dot",)
+    if kind == "var":
+        name, _, rest = text.partition(".")
+        return ("var", name, rest.split(".") if rest else [])
+    if kind == "ident":
+        if text in ("true", "false"):
+            return ("const", text == "true")
+        if text == "nil":
+            return ("nil",)
+        return ("ident", text)
+    if kind in ("str", "raw"):
+        return ("const", _unquote(text))
+    if kind == "char":
+        value = _unquote('"' + text[1:-1].replace('"', '\\"') + '"')
+        if len(value) != 1:
+            raise TemplateError(f"malformed character constant: {text}")
+        return ("const", ord(value))
+    if kind == "number":
+        return ("const", _number(text))
+    raise TemplateError(f"unexpected {text!r} in command")
+
+
+def _unquote(text: str) -> str:
+    if text.startswith("`"):
+        return text[1:-1]
+    try:
+        value = json.loads(re.sub(r"\\([abfvx0-7'])", _escape_to_json, text))
+    except ValueError:
+        raise TemplateError(f"invalid syntax: {text}") from None
+    return str(value)
+
+
+def _escape_to_json(m: "re.Match[str]") -> str:
+    c = m.group(1)
+    table = {"a": "\\u0007", "b": "\\b", "f": "\\f", "v": "\\u000b", "'": "'"}
+    if c in table:
+        return table[c]
+    return m.group(0)   # \x.. and octal: left for json to refuse (rare in templates)
+
+
+def _number(text: str) -> Any:
+    t = text.replace("_", "")
+    try:
+        if re.fullmatch(r"[+-]?0[xX][0-9a-fA-F]+|[+-]?0[bB][01]+|[+-]?0[oO][0-7]+", t):
+            return int(t, 0)
+        if re.fullmatch(r"[+-]?\d+", t):
+            return int(t, 8) if len(t.lstrip("+-")) > 1 and t.lstrip("+-").startswith("0") else int(t)
+        return float(t)
+    except ValueError:
+        raise TemplateError(f"illegal number syntax: {text!r}") from None
+
+
+# -- execution ---------------------------------------------------------------------------------
+
+class _Break(Exception):
+    pass
+
+
+class _Continue(Exception):
+    pass
+
+
+def render(text: str, data: Any, options: Sequence[str] = ()) -> str:
+    """``text`` executed with ``data`` as dot (``options``: Go's ``Option`` strings, e.g.
+    ``missingkey=error``)."""
+    missing = "default"
+    for o in options:
+        if o in ("missingkey=default", "missingkey=invalid"):
+            missing = "default"
+        elif o == "missingkey=zero":
+            missing = "zero"
+        elif o == "missingkey=error":
+            missing = "error"
+        else:
+            raise TemplateError(f"unrecognized option: {o}")
+    run = _Run(missing)
+    out: List[str] = []
+    run.nodes(parse(text), data, [("$", data)], out)
+    return "".join(out)
+
+
+class _Run:
+    def __init__(self, missing: str) -> None:
+        self.missing = missing
+
+    def nodes(self, nodes: List[Any], dot: Any, scope: List[Tuple[str, Any]], out: List[str]) -> None:
+        for n in nodes:
+            kind = n[0]
+            if kind == "text":
+                out.append(n[1])
+            elif kind == "action":
+                value = self.pipe(n[1], dot, scope)
+                if not n[1][0]:   # a declaration prints nothing
+                    out.append(go_print(value))
+            elif kind in ("if", "with"):
+                mark = len(scope)
+                value = self.pipe(n[1], dot, scope)
+                if truth(value):
+                    self.nodes(n[2], value if kind == "with" else dot, scope, out)
+                else:
+                    self.nodes(n[3], dot, scope, out)
+                del scope[mark:]
+            elif kind == "range":
+                self.range(n, dot, scope, out)
+            elif kind == "break":
+                raise _Break()
+            elif kind == "continue":
+                raise _Continue()
+
+    def range(self, n: Any, dot: Any, scope: List[Tuple[str, Any]], out: List[str]) -> None:
+        names, _, cmds = n[1]
+        mark = len(scope)
+        value = self.pipe(([], False, cmds), dot, scope)
+        if isinstance(value, dict):
+            pairs: List[Tuple[Any, Any]] = [(k, value[k]) for k in sorted(value, key=_sort_key)]
+        elif isinstance(value, list):
+            pairs = list(enumerate(value))
+        elif isinstance(value, int) and not isinstance(value, bool):
+            pairs = [(i, i) for i in range(value)]
+        elif value is None or value is MISSING:
+            pairs = []
+        else:
+            raise TemplateError(f"range can't iterate over {go_print(value)}")
+        if not pairs:
+            self.nodes(n[3], dot, scope, out)
+            return
+        for k, v in pairs:
+            del scope[mark:]
+            if len(names) == 1:
+                scope.append((names[0], v))
+            elif len(names) == 2:
+                scope += [(names[0], k), (names[1], v)]
+            try:
+                self.nodes(n[2], v, scope, out)
+            except _Break:
+                break
+            except _Continue:
+                continue
+        del scope[mark:]
+
+    def pipe(self, pipe: Any, dot: Any, scope: List[Tuple[str, Any]]) -> Any:
+        names, assign, cmds = pipe
+        value: Any = None
+        first = True
+        for cmd in cmds:
+            value = self.command(cmd, dot, scope, None if first else (value,))
+            first = False
+        for name in names[:1]:
+            if assign:
+                for i in range(len(scope) - 1, -1, -1):
+                    if scope[i][0] == name:
+                        scope[i] = (name, value)
+                        break
+                else:
+                    raise TemplateError(f"undefined variable: {name}")
+            else:
+                scope.append((name, value))
+        return value
+
+    def command(self, cmd: List[Any], dot: Any, scope: List[Tuple[str, Any]],
+                piped: Optional[Tuple[Any]]) -> Any:
+        head = cmd[0]
+        if head[0] == "ident":
+            fn = _function(head[1])
+            if head[1] in ("and", "or"):
+                return self.logic(head[1], cmd[1:], dot, scope, piped)
+            args = [self.operand(a, dot, scope) for a in cmd[1:]] + list(piped or ())
+            try:
+                return fn(*args)
+            except TemplateError:
+                raise
+            except (TypeError, ValueError, KeyError, IndexError, ZeroDivisionError,
+                    AttributeError, OverflowError) as e:
+                raise TemplateError(f"error calling {head[1]}: {e}") from None
+        if len(cmd) > 1 or piped is not None:
+            raise TemplateError(f"can't give argument to non-function {_describe(head)}")
+        return self.operand(head, dot, scope)
+
+    def logic(self, name: str, args: List[Any], dot: Any, scope: List[Tuple[str, Any]],
+              piped: Optional[Tuple[Any]]) -> Any:
+        """``and``/``or`` stop at the first argument that decides (Go 1.18)."""
+        if not args and not piped:
+            raise TemplateError(f"wrong number of args for {name}: want at least 1 got 0")
+        value: Any = None
+        for a in args:
+            value = self.operand(a, dot, scope)
+            if truth(value) != (name == "and"):
+                return value
+        if piped:
+            value = piped[0]
+        return value
+
+    def operand(self, op: Any, dot: Any, scope: List[Tuple[str, Any]]) -> Any:
+        kind = op[0]
+        if kind == "const":
+            return op[1]
+        if kind == "nil":
+            raise TemplateError("nil is not a command")
+        if kind == "dot":
+            return dot
+        if kind == "field":
+            return self.fields(dot, op[1])
+        if kind == "var":
+            for name, value in reversed(scope):
+                if name == op[1]:
+                    return self.fields(value, op[2])
+            raise TemplateError(f"undefined variable: {op[1]}")
+        if kind == "pipe":
+            return self.fields(self.pipe(op[1], dot, scope), op[2])
+        if kind == "ident":
+            return _function(op[1])()
+        raise TemplateError(f"can't evaluate {op!r}")
+
+    def fields(self, value: Any, names: List[str]) -> Any:
+        for name in names:
+            if isinstance(value, dict):
+                if name in value:
+                    value = value[name]
+                elif self.missing == "error":
+                    raise TemplateError(f'map has no entry for key "{name}"')
+                else:
+                    value = MISSING
+            elif value is None or value is MISSING:
+                raise TemplateError(f"nil pointer evaluating interface {{}}.{name}")
+            else:
+                # Argo CD's parameters are map[string]any: a value's static type is interface {}
+                raise TemplateError(f"can't evaluate field {name} in type interface {{}}")
+        return value
+
+
+def _describe(op: Any) -> str:
+    if op[0] == "field":
+        return "." + ".".join(op[1])
+    if op[0] == "var":
+        return op[1]
+    if op[0] == "const":
+        return go_print(op[1])
+    return op[0]
+
+
+def _sort_key(k: Any) -> Any:
+    return (0, k) if isinstance(k, (int, float)) and not isinstance(k, bool) else (1, str(k))
+
+
+def _go_type(v: Any) -> str:
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, int):
+        return "int"
+    if isinstance(v, float):
+        return "float64"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "[]interface {}"
+    return "interface {}"
+
+
+def truth(v: Any) -> bool:
+    """Go's ``template.IsTrue``: the zero value of its type is false."""
+    if v is None or v is MISSING:
+        return False
+    if isinstance(v, (bool, int, float, str, list, dict)):
+        return bool(v)
+    return True
+
+
+def go_print(v: Any) -> str:
+    """``fmt.Fprint`` of a value (``%v``), as text/template prints an action's result."""
+    if v is MISSING:
+        return "<no value>"
+    if v is None:
+        return "<nil>"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return _go_float(v)
+    if isinstance(v, list):
+        return "[" + " ".join(go_print(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "map[" + " ".join(f"{go_print(k)}:{go_print(v[k])}"
+                                 for k in sorted(v, key=_sort_key)) + "]"
+    return str(v)
+
+
+def _go_float(f: float) -> str:
+    """``%v`` of a float64: strconv 'g' with the shortest digits, exponent below 1e-4 or from
+    1e21 (fmt/print.go ``fmtFloat(v, 64, 'g', -1)`` with ``%v``'s exponent threshold)."""
+    if math.isinf(f):
+        return "+Inf" if f > 0 else "-Inf"
+    if math.isnan(f):
+        return "NaN"
+    if f == 0:
+        return "0" if math.copysign(1, f) > 0 else "-0"
+    r = repr(f)
+    mantissa, _, exp = r.partition("e")
+    digits = mantissa.replace("-", "").replace(".", "").lstrip("0") or "0"
+    e10 = math.floor(math.log10(abs(f)))
+    if -4 <= e10 < 21:
+        s = f"{f:.{max(0, len(digits) - 1 - e10)}f}" if "e" in r else r
+        return s[:-2] if s.endswith(".0") else s
+    m = mantissa if exp else r
+    if not exp:   # Python wrote it plainly (< 1e16) but Go wants an exponent (< 1e-4)
+        m, _, exp = f"{f:e}".partition("e")
+        m = repr(float(m))
+    m = m[:-2] if m.endswith(".0") else m
+    sign = "-" if exp.startswith("-") else "+"
+    return f"{m}e{sign}{abs(int(exp)):02d}"
+
+
+# -- functions --------------------------------------------------------------------------------
+
+def _str(v: Any) -> str:
+    """Sprig's ``strval``: a string as it is, anything else ``fmt.Sprintf("%v")``."""
+    return v if isinstance(v, str) else ("" if v is None or v is MISSING else go_print(v))
+
+
+def _int(v: Any) -> int:
+    """spf13/cast ``ToInt64``: numbers, numeric strings, bools; anything else 0."""
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float):
+        return int(v)
+    if isinstance(v, str):
+        try:
+            return int(v.strip(), 0) if v.strip() else 0
+        except ValueError:
+            try:
+                return int(float(v))
+            except ValueError:
+                return 0
+    return 0
+
+
+def _float(v: Any) -> float:
+    if isinstance(v, (int, float)):
+        return float(v)
+    if isinstance(v, str):
+        try:
+            return float(v)
+        except ValueError:
+            return 0.0
+    return 0.0
+
+
+def empty(v: Any) -> bool:
+    """Sprig's ``empty``: nil, zero, "", false, an empty list or map."""
+    return not truth(v)
+
+
+def _eq(a: Any, *rest: Any) -> bool:
+    if not rest:
+        raise TemplateError("wrong number of args for eq: want at least 1 got 0")
+    for b in rest:
+        _comparable(a, b, "eq")
+        if a == b:
+            return True
+    return False
+
+
+def _comparable(a: Any, b: Any, name: str) -> None:
+    num = (int, float)
+    if isinstance(a, bool) != isinstance(b, bool) or \
+            (isinstance(a, num) != isinstance(b, num)) or \
+            (isinstance(a, str) != isinstance(b, str)):
+        if a is MISSING or b is MISSING or a is None or b is None:
+            raise TemplateError(f"error calling {name}: invalid type for comparison")
+        raise TemplateError(f"error calling {name}: incompatible types for comparison")
+
+
+def _less(a: Any, b: Any, name: str) -> bool:
+    _comparable(a, b, name)
+    if isinstance(a, (list, dict, bool)) or a is None:
+        raise TemplateError(f"error calling {name}: invalid type for comparison")
+    return bool(a < b)
+
+
+def _index(item: Any, *keys: Any) -> Any:
+    for k in keys:
+        if isinstance(item, dict):
+            item = item.get(k, MISSING) if not isinstance(k, (list, dict)) else MISSING
+        elif isinstance(item, (list, str)):
+            if not isinstance(k, int) or isinstance(k, bool):
+                raise TemplateError("error calling index: cannot index slice/array with type "
+                                    + _go_type(k))
+            if not 0 <= k < len(item):
+                raise TemplateError(f"error calling index: index out of range: {k}")
+            item = item[k] if isinstance(item, list) else ord(item[k])
+        elif item is None or item is MISSING:
+            raise TemplateError("error calling index: index of untyped nil")
+        else:
+            raise TemplateError(f"error calling index: can't index item of type {_go_type(item)}")
+    return item
+
+
+def _len(v: Any) -> int:
+    if isinstance(v, (str, list, dict)):
+        return len(v.encode("utf-8")) if isinstance(v, str) else len(v)
+    raise TemplateError(f"error calling len: len of type {_go_type(v)}")
+
+
+def _slice(item: Any, *idx: Any) -> Any:
+    if not isinstance(item, (str, list)):
+        raise TemplateError(f"error calling slice: can't slice item of type {_go_type(item)}")
+    bounds = [int(i) for i in idx]
+    if len(bounds) > 2 and isinstance(item, str):
+        raise TemplateError("error calling slice: cannot 3-index slice a string")
+    lo = bounds[0] if bounds else 0
+    hi = bounds[1] if len(bounds) > 1 else len(item)
+    if not 0 <= lo <= hi <= len(item):
+        raise TemplateError(f"error calling slice: index out of range: {hi}")
+    return item[lo:hi]
+
+
+_VERB = re.compile(r"%([-+# 0]*)(\d+|\*)?(?:\.(\d+))?([a-zA-Z%])")
+
+
+def sprintf(fmt: str, *args: Any) -> str:
+    """Go's ``fmt.Sprintf`` for the verbs a name or path template uses (%s %v %d %q %t %f %x
+    %X %o %c %%, width, precision, the ``-`` and ``0`` flags); another verb raises."""
+    out: List[str] = []
+    pos = 0
+    arg = 0
+    for m in _VERB.finditer(fmt):
+        out.append(fmt[pos:m.start()])
+        pos = m.end()
+        flags, width, prec, verb = m.group(1), m.group(2), m.group(3), m.group(4)
+        if verb == "%":
+            out.append("%")
+            continue
+        if arg >= len(args):
+            out.append(f"%!{verb}(MISSING)")
+            continue
+        v = args[arg]
+        arg += 1
+        out.append(_pad(_verb(verb, v, prec), flags, width))
+    out.append(fmt[pos:])
+    if arg < len(args):
+        out.append("%!(EXTRA " + ", ".join(f"{_go_type(a)}={go_print(a)}" for a in args[arg:]) + ")")
+    return "".join(out)
+
+
+def _verb(verb: str, v: Any, prec: Optional[str]) -> str:
+    if verb in ("s", "v"):
+        s = go_print(v) if verb == "v" or not isinstance(v, str) else v
+        return s[:int(prec)] if prec is not None and verb == "s" else s
+    if verb == "d" and isinstance(v, int) and not isinstance(v, bool):
+        return str(v)
+    if verb == "q" and isinstance(v, str):
+        return _go_quote(v)
+    if verb == "t" and isinstance(v, bool):
+        return "true" if v else "false"
+    if verb in ("f", "F") and isinstance(v, (int, float)) and not isinstance(v, bool):
+        if isinstance(v, int):
+            return f"%!f(int={v})"
+        return f"{v:.{int(prec) if prec is not None else 6}f}"
+    if verb in ("x", "X", "o") and isinstance(v, int) and not isinstance(v, bool):
+        s = format(v, {"x": "x", "X": "X", "o": "o"}[verb])
+        return s
+    if verb in ("x", "X") and isinstance(v, str):
+        s = v.encode("utf-8").hex()
+        return s.upper() if verb == "X" else s
+    if verb == "c" and isinstance(v, int):
+        return chr(v)
+    if verb in "sdqtfFxXoc":
+        return f"%!{verb}({_go_type(v)}={go_print(v)})"
+    raise TemplateError(f"printf verb %{verb} is not expanded by kzgit")
+
+
+def _pad(s: str, flags: str, width: Optional[str]) -> str:
+    if not width or width == "*":
+        return s
+    w = int(width)
+    if "-" in flags:
+        return s.ljust(w)
+    if "0" in flags and s.lstrip("-").replace(".", "").isdigit():
+        sign = "-" if s.startswith("-") else ""
+        return sign + s.lstrip("-").rjust(w - len(sign), "0")
+    return s.rjust(w)
+
+
+def _go_quote(s: str) -> str:
+    """``strconv.Quote``: Go's escapes, printable Unicode kept."""
+    out = ['"']
+    for c in s:
+        if c in ('"', "\\"):
+            out.append("\\" + c)
+        elif c == "\n":
+            out.append("\\n")
+        elif c == "\t":
+            out.append("\\t")
+        elif c == "\r":
+            out.append("\\r")
+        elif ord(c) < 0x20 or ord(c) == 0x7f:
+            out.append(f"\\x{ord(c):02x}")
+        elif not c.isprintable():
+            out.append(f"\\u{ord(c):04x}" if ord(c) < 0x10000 else f"\\U{ord(c):08x}")
+        else:
+            out.append(c)
+    out.append('"')
+    return "".join(out)
+
+
+def _title(s: str) -> str:
+    """strings.Title: the first letter of each word (after a non-letter) upper-cased."""
+    out, prev = [], " "
+    for c in s:
+        out.append(c.upper() if not (prev.isalnum() or prev == "_" or prev == "'") else c)
+        prev = c
+    return "".join(out)
+
+
+def _trunc(n: Any, s: Any) -> str:
+    s, n = _str(s), _int(n)
+    if n < 0 and len(s) + n > 0:
+        return s[len(s) + n:]
+    if n >= 0 and len(s) > n:
+        return s[:n]
+    return s
+
+
+def _substr(start: Any, end: Any, s: Any) -> str:
+    s, a, b = _str(s), _int(start), _int(end)
+    if a < 0:
+        return s[:b]
+    if b < 0 or b > len(s):
+        return s[a:]
+    return s[a:b]
+
+
+def _default(d: Any, *given: Any) -> Any:
+    if not given or empty(given[0]):
+        return d
+    return given[0]
+
+
+def _coalesce(*vs: Any) -> Any:
+    for v in vs:
+        if not empty(v):
+            return v
+    return None
+
+
+def _ternary(a: Any, b: Any, cond: Any) -> Any:
+    return a if cond is True else b
+
+
+def _list(*vs: Any) -> List[Any]:
+    return list(vs)
+
+
+def _dict(*vs: Any) -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    for i in range(0, len(vs), 2):
+        out[_str(vs[i])] = vs[i + 1] if i + 1 < len(vs) else ""
+    return out
+
+
+def _as_list(v: Any, name: str) -> List[Any]:
+    if isinstance(v, list):
+        return v
+    if v is None or v is MISSING:
+        return []
+    raise TemplateError(f"error calling {name}: Cannot find {name} on type {_go_type(v)}")
+
+
+def _join(sep: Any, v: Any) -> str:
+    items = v if isinstance(v, list) else [v] if v is not None and v is not MISSING else []
+    return _str(sep).join(_str(x) for x in items if x is not None)
+
+
+def _split(sep: Any, s: Any) -> Dict[str, str]:
+    return {f"_{i}": p for i, p in enumerate(_go_split(_str(s), _str(sep)))}
+
+
+def _go_split(s: str, sep: str) -> List[str]:
+    """strings.Split: an empty separator splits into characters."""
+    return list(s) if sep == "" else s.split(sep)
+
+
+def _regex(pattern: Any) -> Any:
+    from kzgit import gore   # start-up: only templates with a regex function
+    try:
+        return gore.compile(_str(pattern))
+    except ValueError as e:
+        raise TemplateError(f"error calling regex: {e}") from None
+
+
+def _go_matches(rx: Any, s: str) -> List[Any]:
+    """Go's successive non-overlapping matches: an empty match next to the previous is skipped."""
+    out: List[Any] = []
+    last_end = -1
+    for m in rx.finditer(s):
+        if m.end() == m.start() and m.start() == last_end:
+            continue
+        out.append(m)
+        last_end = m.end()
+    return out
+
+
+def _expand_repl(m: Any, repl: str) -> str:
+    """regexp.Expand: ``$1``, ``${1}``, ``$name``, ``${name}``, ``$$``; a name is the longest
+    run of letters, digits and underscores (``$1x`` is the group ``1x``: empty)."""
+    def group(name: str) -> str:
+        try:
+            got = m.group(int(name)) if name.isdigit() else m.group(name)
+        except (IndexError, KeyError, ValueError):
+            return ""   # Go: a group that does not exist expands to nothing
+        return got or ""
+    return re.sub(r"\$(\$|\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))",
+                  lambda x: "$" if x.group(1) == "$" else group(x.group(2) or x.group(3)), repl)
+
+
+def _regex_replace_all(pattern: Any, s: Any, repl: Any) -> str:
+    rx, text = _regex(pattern), _str(s)
+    return _replace_matches(rx, text, lambda m: _expand_repl(m, _str(repl)))
+
+
+def _regex_replace_all_literal(pattern: Any, s: Any, repl: Any) -> str:
+    rx, text = _regex(pattern), _str(s)
+    return _replace_matches(rx, text, lambda m: _str(repl))
+
+
+def _replace_matches(rx: Any, text: str, make: Callable[[Any], str]) -> str:
+    out, pos = [], 0
+    for m in _go_matches(rx, text):
+        out.append(text[pos:m.start()])
+        out.append(make(m))
+        pos = m.end()
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _regex_find_all(pattern: Any, s: Any, n: Any) -> List[str]:
+    found = [m.group(0) for m in _go_matches(_regex(pattern), _str(s))]
+    k = _int(n)
+    return found if k < 0 else found[:k]
+
+
+def _regex_split(pattern: Any, s: Any, n: Any) -> List[str]:
+    text, k = _str(s), _int(n)
+    if k == 0:
+        return []
+    out: List[str] = []
+    pos = 0
+    for m in _go_matches(_regex(pattern), text):
+        if k > 0 and len(out) == k - 1:
+            break
+        if m.end() == 0 and m.start() == 0:
+            continue
+        out.append(text[pos:m.start()])
+        pos = m.end()
+    out.append(text[pos:])
+    return out
+
+
+def _to_json(v: Any) -> str:
+    """encoding/json.Marshal: keys sorted, <, > and & escaped as \\u003c..."""
+    try:
+        text = json.dumps(_plain(v), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError):
+        return ""
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026") \
+        .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def _plain(v: Any) -> Any:
+    if v is MISSING:
+        return None
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    return v
+
+
+def _to_yaml(v: Any) -> str:
+    """Argo CD's ``toYaml``: sigs.k8s.io/yaml's Marshal (through JSON: keys sorted), the final
+    newline trimmed."""
+    from kzgit.yamlio import dump   # start-up: only templates that print YAML
+    return dump(_plain(v)).rstrip("\n")
+
+
+def _from_yaml(s: Any) -> Any:
+    got = _yaml(s, "fromYaml")
+    if got is None:
+        return {}
+    if not isinstance(got, dict):
+        raise TemplateError("error calling fromYaml: error unmarshaling JSON: while decoding "
+                            "JSON: json: cannot unmarshal "
+                            f"{'array' if isinstance(got, list) else _json_kind(got)} into Go "
+                            "value of type map[string]interface {}")
+    return got
+
+
+def _yaml(s: Any, name: str) -> Any:
+    """sigs.k8s.io/yaml Unmarshal of a string (Argo CD's fromYaml and fromYamlArray)."""
+    from kzgit.errors import KzgitError   # start-up: only templates that read YAML
+    from kzgit.yamlio import load_yaml11   # start-up
+    try:
+        return load_yaml11(_str(s))
+    except KzgitError as e:
+        raise TemplateError(f"error calling {name}: {e}") from None
+
+
+def _json_kind(v: Any) -> str:
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, (int, float)):
+        return "number"
+    return "string"
+
+
+def _slugify(*args: Any) -> str:
+    """applicationset/utils ``SlugifyName(args...)``: the last argument is the name, the first
+    (with two or more) the maximum size (50), the second (with three) whether to cut at a dash
+    (true); the name goes through ``SanitizeName``, then github.com/gosimple/slug ``Make``
+    (characters outside ``[a-zA-Z0-9_-]`` a dash, runs of dashes one, ``-`` and ``_`` trimmed,
+    cut to the size: at the last dash at or before it when smart, else at it; trimmed again)."""
+    if not args:
+        raise TemplateError("error calling slugify: no name")
+    size, smart = 50, True
+    if len(args) >= 2:
+        if not isinstance(args[0], int) or isinstance(args[0], bool):
+            raise TemplateError("error calling slugify: interface conversion: interface {} is "
+                                f"{_go_type(args[0])}, not int")
+        size = args[0]
+    if len(args) >= 3:
+        if not isinstance(args[1], bool):
+            raise TemplateError("error calling slugify: interface conversion: interface {} is "
+                                f"{_go_type(args[1])}, not bool")
+        smart = args[1]
+    if not isinstance(args[-1], str):
+        raise TemplateError("error calling slugify: interface conversion: interface {} is "
+                            f"{_go_type(args[-1])}, not string")
+    text = re.sub(r"-+", "-", re.sub(r"[^a-zA-Z0-9_-]", "-", _normalize(args[-1]))).strip("-_")
+    if size > 0 and len(text) > size:
+        cut = text[:size]
+        if smart:
+            dash = text.rfind("-", 0, size + 1)
+            cut = text[:dash] if dash >= 0 else cut
+        text = cut
+    return text.strip("-_")
+
+
+def _fail(msg: Any) -> Any:
+    raise TemplateError(_str(msg))
+
+
+def _normalize(s: Any) -> str:
+    from kzgit.gitops.appset import sanitize_name   # start-up: the one port of SanitizeName
+    return sanitize_name(_str(s))
+
+
+def _not_expanded(name: str) -> Callable[..., Any]:
+    def refuse(*_: Any) -> Any:
+        raise TemplateError(f"template function {name} is not expanded by kzgit "
+                            "(its result depends on the time, chance or the network, or kzgit "
+                            "does not implement it)")
+    return refuse
+
+
+def _b64dec(s: Any) -> str:
+    try:
+        return base64.b64decode(_str(s), validate=True).decode("utf-8", "replace")
+    except ValueError as e:
+        return str(e)
+
+
+_FUNCS: Dict[str, Callable[..., Any]] = {
+    # text/template's builtins (text/template/funcs.go)
+    "index": _index, "len": _len, "slice": _slice, "not": lambda v: not truth(v),
+    "eq": _eq, "ne": lambda a, b: not _eq(a, b),
+    "lt": lambda a, b: _less(a, b, "lt"), "le": lambda a, b: _less(a, b, "le") or _eq(a, b),
+    "gt": lambda a, b: _less(b, a, "gt"), "ge": lambda a, b: _less(b, a, "ge") or _eq(a, b),
+    "print": lambda *a: _go_sprint(a), "println": lambda *a: " ".join(go_print(x) for x in a) + "\n",
+    "printf": lambda f, *a: sprintf(_str(f), *a),
+    "and": lambda *a: a, "or": lambda *a: a,   # evaluated lazily by _Run.logic
+    "urlquery": lambda *a: _urlquery(a), "html": _not_expanded("html"), "js": _not_expanded("js"),
+    "call": _not_expanded("call"),
+    # Sprig: strings (sprig/v3 strings.go)
+    "upper": lambda s: _str(s).upper(), "lower": lambda s: _str(s).lower(),
+    "title": lambda s: _title(_str(s)), "untitle": lambda s: " ".join(
+        w[:1].lower() + w[1:] for w in _str(s).split(" ")),
+    "trim": lambda s: _str(s).strip(" \t\n\r\v\f\u0085\u00a0"),
+    "trimAll": lambda c, s: _str(s).strip(_str(c)),
+    "trimPrefix": lambda p, s: _str(s)[len(_str(p)):] if _str(s).startswith(_str(p)) else _str(s),
+    "trimSuffix": lambda p, s: _str(s)[:len(_str(s)) - len(_str(p))]
+    if _str(p) and _str(s).endswith(_str(p)) else _str(s),
+    "trunc": _trunc, "substr": _substr,
+    "replace": lambda old, new, s: _str(s).replace(_str(old), _str(new)),
+    "repeat": lambda n, s: _str(s) * max(0, _int(n)),
+    "contains": lambda sub, s: _str(sub) in _str(s),
+    "hasPrefix": lambda p, s: _str(s).startswith(_str(p)),
+    "hasSuffix": lambda p, s: _str(s).endswith(_str(p)),
+    "quote": lambda *a: " ".join(_go_quote(_str(x)) for x in a if x is not None),
+    "squote": lambda *a: " ".join(f"'{_str(x)}'" for x in a if x is not None),
+    "cat": lambda *a: " ".join(_str(x) for x in a if x is not None),
+    "indent": lambda n, s: " " * _int(n) + _str(s).replace("\n", "\n" + " " * _int(n)),
+    "nindent": lambda n, s: "\n" + " " * _int(n) + _str(s).replace("\n", "\n" + " " * _int(n)),
+    "nospace": lambda s: re.sub(r"\s", "", _str(s)),
+    "splitList": lambda sep, s: _go_split(_str(s), _str(sep)), "split": _split,
+    "join": _join, "toString": _str, "toStrings": lambda v: [_str(x) for x in _as_list(v, "toStrings")],
+    "abbrev": lambda n, s: _str(s) if len(_str(s)) <= _int(n) else _str(s)[:max(0, _int(n) - 3)] + "...",
+    "wrap": _not_expanded("wrap"), "plural": lambda one, many, n: one if _int(n) == 1 else many,
+    "snakecase": _not_expanded("snakecase"), "camelcase": _not_expanded("camelcase"),
+    "kebabcase": _not_expanded("kebabcase"), "swapcase": lambda s: _str(s).swapcase(),
+    # defaults (defaults.go)
+    "default": _default, "empty": empty, "coalesce": _coalesce, "ternary": _ternary,
+    "required": lambda msg, v: v if not empty(v) else _fail(msg), "fail": _fail,
+    "toJson": _to_json, "mustToJson": _to_json, "toRawJson": lambda v: json.dumps(
+        _plain(v), sort_keys=True, separators=(",", ":"), ensure_ascii=False),
+    "toPrettyJson": lambda v: json.dumps(_plain(v), sort_keys=True, indent=2, ensure_ascii=False)
+    .replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"),
+    "fromJson": lambda s: _from_json(s),
+    # lists and dicts (list.go, dict.go)
+    "list": _list, "tuple": _list, "dict": _dict,
+    "first": lambda v: (_as_list(v, "first") or [None])[0],
+    "last": lambda v: (_as_list(v, "last") or [None])[-1],
+    "rest": lambda v: _as_list(v, "rest")[1:], "initial": lambda v: _as_list(v, "initial")[:-1],
+    "append": lambda v, x: _as_list(v, "append") + [x], "prepend": lambda v, x: [x] + _as_list(v, "prepend"),
+    "concat": lambda *vs: [x for v in vs for x in _as_list(v, "concat")],
+    "reverse": lambda v: list(reversed(_as_list(v, "reverse"))),
+    "uniq": lambda v: _uniq(_as_list(v, "uniq")), "compact": lambda v: [x for x in _as_list(v, "compact") if not empty(x)],
+    "has": lambda x, v: x in _as_list(v, "has"),
+    "without": lambda v, *xs: [x for x in _as_list(v, "without") if x not in xs],
+    "sortAlpha": lambda v: sorted(_str(x) for x in _as_list(v, "sortAlpha")),
+    "get": lambda d, k: d.get(_str(k), "") if isinstance(d, dict) else "",
+    "hasKey": lambda d, k: isinstance(d, dict) and _str(k) in d,
+    "keys": lambda *ds: [k for d in ds if isinstance(d, dict) for k in d],
+    "values": lambda d: list(d.values()) if isinstance(d, dict) else [],
+    "pick": lambda d, *ks: {k: d[k] for k in map(_str, ks) if isinstance(d, dict) and k in d},
+    "omit": lambda d, *ks: {k: v for k, v in (d.items() if isinstance(d, dict) else ()) if k not in ks},
+    "pluck": lambda k, *ds: [d[_str(k)] for d in ds if isinstance(d, dict) and _str(k) in d],
+    "merge": _not_expanded("merge"), "mergeOverwrite": _not_expanded("mergeOverwrite"),
+    "set": _not_expanded("set"), "unset": _not_expanded("unset"), "deepCopy": _not_expanded("deepCopy"),
+    # paths (paths.go)
+    "base": lambda s: posixpath.basename(_str(s).rstrip("/")) or ("/" if _str(s).startswith("/") else "."),
+    "dir": lambda s: _go_dir(_str(s)), "clean": lambda s: posixpath.normpath(_str(s)) if _str(s) else ".",
+    "ext": lambda s: _go_ext(_str(s)), "isAbs": lambda s: _str(s).startswith("/"),
+    # regular expressions (regex.go), Go's RE2
+    "regexMatch": lambda p, s: _regex(p).search(_str(s)) is not None,
+    "regexFind": lambda p, s: (lambda m: m.group(0) if m else "")(_regex(p).search(_str(s))),
+    "regexFindAll": _regex_find_all, "regexReplaceAll": _regex_replace_all,
+    "regexReplaceAllLiteral": _regex_replace_all_literal, "regexSplit": _regex_split,
+    "regexQuoteMeta": lambda s: re.sub(r"([\\.+*?()|\[\]{}^$])", r"\\\1", _str(s)),
+    # numbers (numeric.go)
+    "add": lambda *a: sum(_int(x) for x in a), "add1": lambda a: _int(a) + 1,
+    "sub": lambda a, b: _int(a) - _int(b), "mul": lambda *a: math.prod(_int(x) for x in a),
+    "div": lambda a, b: int(_int(a) / _int(b)), "mod": lambda a, b: int(math.fmod(_int(a), _int(b))),
+    "max": lambda *a: max(_int(x) for x in a), "min": lambda *a: min(_int(x) for x in a),
+    "int": _int, "int64": _int, "float64": _float, "atoi": lambda s: _atoi(s),
+    "until": lambda n: list(range(_int(n))) if _int(n) >= 0 else list(range(0, _int(n), -1)),
+    "seq": _not_expanded("seq"),
+    # encodings (crypto.go, strings.go)
+    "b64enc": lambda s: base64.b64encode(_str(s).encode("utf-8")).decode("ascii"),
+    "b64dec": _b64dec,
+    "sha1sum": lambda s: hashlib.sha1(_str(s).encode("utf-8")).hexdigest(),   # noqa: S324 - Sprig's
+    "sha256sum": lambda s: hashlib.sha256(_str(s).encode("utf-8")).hexdigest(),
+    # Argo CD's own (applicationset/utils/utils.go)
+    "normalize": _normalize, "slugify": _slugify, "toYaml": _to_yaml, "fromYaml": _from_yaml,
+    "fromYamlArray": lambda s: _from_yaml_array(s),
+}
+
+# Sprig functions whose result depends on the clock, chance, the network or secrets kzgit does
+# not hold; Argo CD removes env, expandenv and getHostByName (utils.go): "not defined" for those.
+for _name in ("now", "date", "dateInZone", "date_in_zone", "dateModify", "date_modify", "ago",
+              "toDate", "mustToDate", "unixEpoch", "duration", "durationRound", "htmlDate",
+              "htmlDateInZone", "randAlpha", "randAlphaNum", "randNumeric", "randAscii", "randBytes",
+              "randInt", "uuidv4", "genPrivateKey", "derivePassword", "buildCustomCert", "genCA",
+              "genSelfSignedCert", "genSignedCert", "encryptAES", "decryptAES", "bcrypt", "htpasswd",
+              "semver", "semverCompare", "shuffle", "adler32sum", "b32enc", "b32dec", "typeOf",
+              "kindOf", "typeIs", "kindIs", "deepEqual", "dig", "urlParse", "urlJoin", "osBase",
+              "osDir", "osExt", "osClean", "osIsAbs", "mustRegexMatch", "mustRegexFind"):
+    _FUNCS.setdefault(_name, _not_expanded(_name))
+
+
+def _function(name: str) -> Callable[..., Any]:
+    fn = _FUNCS.get(name)
+    if fn is None:
+        raise TemplateError(f'function "{name}" not defined')
+    return fn
+
+
+def _go_sprint(args: Sequence[Any]) -> str:
+    """fmt.Sprint: a space between operands when neither is a string."""
+    out = []
+    for i, a in enumerate(args):
+        if i and not isinstance(a, str) and not isinstance(args[i - 1], str):
+            out.append(" ")
+        out.append(go_print(a))
+    return "".join(out)
+
+
+def _urlquery(args: Sequence[Any]) -> str:
+    from urllib.parse import quote_plus   # start-up
+    return quote_plus(_go_sprint(args), safe="~")
+
+
+def _uniq(v: List[Any]) -> List[Any]:
+    out: List[Any] = []
+    for x in v:
+        if x not in out:
+            out.append(x)
+    return out
+
+
+def _go_dir(s: str) -> str:
+    d = s[:s.rfind("/") + 1] if "/" in s else ""
+    return posixpath.normpath(d) if d else "."
+
+
+def _go_ext(s: str) -> str:
+    base = s[s.rfind("/") + 1:]
+    i = base.rfind(".")
+    return base[i:] if i >= 0 else ""
+
+
+def _atoi(s: Any) -> int:
+    try:
+        return int(_str(s))
+    except ValueError:
+        return 0
+
+
+def _from_json(s: Any) -> Any:
+    try:
+        return json.loads(_str(s))
+    except ValueError:
+        return {}
+
+
+def _from_yaml_array(s: Any) -> Any:
+    got = _yaml(s, "fromYamlArray")
+    if got is None:
+        return []
+    if not isinstance(got, list):
+        raise TemplateError("error calling fromYamlArray: error unmarshaling JSON: while decoding "
+                            "JSON: json: cannot unmarshal "
+                            f"{'object' if isinstance(got, dict) else _json_kind(got)} into Go "
+                            "value of type []interface {}")
+    return got

@@ -1,0 +1,220 @@
+"""kzgit.gitops.gotemplate: Go's text/template with Sprig and Argo CD's functions, as the
+ApplicationSet controller renders ``goTemplate`` templates.
+
+The table cases are Argo CD's own (tests/gitops/data/argocd_gotemplate_cases.json names the
+commit and file); the others pin text/template's documented semantics (golang.org/pkg/text/template:
+trim markers, comments, variables, ``else if``, ``range`` over maps in key order, ``break``,
+``and``/``or`` returning an operand, ``<no value>``) and Sprig's (masterminds.github.io/sprig).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+
+from kzgit.gitops.gotemplate import TemplateError, go_print, render, sprintf
+
+CASES = json.loads((Path(__file__).parent / "data" / "argocd_gotemplate_cases.json").read_text())
+
+
+@pytest.mark.parametrize("case", CASES["render"], ids=[c["name"] for c in CASES["render"]])
+def test_argo_cd_render_table(case: Dict[str, Any]) -> None:
+    options: List[str] = case.get("options", [])
+    if "error" in case:
+        with pytest.raises(TemplateError) as e:
+            render(case["template"], case["params"], options)
+        assert str(e.value) == case["error"]
+    else:
+        assert render(case["template"], case["params"], options) == case["expected"]
+
+
+@pytest.mark.parametrize("case", CASES["slugify"], ids=lambda c: f"{c['length']}-{c['smart']}")
+def test_argo_cd_slugify_table(case: Dict[str, Any]) -> None:
+    data = {"name": case["name"]}
+    text = f"{{{{ slugify {case['length']} {str(case['smart']).lower()} .name }}}}"
+    assert render(text, data) == case["expected"]
+
+
+PATH = {"path": {"path": "apps/team-a/web", "basename": "web", "basenameNormalized": "web",
+                 "segments": ["apps", "team-a", "web"]},
+        "cluster": {"name": "in-cluster", "labels": {"env": "prod", "tier": "2"}},
+        "n": 3, "ratio": 0.5, "list": ["b", "a"], "flag": False}
+
+
+@pytest.mark.parametrize("template,expected", [
+    # trim markers take the white space beside them (the marker needs its space)
+    ("a  {{- .n -}}  b", "a3b"),
+    ("a {{/* a comment */}}b", "a b"),
+    ("a {{- /* trimmed */ -}} b", "ab"),
+    ("{{-3}}", "-3"),   # no space: a negative number, not a trim marker
+    # variables, else if, with, range over a map (sorted keys) and a list
+    ("{{ $d := .path.basename }}{{ $d }}-{{ $d }}", "web-web"),
+    ("{{ if eq .cluster.name \"x\" }}x{{ else if .flag }}f{{ else }}other{{ end }}", "other"),
+    ("{{ with .cluster.labels }}{{ .env }}{{ else }}none{{ end }}", "prod"),
+    ("{{ with .nothing }}yes{{ else }}none{{ end }}", "none"),
+    ("{{ range $k, $v := .cluster.labels }}{{ $k }}={{ $v }};{{ end }}", "env=prod;tier=2;"),
+    ("{{ range $i, $s := .path.segments }}{{ if eq $i 1 }}{{ break }}{{ end }}{{ $s }}{{ end }}", "apps"),
+    ("{{ range .nothing }}x{{ else }}empty{{ end }}", "empty"),
+    # and/or give back an operand; not, comparisons
+    ("{{ or .missing .flag \"fallback\" }}", "fallback"),
+    ("{{ and .n .path.basename }}", "web"),
+    ("{{ not .flag }} {{ lt .n 4 }} {{ ge .n 3 }} {{ ne .path.basename \"api\" }}", "true true true true"),
+    # printing Go values: %v of lists, maps, floats, missing keys
+    ("{{ .list }} {{ .cluster.labels }} {{ .ratio }} {{ .missing }}", "[b a] map[env:prod tier:2] 0.5 <no value>"),
+    # parenthesised pipelines and chained fields
+    ("{{ (index .path.segments 1) | upper }}", "TEAM-A"),
+    ("{{ (.cluster).name }}", "in-cluster"),
+    # Sprig: strings
+    ("{{ .path.path | trimPrefix \"apps/\" | replace \"/\" \"-\" }}", "team-a-web"),
+    ("{{ .path.basename | title }} {{ \"A-B\" | lower }} {{ trunc 3 .path.path }} {{ trunc -3 .path.path }}", "Web a-b app web"),
+    ("{{ default \"dev\" .cluster.labels.stage }} {{ default \"dev\" .cluster.labels.env }}", "dev prod"),
+    ("{{ .path.basename | quote }} {{ .path.basename | squote }} {{ cat \"a\" .n }}", "\"web\" 'web' a 3"),
+    ("{{ splitList \"/\" .path.path | last }} {{ join \",\" .list }} {{ (split \"-\" \"x-y\")._1 }}", "web b,a y"),
+    ("{{ contains \"team\" .path.path }} {{ hasPrefix \"apps\" .path.path }} {{ hasSuffix \"b\" .path.path }}", "true true true"),
+    ("{{ list 1 2 | toJson }} {{ dict \"b\" 1 \"a\" \"<x>\" | toJson }}", "[1,2] {\"a\":\"\\u003cx\\u003e\",\"b\":1}"),
+    ("{{ base .path.path }} {{ dir .path.path }} {{ ext \"a/b.yaml\" }}", "web apps/team-a .yaml"),
+    ("{{ regexReplaceAll \"-(.)\" .path.path \"_${1}\" }} {{ regexMatch \"^apps/\" .path.path }}", "apps/team_a/web true"),
+    ("{{ regexFind \"[0-9]+\" \"v12.3\" }} {{ regexFindAll \"[a-z]\" \"a1b2c\" -1 }}", "12 [a b c]"),
+    ("{{ add 1 2 3 }} {{ sub 5 2 }} {{ mul 2 3 }} {{ div 7 2 }} {{ mod 7 3 }} {{ max 1 5 2 }} {{ atoi \"42\" }}", "6 3 6 3 1 5 42"),
+    ("{{ b64enc \"web\" }} {{ b64dec \"d2Vi\" }} {{ sha256sum \"\" | trunc 8 }}", "d2Vi web e3b0c442"),
+    ("{{ ternary \"a\" \"b\" .flag }} {{ empty .list }} {{ coalesce .missing \"\" \"c\" }}", "b false c"),
+    ("{{ printf \"%s-%d-%v-%q\" .path.basename .n .flag \"x\" }}", "web-3-false-\"x\""),
+    ("{{ normalize \"Team_A/Web\" }}", "team-a-web"),
+    ("{{ hasKey .cluster.labels \"env\" }} {{ keys .cluster.labels | sortAlpha | join \",\" }}", "true env,tier"),
+])
+def test_text_template_and_sprig(template: str, expected: str) -> None:
+    assert render(template, PATH) == expected
+
+
+@pytest.mark.parametrize("template,words", [
+    ("{{ now }}", "template function now is not expanded by kzgit"),
+    ("{{ randAlpha 5 }}", "template function randAlpha is not expanded by kzgit"),
+    ("{{ env \"HOME\" }}", 'function "env" not defined'),   # Argo CD removes env and expandenv
+    ("{{ expandenv \"$HOME\" }}", 'function "expandenv" not defined'),
+    ("{{ define \"x\" }}a{{ end }}", "named templates"),
+    ("{{ if .n }}open", "unexpected EOF"),
+    ("{{ end }}", "unexpected {{end}}"),
+    ("{{ .n 1 }}", "can't give argument to non-function .n"),
+    ("{{ .missing.deeper }}", "nil pointer evaluating interface {}.deeper"),
+    ("{{ index .list 5 }}", "error calling index: index out of range: 5"),
+    ("{{ $x }}", "undefined variable: $x"),
+    ("{{ eq .n \"3\" }}", "incompatible types for comparison"),
+    ("{{ regexMatch \"(?=x)\" .path.path }}", "error calling regex"),   # Go's RE2: no lookahead
+    ("{{ fail \"no cluster\" }}", "no cluster"),
+])
+def test_refused_or_not_expanded(template: str, words: str) -> None:
+    with pytest.raises(TemplateError) as e:
+        render(template, PATH)
+    assert words in str(e.value)
+
+
+def test_missingkey_options() -> None:
+    assert render("{{ .missing }}", PATH, ["missingkey=zero"]) == "<no value>"
+    assert render("{{ .missing }}", PATH, ["missingkey=invalid"]) == "<no value>"
+    with pytest.raises(TemplateError, match="unrecognized option: missingkey=bogus"):
+        render("x", PATH, ["missingkey=bogus"])
+
+
+@pytest.mark.parametrize("value,text", [
+    (1.0, "1"), (0.5, "0.5"), (1e21, "1e+21"), (1e20, "100000000000000000000"),
+    (0.0001, "0.0001"), (0.00001, "1e-05"), (-2.5, "-2.5"), (True, "true"), (None, "<nil>"),
+    ([1, "a", [2]], "[1 a [2]]"), ({"b": 1, "a": {"c": 2}}, "map[a:map[c:2] b:1]"),
+])
+def test_go_print(value: Any, text: str) -> None:
+    assert go_print(value) == text
+
+
+def test_sprintf_go_words() -> None:
+    assert sprintf("%05d|%-4s|%x|%%", 42, "ab", 255) == "00042|ab  |ff|%"
+    assert sprintf("%d", "x") == "%!d(string=x)"
+    assert sprintf("%s") == "%!s(MISSING)"
+    assert sprintf("a", 1) == "a%!(EXTRA int=1)"
+
+
+# -- in an ApplicationSet (kzgit.gitops.appset) -------------------------------------------------
+
+def test_applicationset_with_functions_and_template_patch(repo: Any) -> None:
+    """A git-directories ApplicationSet whose goTemplate uses Sprig functions, with a
+    templatePatch (rendered, then merged into each Application; ``spec.project`` kept)."""
+    from gitops_repos import REPO_URL, catalog_of
+    from kzgit.gitops.render import render_app
+    top = repo({
+        "argocd/set.yaml": f"""
+            apiVersion: argoproj.io/v1alpha1
+            kind: ApplicationSet
+            metadata:
+              name: teams
+              namespace: argocd
+            spec:
+              goTemplate: true
+              goTemplateOptions: ["missingkey=error"]
+              generators:
+              - git:
+                  repoURL: {REPO_URL}
+                  revision: HEAD
+                  directories:
+                  - path: teams/*/*
+              template:
+                metadata:
+                  name: '{{{{ index .path.segments 1 }}}}-{{{{ .path.basename | lower | trunc 10 }}}}'
+                spec:
+                  project: '{{{{ index .path.segments 1 }}}}'
+                  destination:
+                    namespace: '{{{{ .path.path | trimPrefix "teams/" | replace "/" "-" }}}}'
+                  source:
+                    repoURL: {REPO_URL}
+                    path: '{{{{ .path.path }}}}'
+              templatePatch: |
+                spec:
+                  project: escaped
+                {{{{- if eq .path.basename "Api" }}}}
+                  source:
+                    kustomize:
+                      namePrefix: {{{{ .path.basename | lower }}}}-
+                {{{{- end }}}}
+            """,
+        "teams/alpha/Api/kustomization.yaml": "resources:\n- cm.yaml\n",
+        "teams/alpha/Api/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n",
+        "teams/beta/web/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: page\n",
+    })
+    catalog = catalog_of(top)
+    teams = catalog.find("teams")
+    assert teams.expanded is True, teams.reason
+    api, web = catalog.find("alpha-api"), catalog.find("beta-web")
+    assert api.path == "teams/alpha/Api" and web.path == "teams/beta/web"
+    assert api.obj["spec"]["project"] == "alpha"   # the patch may not change the project
+    assert api.obj["spec"]["destination"] == {"namespace": "alpha-Api"}
+    assert api.obj["spec"]["source"]["kustomize"] == {"namePrefix": "api-"}
+    assert "kustomize" not in web.obj["spec"]["source"]
+    assert "name: api-settings" in render_app(catalog, api).to_yaml()
+
+
+def test_applicationset_template_error_is_listed_not_expanded(repo: Any) -> None:
+    from gitops_repos import REPO_URL, catalog_of
+    top = repo({
+        "argocd/set.yaml": f"""
+            apiVersion: argoproj.io/v1alpha1
+            kind: ApplicationSet
+            metadata:
+              name: strict
+              namespace: argocd
+            spec:
+              goTemplate: true
+              goTemplateOptions: ["missingkey=error"]
+              generators:
+              - list:
+                  elements:
+                  - {{dir: apps/a}}
+              template:
+                metadata:
+                  name: 'a-{{{{ .cluster }}}}'
+                spec:
+                  source: {{repoURL: {REPO_URL}, path: '{{{{ .dir }}}}'}}
+            """,
+        "apps/a/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+    })
+    strict = catalog_of(top).find("strict")
+    assert strict.expanded is False
+    assert strict.reason == ("template 'a-{{ .cluster }}': map has no entry for key \"cluster\"")
