@@ -36,6 +36,7 @@ from __future__ import annotations
 import posixpath
 import re
 
+from kzgit.gitops.gotemplate import sanitize_name
 from kzgit.gitops.model import ARGOCD, App, Doc, as_dict
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
@@ -49,12 +50,6 @@ _OTHER_GENERATORS = ("matrix", "merge", "scmProvider", "pullRequest", "plugin") 
 
 class NotExpanded(Exception):
     """Why an ApplicationSet is not expanded (its ``str()``)."""
-
-
-def sanitize_name(name: str) -> str:
-    """applicationset/utils SanitizeName."""
-    name = re.sub(r"[^-a-z0-9.]", "-", name.lower())[:253]
-    return name.strip("-.")
 
 
 def expand(catalog: Catalog, appset: App) -> List[App]:

@@ -1058,8 +1058,15 @@ def _fail(msg: Any) -> Any:
     raise TemplateError(_str(msg))
 
 
+def sanitize_name(name: str) -> str:
+    """applicationset/utils ``SanitizeName`` (Argo CD's ``normalize``, and the git generator's
+    ``path.basenameNormalized``): lower case, characters outside ``[-a-z0-9.]`` a dash, at most
+    253 characters, dashes and dots trimmed."""
+    name = re.sub(r"[^-a-z0-9.]", "-", name.lower())[:253]
+    return name.strip("-.")
+
+
 def _normalize(s: Any) -> str:
-    from kzgit.gitops.appset import sanitize_name   # start-up: the one port of SanitizeName
     return sanitize_name(_str(s))
 
 
