@@ -33,47 +33,15 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from kzgit.validate.celsyntax import escape
 from kzgit.validate.schema import Check, Path, Problem
 
-# k8s.io/apiserver pkg/cel/escaping.go celReservedSymbols
-_RESERVED = frozenset(("true", "false", "null", "in", "as", "break", "const", "continue", "else",
-                       "for", "function", "if", "import", "let", "loop", "package", "namespace",
-                       "return", "var", "void", "while"))
-_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+__all__ = ["escape", "rules_check", "crd_rule_errors", "Rules", "Rule", "RuleError"]
+
 _OLD_SELF = re.compile(r"\boldSelf\b")
 # field.ErrorType strings (k8s.io/apimachinery pkg/util/validation/field/errors.go)
 _REASONS = {"FieldValueInvalid": "", "FieldValueForbidden": "Forbidden: ",
             "FieldValueRequired": "Required value: ", "FieldValueDuplicate": "Duplicate value: "}
-
-
-def escape(name: str) -> Optional[str]:
-    """A property name as CEL sees it (None: not accessible), as Kubernetes' ``Escape``."""
-    if not name or name[0].isdigit():
-        return None
-    if name in _RESERVED:
-        return f"__{name}__"
-    if _PLAIN.fullmatch(name) and "__" not in name:
-        return name
-    out = []
-    i = 0
-    while i < len(name):
-        if name.startswith("__", i):
-            out.append("__underscores__")
-            i += 2
-            continue
-        c = name[i]
-        if c == ".":
-            out.append("__dot__")
-        elif c == "-":
-            out.append("__dash__")
-        elif c == "/":
-            out.append("__slash__")
-        elif c.isascii() and (c.isalnum() or c == "_"):
-            out.append(c)
-        else:
-            return None
-        i += 1
-    return "".join(out)
 
 
 RUNTIME = "cel-expr-python"
@@ -94,7 +62,7 @@ class Rule:
     __slots__ = ("rule", "message", "message_expression", "field_path", "reason", "program",
                  "message_program", "error", "transition")
 
-    def __init__(self, spec: Dict[str, Any]) -> None:
+    def __init__(self, spec: Dict[str, Any], self_type: Any = None) -> None:
         self.rule = _text(spec, "rule")
         self.message = _text(spec, "message")
         self.message_expression = _text(spec, "messageExpression")
@@ -117,6 +85,14 @@ class Rule:
                 self.message_program = cel_k8s.compile_expression(self.message_expression)
         except cel_k8s.CompileError as e:
             self.error = RuleError(str(e), e.unsupported)
+            return
+        # the runtime compiles over dynamic values: the type check over the schema's types
+        # (undefined fields, operands no overload takes) is kzgit.validate.celcheck's
+        from kzgit.validate import celcheck   # start-up: loaded with the rules
+        refused = celcheck.check_rule(self.rule, self_type, self.message_expression)
+        if refused is not None:
+            self.program = self.message_program = None
+            self.error = RuleError(refused, False)
 
     def failure(self, value: Any, bound: Any = None) -> Optional[Tuple[str, Tuple[Any, ...]]]:
         """None when the rule holds for ``value``, else (message, field path keys); ``bound``:
@@ -161,6 +137,7 @@ class Rules:
         self.unsupported = 0   # rules not evaluated: they use what kzgit's CEL lacks
         self.invalid: List[Tuple[str, Rule]] = []   # rules the API server refuses: not CEL
         self.errors: List[Tuple[str, Rule]] = []   # (JSON pointer of the rule in the schema, rule)
+        self._types: Dict[Any, Any] = {}   # celcheck.decl_type's, by schema node
         self.check: Optional[Check] = self._walker(schema, "")
 
     def _walker(self, schema: Any, where: str) -> Optional[Check]:
@@ -169,10 +146,16 @@ class Rules:
         rules: List[Rule] = []
         specs = schema.get("x-kubernetes-validations")
         if isinstance(specs, list):
+            self_type = None
+            if any(isinstance(spec, dict) for spec in specs):
+                from kzgit.validate import celcheck   # start-up: loaded with the rules
+                self_type = celcheck.decl_type(schema, where == "" or
+                                               schema.get("x-kubernetes-embedded-resource") is True,
+                                               self._types)
             for i, spec in enumerate(specs):
                 if not isinstance(spec, dict):
                     continue
-                r = Rule(spec)
+                r = Rule(spec, self_type)
                 self.total += 1
                 if r.transition:
                     self.transition += 1

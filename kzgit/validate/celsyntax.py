@@ -59,6 +59,43 @@ def _token() -> "re.Pattern[str]":
     return re.compile(_TOKEN, re.X | re.S)
 
 
+# k8s.io/apiserver pkg/cel/escaping.go: a property name as CEL sees it (celReservedSymbols are
+# langdef's reserved words and the literals and ``in``)
+_K8S_RESERVED = _RESERVED | {"true", "false", "null", "in"}
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def escape(name: str) -> Optional[str]:
+    """A property name as CEL sees it (None: not accessible), as Kubernetes' ``Escape``:
+    ``namespace`` is ``__namespace__``, ``x-y`` is ``x__dash__y``."""
+    if not name or name[0].isdigit():
+        return None
+    if name in _K8S_RESERVED:
+        return f"__{name}__"
+    if _PLAIN.fullmatch(name) and "__" not in name:
+        return name
+    out = []
+    i = 0
+    while i < len(name):
+        if name.startswith("__", i):
+            out.append("__underscores__")
+            i += 2
+            continue
+        c = name[i]
+        if c == ".":
+            out.append("__dot__")
+        elif c == "-":
+            out.append("__dash__")
+        elif c == "/":
+            out.append("__slash__")
+        elif c.isascii() and (c.isalnum() or c == "_"):
+            out.append(c)
+        else:
+            return None
+        i += 1
+    return "".join(out)
+
+
 def tokens(text: str) -> List[Tuple[str, str]]:
     """(kind, text) of each token: kind is ``lit``, ``id`` or the operator itself."""
     out: List[Tuple[str, str]] = []
@@ -81,7 +118,7 @@ def tokens(text: str) -> List[Tuple[str, str]]:
             elif tok == "in":
                 out.append(("in", tok))
             elif tok in _RESERVED:
-                raise SyntaxFault(f"reserved identifier: {tok}")
+                out.append(("reserved", tok))   # a field name only (cel-go from v0.22: ``a.if``)
             else:
                 out.append(("id", tok))
         else:
@@ -239,7 +276,7 @@ class _Parser:
                 opt = self.peek() == "?"
                 if opt:
                     self.take()
-                name = self.take("id")
+                name = self.take("reserved") if self.peek() == "reserved" else self.take("id")
                 if not opt and self.peek() == "(":
                     node = Call(node, name, self.args())
                 else:

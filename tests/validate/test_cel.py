@@ -134,7 +134,7 @@ def test_message_field_path_and_reason() -> None:
 def test_message_expression_and_fallbacks() -> None:
     rule = {"rule": "self.min <= self.max", "messageExpression": "'min ' + string(self.min) + ' > max'"}
     assert _run([rule], {"min": 3, "max": 2}) == [("cel", "/spec", "min 3 > max")]
-    bad_expr = dict(rule, messageExpression="self.nope", message="plain")
+    bad_expr = dict(rule, messageExpression="string(self.min / 0)", message="plain")   # fails when run
     assert _run([bad_expr], {"min": 3, "max": 2}) == [("cel", "/spec", "plain")]
     assert _run([{"rule": "self.min <= self.max"}], {"min": 3, "max": 2}) == [
         ("cel", "/spec", "failed rule: self.min <= self.max")]
@@ -170,16 +170,18 @@ def test_a_rule_that_does_not_compile_is_a_finding_on_the_crd() -> None:
     crd = _crd([{"rule": "self.min <", "message": "m"}, {"rule": "self.min.nosuchfunction()"},
                 {"rule": "self.min == maximum"}, {"rule": "self.min + 'a' == 1"},
                 {"rule": "self.min > 0"},
-                {"rule": "self.l.all(i, v, v > i)"}, {"rule": "self.l.indexOf(1) >= 0"},
-                {"rule": "format.dns1123Label().validate(self.n).hasValue()"},
-                {"rule": "self.l.sortBy(e, e) == self.l"}, {"rule": "cel.bind(x, self.min, x > 0)"},
-                {"rule": "math.greatest([self.min, 1]) > 0"}, {"rule": "self.l.all(i, i, i > 0)"}])
+                {"rule": "self.items.all(i, v, v > string(i))"}, {"rule": "self.items.indexOf('a') >= 0"},
+                {"rule": "format.dns1123Label().validate(self.__namespace__).hasValue()"},
+                {"rule": "self.items.sortBy(e, e) == self.items"}, {"rule": "cel.bind(x, self.min, x > 0)"},
+                {"rule": "math.greatest([self.min, 1]) > 0"}, {"rule": "self.items.all(i, i, i > 0)"},
+                {"rule": "self.items.all(i, v, v.size() > self.mni)"}])
     val = Validator(ValidatePolicy(kubernetes_version="1.33"))
     got = [(i.code, i.severity, i.path) for i in val.check(crd) or []]
     where = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/x-kubernetes-validations"
     # rules 5-9 use what kzgit.validate.celrewrite brings: they compile
     assert got == [*(("cel", "error", f"{where}/{n}/rule") for n in range(4)),
-                   ("cel-skipped", "warning", f"{where}/10/rule"), ("cel", "error", f"{where}/11/rule")]
+                   ("cel-skipped", "warning", f"{where}/10/rule"), ("cel", "error", f"{where}/11/rule"),
+                   ("cel", "error", f"{where}/12/rule")]
     msgs = [i.message for i in val.check(crd) or []]
     assert all(m.startswith("the CEL rule does not compile: ") for m in msgs[:4])
     assert "undeclared reference to 'nosuchfunction'" in msgs[1]
@@ -187,6 +189,8 @@ def test_a_rule_that_does_not_compile_is_a_finding_on_the_crd() -> None:
     assert "found no matching overload for '" in msgs[3]
     assert msgs[4].startswith("kzgit cannot evaluate this CEL rule: ")
     assert msgs[5] == "the CEL rule does not compile: duplicate variable name: i"   # cel-go's words
+    # the type check over the schema (kzgit.validate.celcheck), as the API server compiles it
+    assert msgs[6] == "the CEL rule does not compile: undefined field 'mni'"
 
 
 def test_a_crd_given_with_crd_whose_rule_is_not_cel_is_an_error_on_its_resources() -> None:

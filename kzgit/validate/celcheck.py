@@ -1,0 +1,386 @@
+"""The type check the API server applies to a CRD's rules, over the schema's types.
+
+The API server compiles each rule with ``self`` declared by the schema where the rule sits
+(k8s.io/apiserver pkg/cel/common/schemas.go ``SchemaDeclType``; the CRD is refused when a rule
+does not compile, k8s.io/apiextensions-apiserver pkg/apiserver/schema/cel/compilation.go).
+kzgit's runtime compiles rules over dynamic values, so this module checks what that leaves
+out, on the AST of :mod:`kzgit.validate.celsyntax`, in cel-go's words:
+
+* a field an object does not declare: ``undefined field 'x'`` (cel-go checker/errors.go).  An
+  object's fields are its ``properties`` (with Kubernetes' escaping); a resource root (the
+  CRD's and an ``x-kubernetes-embedded-resource``'s) has ``apiVersion``, ``kind`` and
+  ``metadata`` with only ``name`` and ``generateName`` (schemas.go WithTypeAndObjectMeta);
+  unknown fields (``x-kubernetes-preserve-unknown-fields``) are not declared;
+* arithmetic and ordering on operands whose types no overload takes:
+  ``found no matching overload for '_+_' applied to '(int, string)'``;
+* a rule whose result is no boolean: ``cel expression must evaluate to a bool``
+  (compilation.go), a messageExpression whose result is no string: ``messageExpression must
+  evaluate to a string``.
+
+What it cannot type (a function's result, an index into a value of unknown type, a schema
+without a type) is ``dyn``, which the checker accepts everywhere, as cel-go accepts ``dyn``:
+the check finds fewer errors than the API server, never one it would not find.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Tuple
+
+from kzgit.validate.celsyntax import (Binary, Call, Cond, Ident, Index, ListLit, Lit, MapLit, Node, Select,
+                                      SyntaxFault, Unary, children, escape, parse)
+
+#: k8s.io/apiserver pkg/cel/limits.go and celconfig: the size bounds of values without
+#: maxLength/maxItems/maxProperties come from the largest request (3 MiB)
+MAX_REQUEST_SIZE = 3 * 1024 * 1024
+
+
+class CelType:
+    """A declared type: ``kind`` is a CEL type name (``int``, ``string``, ``list``, ``map``,
+    ``object``, ``dyn``...); ``elem`` a list's item or a map's value type; ``fields`` an object's;
+    ``max_elements`` the size bound (characters, items, properties), ``min_size`` the smallest
+    serialized value (both as SchemaDeclType estimates them, for the cost)."""
+
+    __slots__ = ("kind", "elem", "fields", "max_elements", "min_size")
+
+    def __init__(self, kind: str, elem: Optional["CelType"] = None, fields: Optional[Dict[str, "CelType"]] = None,
+                 max_elements: int = 0, min_size: int = 0) -> None:
+        self.kind, self.elem, self.fields = kind, elem, fields
+        self.max_elements, self.min_size = max_elements, min_size
+
+    def name(self) -> str:
+        """The type as cel-go's messages print it."""
+        if self.kind == "list":
+            return f"list({self.elem.name() if self.elem else 'dyn'})"
+        if self.kind == "map":
+            return f"map(string, {self.elem.name() if self.elem else 'dyn'})"
+        return {"timestamp": "google.protobuf.Timestamp", "duration": "google.protobuf.Duration"}.get(self.kind, self.kind)
+
+
+DYN = CelType("dyn")
+_SIMPLE = {"boolean": ("bool", 4), "number": ("double", 1), "integer": ("int", 1)}
+
+
+def decl_type(schema: Any, root: bool = False,
+              cache: Optional[Dict[Tuple[int, bool], Optional[CelType]]] = None) -> Optional[CelType]:
+    """SchemaDeclType: the CEL type of a structural schema (None: not exposed to CEL);
+    ``cache`` keeps the types of a schema's nodes for the rules of the nodes below."""
+    if not isinstance(schema, dict):
+        return None
+    if cache is None:
+        cache = {}
+    key = (id(schema), root)
+    if key not in cache:
+        cache[key] = _decl_type(schema, root, cache)
+    return cache[key]
+
+
+def _decl_type(schema: Dict[str, Any], root: bool, cache: Dict[Tuple[int, bool], Optional[CelType]]) \
+        -> Optional[CelType]:
+    if schema.get("x-kubernetes-int-or-string") is True:
+        ml = schema.get("maxLength")
+        return CelType("dyn", max_elements=(max(ml, 0) * 4 if isinstance(ml, int) else MAX_REQUEST_SIZE - 2),
+                       min_size=1)
+    t = schema.get("type")
+    if t == "array":
+        items = decl_type(schema.get("items"), _embedded(schema.get("items")), cache)
+        if items is None:
+            return None
+        mi = schema.get("maxItems")
+        n = max(mi, 0) if isinstance(mi, int) else (MAX_REQUEST_SIZE - 2) // (items.min_size + 1)
+        return CelType("list", elem=items, max_elements=n, min_size=2)
+    if t == "object":
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, dict):
+            value = decl_type(extra, _embedded(extra), cache)
+            if value is None:
+                return None
+            mp = schema.get("maxProperties")
+            n = max(mp, 0) if isinstance(mp, int) else (MAX_REQUEST_SIZE - 2) // (value.min_size + 6)
+            return CelType("map", elem=value, max_elements=n, min_size=2)
+        raw = schema.get("properties")
+        props: Dict[str, Any] = raw if isinstance(raw, dict) else {}
+        if root:
+            props = _with_type_and_object_meta(props)
+        required = set(schema.get("required") or []) if isinstance(schema.get("required"), list) else set()
+        fields: Dict[str, CelType] = {}
+        min_size = 2
+        for name, prop in props.items():
+            ft = decl_type(prop, _embedded(prop), cache)
+            e = escape(name)
+            if ft is None:
+                # schemas.go leaves a field without a CEL type (preserve-unknown-fields without a
+                # type) out of the object; kzgit lets a rule read it as dyn rather than risk
+                # refusing a rule the API server accepts
+                if e is not None:
+                    fields[e] = DYN
+                continue
+            if e is not None:
+                fields[e] = ft
+            if name in required and not (isinstance(prop, dict) and "default" in prop):
+                min_size += len(name) + ft.min_size + 4
+        return CelType("object", fields=fields, min_size=min_size)
+    if t == "string":
+        fmt = schema.get("format")
+        ml = schema.get("maxLength")
+        if fmt == "byte":
+            return CelType("bytes", max_elements=max(ml, 0) if isinstance(ml, int) else MAX_REQUEST_SIZE - 2,
+                           min_size=2)
+        if fmt == "duration":
+            return CelType("duration", max_elements=32, min_size=3)
+        if fmt == "date":
+            return CelType("timestamp", max_elements=12, min_size=12)
+        if fmt == "date-time":
+            return CelType("timestamp", max_elements=32, min_size=21)
+        if isinstance(ml, int):
+            n = max(ml, 0) * 4
+        elif isinstance(schema.get("enum"), list) and schema["enum"]:
+            n = max((len(v) for v in schema["enum"] if isinstance(v, str)), default=0)
+        else:
+            n = MAX_REQUEST_SIZE - 2
+        return CelType("string", max_elements=n, min_size=2)
+    if t in _SIMPLE:
+        kind, size = _SIMPLE[t]
+        return CelType(kind, min_size=size)
+    return None
+
+
+def _embedded(schema: Any) -> bool:
+    return isinstance(schema, dict) and schema.get("x-kubernetes-embedded-resource") is True
+
+
+_STRING_SCHEMA = {"type": "string"}
+
+
+def _with_type_and_object_meta(props: Dict[str, Any]) -> Dict[str, Any]:
+    """schemas.go WithTypeAndObjectMeta: a resource root's kind, apiVersion and metadata (name,
+    generateName), unless the schema already declares them all."""
+    raw = props.get("metadata")
+    meta: Dict[str, Any] = raw if isinstance(raw, dict) else {}
+    mprops = meta.get("properties") if isinstance(meta.get("properties"), dict) else None
+    if (_is(props.get("kind"), "string") and _is(props.get("apiVersion"), "string") and _is(meta, "object")
+            and mprops is not None and _is(mprops.get("name"), "string") and _is(mprops.get("generateName"), "string")):
+        return props
+    out = dict(props)
+    out["kind"] = out["apiVersion"] = _STRING_SCHEMA
+    out["metadata"] = {"type": "object", "properties": {"name": _STRING_SCHEMA, "generateName": _STRING_SCHEMA}}
+    return out
+
+
+def _is(schema: Any, t: str) -> bool:
+    return isinstance(schema, dict) and schema.get("type") == t
+
+
+class CheckError(Exception):
+    """A rule the API server's compiler refuses (cel-go's words)."""
+
+
+_NUMERIC = frozenset(("int", "uint", "double"))
+#: arithmetic overloads (cel-go common/overloads): (operator, left, right) -> result
+_ARITH: Dict[Tuple[str, str, str], str] = {}
+for _k in ("int", "uint", "double"):
+    for _op in ("+", "-", "*", "/"):
+        _ARITH[(_op, _k, _k)] = _k
+_ARITH.update({("%", "int", "int"): "int", ("%", "uint", "uint"): "uint",
+               ("+", "string", "string"): "string", ("+", "bytes", "bytes"): "bytes",
+               ("+", "timestamp", "duration"): "timestamp", ("+", "duration", "timestamp"): "timestamp",
+               ("+", "duration", "duration"): "duration", ("-", "timestamp", "timestamp"): "duration",
+               ("-", "timestamp", "duration"): "timestamp", ("-", "duration", "duration"): "duration"})
+#: the kinds ordering compares; numbers compare across kinds (the API server enables
+#: cel.CrossTypeNumericComparisons, k8s.io/apiserver pkg/cel/environment/base.go)
+_ORDERED = frozenset(("int", "uint", "double", "string", "bytes", "bool", "timestamp", "duration"))
+#: the kinds this check reasons about; anything else (list, map, object, dyn, null) is left alone
+_PRIMITIVE = frozenset(("int", "uint", "double", "string", "bytes", "bool", "timestamp", "duration"))
+_OPERATOR_NAMES = {"+": "_+_", "-": "_-_", "*": "_*_", "/": "_/_", "%": "_%_",
+                   "<": "_<_", "<=": "_<=_", ">": "_>_", ">=": "_>=_"}
+#: macros binding their first argument to the range's items (cel-go parser/macro.go, ext)
+_ONE_VAR = frozenset(("all", "exists", "exists_one", "existsOne", "map", "filter", "sortBy"))
+_TWO_VAR = frozenset(("all", "exists", "exists_one", "existsOne", "transformList", "transformMap",
+                      "transformMapEntry"))
+
+
+def check_rule(source: str, self_type: Optional[CelType], message_expression: str = "") -> Optional[str]:
+    """The API server's compile error for a rule (and its messageExpression) over
+    ``self_type``, or None when this check finds none (or cannot read the rule)."""
+    env = {"self": self_type or DYN}
+    try:
+        t = _Checker(env).type(parse(source))
+        if t.kind in _PRIMITIVE and t.kind != "bool" or t.kind in ("list", "map", "object"):
+            return "cel expression must evaluate to a bool"
+        if message_expression:
+            m = _Checker(env).type(parse(message_expression))
+            if m.kind in _PRIMITIVE and m.kind != "string" or m.kind in ("list", "map", "object"):
+                return "messageExpression must evaluate to a string"
+    except CheckError as e:
+        return str(e)
+    except (SyntaxFault, RecursionError):
+        return None   # the runtime's compiler reads it (and words its errors)
+    return None
+
+
+def _literal(text: str) -> CelType:
+    if text in ("true", "false"):
+        return CelType("bool")
+    if text == "null":
+        return CelType("null")
+    prefix = ""
+    for c in text[:2]:
+        if c not in "rRbB":
+            break
+        prefix += c.lower()
+    if text[len(prefix):len(prefix) + 1] in ("'", '"'):
+        return CelType("bytes" if "b" in prefix else "string")
+    if text[-1] in "uU":
+        return CelType("uint")
+    if not text.lower().startswith("0x") and any(c in text for c in ".eE"):
+        return CelType("double")
+    return CelType("int")
+
+
+class _Checker:
+    def __init__(self, env: Dict[str, CelType]) -> None:
+        self.scopes: List[Dict[str, CelType]] = [env]
+
+    def lookup(self, name: str) -> CelType:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return DYN
+
+    def type(self, n: Node) -> CelType:
+        if isinstance(n, Lit):
+            return _literal(n.text)
+        if isinstance(n, Ident):
+            return self.lookup(n.name)
+        if isinstance(n, Select):
+            return self.select(self.type(n.operand), n.field, n.optional)
+        if isinstance(n, Index):
+            base = self.type(n.operand)
+            self.type(n.index)
+            if n.optional:
+                return DYN
+            if base.kind in ("list", "map") and base.elem is not None:
+                return base.elem
+            return DYN
+        if isinstance(n, Call):
+            return self.call(n)
+        if isinstance(n, ListLit):
+            for e, _ in n.items:
+                self.type(e)
+            return DYN
+        if isinstance(n, MapLit):
+            for k, v, _ in n.entries:
+                self.type(k)
+                self.type(v)
+            return DYN
+        if isinstance(n, Unary):
+            inner = self.type(n.operand)
+            if n.op == "!":
+                return CelType("bool")
+            return inner if inner.kind in ("int", "double", "duration") else DYN
+        if isinstance(n, Binary):
+            return self.binary(n)
+        if isinstance(n, Cond):
+            self.type(n.test)
+            a, b = self.type(n.then), self.type(n.other)
+            return a if a.kind == b.kind and a.kind in _PRIMITIVE else DYN
+        for child in children(n):   # a message literal
+            self.type(child)
+        return DYN
+
+    def select(self, base: CelType, field: str, optional: bool) -> CelType:
+        if base.kind == "object" and base.fields is not None and not optional:
+            if field in base.fields:
+                return base.fields[field]
+            if f"__{field}__" in base.fields:   # a reserved word as a field name (Kubernetes 1.32)
+                return base.fields[f"__{field}__"]
+            # cel-go checker/checker.go checkSelect: a field the object type does not declare
+            raise CheckError(f"undefined field '{field}'")
+        if base.kind == "map" and base.elem is not None and not optional:
+            return base.elem
+        return DYN
+
+    def binary(self, n: Binary) -> CelType:
+        a, b = self.type(n.left), self.type(n.right)
+        op = n.op
+        if op in ("==", "!="):
+            # cel-go's _==_ takes two values of one type (compilation_test.go "self == 10" on an
+            # object); numbers of different kinds and null are left to the runtime
+            kinds = _PRIMITIVE | {"list", "map", "object"}
+            if a.kind in kinds and b.kind in kinds and a.kind != b.kind \
+                    and not (a.kind in _NUMERIC and b.kind in _NUMERIC):
+                raise CheckError(f"found no matching overload for '_{op}_' applied to '({a.name()}, {b.name()})'")
+            return CelType("bool")
+        if op in ("&&", "||", "in"):
+            return CelType("bool")
+        if a.kind not in _PRIMITIVE or b.kind not in _PRIMITIVE:
+            return CelType("bool") if op in ("<", "<=", ">", ">=") else DYN
+        if op in ("<", "<=", ">", ">="):
+            if a.kind == b.kind or (a.kind in _NUMERIC and b.kind in _NUMERIC):
+                if a.kind in _ORDERED:
+                    return CelType("bool")
+            raise CheckError(f"found no matching overload for '{_OPERATOR_NAMES[op]}' applied to "
+                             f"'({a.name()}, {b.name()})'")
+        result = _ARITH.get((op, a.kind, b.kind))
+        if result is None:
+            raise CheckError(f"found no matching overload for '{_OPERATOR_NAMES[op]}' applied to "
+                             f"'({a.name()}, {b.name()})'")
+        return CelType(result)
+
+    def call(self, n: Call) -> CelType:
+        args = n.args
+        if n.target is None:
+            if n.name == "has" and len(args) == 1 and isinstance(args[0], Select):
+                # checker.go checkSelect: a presence test resolves the field too
+                self.select(self.type(args[0].operand), args[0].field, False)
+                return CelType("bool")
+            for a in args:
+                self.type(a)
+            if n.name == "size":
+                return CelType("int")
+            if n.name in _PRIMITIVE and len(args) == 1:   # a conversion: string(x), int(x)...
+                return CelType(n.name)
+            return DYN
+        if isinstance(n.target, Ident) and n.target.name == "cel" and n.name == "bind" and len(args) == 3 \
+                and isinstance(args[0], Ident):
+            init = self.type(args[1])
+            return self.scoped({args[0].name: init}, args[2])
+        target = self.type(n.target)
+        names = [a.name if isinstance(a, Ident) else None for a in args]
+        if n.name in _TWO_VAR and len(args) in (3, 4) and names[0] and names[1]:
+            key, value = _iteration(target, two=True)
+            scope = {names[0]: key, names[1]: value}
+            for a in args[2:]:
+                self.scoped(scope, a)
+            return CelType("bool") if n.name in ("all", "exists", "exists_one", "existsOne") else DYN
+        if n.name in _ONE_VAR and len(args) in (2, 3) and names[0]:
+            item, _ = _iteration(target, two=False)
+            for a in args[1:]:
+                self.scoped({names[0]: item}, a)
+            if n.name in ("all", "exists", "exists_one", "existsOne"):
+                return CelType("bool")
+            return target if n.name in ("filter", "sortBy") else DYN
+        if n.name in ("optMap", "optFlatMap") and len(args) == 2 and names[0]:
+            self.scoped({names[0]: DYN}, args[1])
+            return DYN
+        for a in args:
+            self.type(a)
+        if n.name == "size" and not args:
+            return CelType("int")
+        if n.name in ("startsWith", "endsWith", "contains", "matches") and target.kind in ("string", "dyn"):
+            return CelType("bool")
+        return DYN
+
+    def scoped(self, scope: Dict[str, CelType], n: Node) -> CelType:
+        self.scopes.append(scope)
+        try:
+            return self.type(n)
+        finally:
+            self.scopes.pop()
+
+
+def _iteration(t: CelType, two: bool) -> Tuple[CelType, CelType]:
+    """(first variable, second variable) of a comprehension over a value of type ``t``."""
+    if t.kind == "list":
+        return (CelType("int"), t.elem or DYN) if two else (t.elem or DYN, DYN)
+    if t.kind == "map":
+        return CelType("string"), t.elem or DYN
+    return DYN, DYN
