@@ -39,8 +39,10 @@ def app_key(catalog: Catalog, app: App) -> Optional[str]:
     if not app.rendered or app.error or app.extra.get("repo") is not None \
             or id(app) in catalog.renders or id(app) in catalog.render_errors:
         return None
-    from kzgit.options import BuildOptions   # start-up: only cached application renders
-    from kzgit.rendercache import cache_key   # start-up: as above
+    if id(app) in catalog.app_keys:
+        # a catalog restored from the render cache (kzgit.gitops.snapshot): the key was made
+        # from what that entry's record holds unchanged
+        return catalog.app_keys[id(app)]
     repo = catalog.repo
     spec = as_dict(app.obj.get("spec"))
     parts: Dict[str, Any] = {
@@ -70,7 +72,11 @@ def app_key(catalog: Catalog, app: App) -> Optional[str]:
         settings = catalog.argo_settings()
         parts["argocd-cm"] = None if settings is None else [
             settings.build_options, settings.version_options, settings.where]
-    common = cache_key(repo.top, BuildOptions(), FLAVOUR)
+    common = catalog.common_key
+    if common is None:
+        from kzgit.options import BuildOptions   # start-up: only cached application renders
+        from kzgit.rendercache import cache_key   # start-up: as above
+        common = catalog.common_key = cache_key(repo.top, BuildOptions(), FLAVOUR)
     text = json.dumps(parts, sort_keys=True, default=repr)
     return sha256(f"{common}\0{text}".encode("utf-8", "surrogateescape")).hexdigest()
 

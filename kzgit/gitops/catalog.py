@@ -21,6 +21,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Callable, Dict, List, Optional, Set, Tuple
     from kzgit.gitops.sourceignore import Matcher
+    from kzgit.loader import FileSystem
     from kzgit.rendercache import Store
 
 _EXTS = (".yaml", ".yml", ".json")
@@ -203,9 +204,13 @@ def _index(index: Index, doc: Doc) -> None:
 class Catalog:
     """The applications of a repository (:func:`discover`), and what rendering them needs."""
 
-    def __init__(self, repo: Repository, index: Index) -> None:
+    def __init__(self, repo: Repository, index: Optional[Index],
+                 rescan: Optional[Callable[[], Index]] = None) -> None:
         self.repo = repo
-        self.index = index
+        # the scan; a catalog restored from the render cache (kzgit.gitops.snapshot) scans
+        # again (``rescan``) only when something asks for it
+        self._index = index
+        self._rescan = rescan
         self.apps: List[App] = []
         # id(app) -> its rendering (a kzgit.gitops.render.Rendered, which imports this module)
         self.renders: Dict[int, Any] = {}
@@ -217,6 +222,25 @@ class Catalog:
         self._branches: Optional[Set[str]] = None   # what renders as the working tree
         self._argo: Optional[argocd.KustomizeSettings] = None
         self._argo_read = False
+        #: argocd-cm as a restored catalog knows it (kzgit.gitops.snapshot), else the scan's
+        self.argocd_cm: Optional[Tuple[Optional[Doc]]] = None
+        #: why discovery's answer depends on more than the files it read through ``repo.read``,
+        #: the listings ``probe_fs`` recorded and the settings (a build of a bootstrap
+        #: kustomization, kzgit.gitops.discover._applied_roots): then it is not kept
+        self.not_kept: Optional[str] = None
+        #: the file system Argo CD's source type is read through (None: the repository's)
+        self.probe_fs: Optional[FileSystem] = None
+        #: the applications' render cache keys as a restored catalog knows them, by id(app),
+        #: and the part of every key the applications share (kzgit.gitops.cache.app_key)
+        self.app_keys: Dict[int, Optional[str]] = {}
+        self.common_key: Optional[str] = None
+
+    @property
+    def index(self) -> Index:
+        if self._index is None:
+            assert self._rescan is not None
+            self._index = self._rescan()
+        return self._index
 
     # -- lookups ----------------------------------------------------------------------------
     def find(self, query: str) -> App:
@@ -347,7 +371,7 @@ class Catalog:
     def argo_settings(self) -> Optional[argocd.KustomizeSettings]:
         if not self._argo_read:
             self._argo_read = True
-            doc = self.index.argocd_cm
+            doc = self.argocd_cm[0] if self.argocd_cm is not None else self.index.argocd_cm
             if doc is not None and isinstance(doc.obj.get("data"), dict):
                 self._argo = argocd.KustomizeSettings(doc.obj["data"], f"{doc.file}:{doc.line}")
         return self._argo

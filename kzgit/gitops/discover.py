@@ -27,21 +27,21 @@ entry point, the controller's install namespace (``flux-system``, ``argocd``).
 """
 from __future__ import annotations
 
-import os
 import posixpath
 
 from kzgit.errors import KzgitError
 from kzgit.gitops import appset, argocd, flux, render
 from kzgit.gitops.catalog import (ARGOCD_NAMESPACE, FLUX_NAMESPACE, KUSTOMIZATION_NAMES, Catalog,
                                   scan, scan_file)
-from kzgit.gitops.model import (DIRECTORY, FLUX, NOT_RENDERED, App, Doc, Repository, Settings,
-                                app_kind, as_dict)
+from kzgit.gitops.model import (DIRECTORY, FLUX, NOT_RENDERED, App, Doc, Repository, app_kind,
+                                as_dict)
+# the repository's making lives in kzgit.gitops.repository; importable from here as before
+from kzgit.gitops.repository import open_worktree, repository_for, settings_of  # noqa: F401
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable, Dict, List, Optional, Set, Tuple
+    from typing import Any, Dict, List, Optional, Set, Tuple
     from kzgit.loader import FileSystem
-    from kzgit.config import Config
     from kzgit.gitops.sourceignore import Matcher
     from kzgit.rendercache import Store
 
@@ -204,7 +204,8 @@ def _resolve_argo(catalog: Catalog, app: App) -> None:
         typ = argocd.explicit_type(s)
         if typ is None:
             from kzgit.loader import DiskFS   # start-up: loaded only by what uses it
-            typ = argocd.discovered_type(repo.fs or DiskFS(), _abs(repo, path))
+            probe = catalog.probe_fs if repo is catalog.repo else None
+            typ = argocd.discovered_type(probe or repo.fs or DiskFS(), _abs(repo, path))
         if typ == argocd.HELM:
             app.renderer, app.reason = "helm: not rendered", f"{path or '.'} is a Helm chart"
             return
@@ -240,11 +241,13 @@ def _ancestor_dirs(file: str) -> List[str]:
     return out
 
 
-def discover(repo: Repository, render_children: bool = True, store: Optional[Store] = None
-             ) -> Catalog:
+def discover(repo: Repository, render_children: bool = True, store: Optional[Store] = None,
+             probe_fs: Optional[FileSystem] = None) -> Catalog:
     """The applications of ``repo`` (see the module docstring); ``store``: the render cache,
-    where the scan's parses are kept (:func:`kzgit.gitops.catalog.scan`)."""
+    where the scan's parses are kept (:func:`kzgit.gitops.catalog.scan`); ``probe_fs``: what
+    an Argo CD source's directory is listed through (:attr:`Catalog.probe_fs`)."""
     catalog = Catalog(repo, scan(repo, store))
+    catalog.probe_fs = probe_fs
     index = catalog.index
     candidates: List[App] = []
     for doc in index.candidates:
@@ -412,6 +415,7 @@ def _applied_roots(catalog: Catalog, entries: List[App],
     replaced: Dict[int, App] = {}
     if not by_dir:
         return replaced
+    catalog.not_kept = "a bootstrap kustomization is built"
     for d, apps in sorted(by_dir.items()):
         from kzgit.builder import BuildOptions, build   # start-up: only such repositories
         from kzgit.loader import ROOT_ONLY   # start-up: as above
@@ -605,43 +609,3 @@ def assign_ids(apps: List[App]) -> None:
             a.parent = by_ref[a.parent].id
         if a.appset and a.appset in by_ref:
             a.appset = by_ref[a.appset].id
-
-
-# -- the repository ----------------------------------------------------------------------
-
-def settings_of(config: Config) -> Settings:
-    return config.gitops
-
-
-def repository_for(top: str, files: List[str], read: Callable[[str], Optional[bytes]],
-                   fs: Optional[FileSystem], config: Config, remotes_of: Optional[str] = None,
-                   label: str = "", store: Optional[Store] = None) -> Repository:
-    """A :class:`Repository` over any tree: ``top`` where builds see it, its ``files``, how to
-    read one, the file system builds read (None: the disk), the configuration in force, the
-    git work tree whose remotes name "this repository" (``store``: the render cache, where
-    they are kept, :func:`kzgit.gitops.urls.git_remotes`)."""
-    from kzgit.gitops.urls import git_remotes, repository_urls   # start-up: as the module's own
-    from kzgit.versions import from_config   # start-up: as the module's own
-    settings = settings_of(config)
-    sel = from_config(config)
-    remotes = git_remotes(remotes_of, store) if remotes_of else []
-    return Repository(top, files, read, fs, repository_urls(remotes, settings.repo_urls),
-                      settings, sel.version, sel.origin, enable_helm=config.enable_helm,
-                      enable_alpha_plugins=config.enable_alpha_plugins,
-                      enable_exec=config.enable_exec, label=label, git_top=remotes_of or "")
-
-
-def open_worktree(top: str, config: Config, files: Optional[List[str]] = None) -> Repository:
-    """The work tree at ``top`` as a :class:`Repository` (``files``: git's list by default)."""
-    top = os.path.realpath(top)
-    if files is None:
-        from kzgit.walk import tree_files   # start-up: as the module's own
-        files = tree_files(top)
-
-    def read(rel: str) -> Optional[bytes]:
-        try:
-            with open(os.path.join(top, rel), "rb") as f:
-                return f.read()
-        except OSError:
-            return None
-    return repository_for(top, files, read, None, config, remotes_of=top)

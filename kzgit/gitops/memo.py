@@ -21,7 +21,8 @@ PARSED_FORMAT = 1
 
 
 def parsed(store: Optional[Store], flavour: str, files: List[Tuple[str, bytes]],
-           parse: Callable[[str, bytes], Any]) -> List[Any]:
+           parse: Callable[[str, bytes], Any],
+           blob_of: Optional[Callable[[str], Optional[str]]] = None) -> List[Any]:
     """``parse(name, data)`` of each of ``files``; with the render cache ``store``, from an
     entry of it when one holds them.
 
@@ -29,13 +30,15 @@ def parsed(store: Optional[Store], flavour: str, files: List[Tuple[str, bytes]],
     Python, PyYAML and the environment (:func:`kzgit.rendercache.cache_key`): the answer is a
     function of that key alone, so an entry is never stale, and any change of a file makes
     another key.  What JSON would not give back as it is (a key that is not a string, a value
-    of another type, an object shared by a YAML alias) is not stored."""
+    of another type, an object shared by a YAML alias) is not stored.  ``blob_of``: a file's
+    blob id where the caller knows it (it must be that of the bytes given)."""
     if store is None or not files:
         return [parse(name, data) for name, data in files]
     from kzgit.options import BuildOptions   # start-up: only runs with the render cache
     from kzgit.rendercache import cache_key   # start-up: as above
     from kzgit.rendercache.reads import blob_id   # start-up: as above
-    listing = [[name, blob_id(data)] for name, data in files]
+    listing = [[name, (blob_of(name) if blob_of is not None else None) or blob_id(data)]
+               for name, data in files]
     key = sha256(json.dumps([flavour, PARSED_FORMAT, cache_key("/", BuildOptions(), flavour),
                              listing]).encode("utf-8", "surrogateescape")).hexdigest()
     for entry in store.variants(key):

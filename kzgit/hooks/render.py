@@ -244,10 +244,12 @@ def app_catalog(ws: Workspace) -> Optional[Catalog]:
         return got
     catalog = None
     if _mentions_applications(ws):
-        from kzgit.gitops.discover import discover, repository_for   # start-up: only YAML repos
-        catalog = discover(repository_for(ws.build_root, ws.files, _read_once(ws), ws.build_fs(),
-                                          ws.config, remotes_of=ws.repo, store=ws.cache),
-                           store=ws.cache)
+        from kzgit.gitops.repository import repository_for   # start-up: only YAML repos
+        from kzgit.gitops.snapshot import discover_cached   # start-up: as above
+        catalog = discover_cached(repository_for(ws.build_root, ws.files, _read_once(ws),
+                                                 ws.build_fs(), ws.config, remotes_of=ws.repo,
+                                                 store=ws.cache), ws.cache,
+                                  blob_of=_blob_once(ws))
         if not catalog.apps:
             catalog = None
     memo["catalog"] = catalog
@@ -287,6 +289,25 @@ def _read_once(ws: Workspace) -> Callable[[str], Optional[bytes]]:
             return data
         return read(rel)
     return get
+
+
+def _blob_once(ws: Workspace) -> Callable[[str], Optional[str]]:
+    """The git blob id of a file :func:`_mentions_applications` read (None for another),
+    hashed once per run for the render cache's checks (kzgit.gitops.snapshot, the
+    applications' records)."""
+    seen = ws.memo("gitops-bytes")
+    blobs: Dict[str, Optional[str]] = ws.memo("gitops-blobs")
+
+    def blob(rel: str) -> Optional[str]:
+        got = blobs.get(rel)
+        if got is None and rel not in blobs:
+            data = seen.get(rel)
+            if data is not None:
+                from kzgit.rendercache.reads import blob_id   # start-up: only runs with the cache
+                got = blob_id(data)
+            blobs[rel] = got
+        return got
+    return blob
 
 
 def affected_apps(ws: Workspace, catalog: Catalog) -> List[App]:
@@ -330,7 +351,9 @@ def _resource_lists(ws: Workspace, catalog: Catalog) -> Dict[str, bool]:
         if node is not None:
             paths.append(p)
             files.append((node.file, read(node.file) or b""))
-    return dict(zip(paths, parsed(ws.cache, "gitops-lists-resources", files, _lists_resources)))
+    blob = _blob_once(ws)
+    return dict(zip(paths, parsed(ws.cache, "gitops-lists-resources", files, _lists_resources,
+                                  blob)))
 
 
 def _lists_resources(name: str, data: bytes) -> bool:
@@ -422,13 +445,16 @@ def render_apps(ws: Workspace, engine: Engine, catalog: Catalog, apps: Sequence[
         # looked up here, before any render: a warm run starts no process pool, each file is
         # hashed once however many applications read it, and a hit delivers its ConfigMaps
         # and Secrets as the render did
-        known = None
+        blob_of = None
         if catalog.repo.fs is None:
-            # the files discovery read (app_catalog) are not read again to be hashed
-            import posixpath   # start-up: as above
-            known = {posixpath.join(catalog.repo.top, rel): data
-                     for rel, data in ws.memo("gitops-bytes").items() if data is not None}
-        checker = Checker(catalog.repo.fs or DiskFS(), known)
+            # the files discovery read (app_catalog) are not read again to be hashed, nor
+            # hashed twice
+            top = catalog.repo.top + "/"
+            by_rel = _blob_once(ws)
+
+            def blob_of(path: str) -> Optional[str]:
+                return by_rel(path[len(top):]) if path.startswith(top) else None
+        checker = Checker(catalog.repo.fs or DiskFS(), blob_of=blob_of)
         rest = []
         for a in apps:
             key = cache.app_key(catalog, a)

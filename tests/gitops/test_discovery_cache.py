@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
-from typing import Any, Callable, List, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 import pytest
 
@@ -177,3 +177,193 @@ def test_remotes_with_an_include_are_asked_of_git_every_time(
     # the included file changes without the repository's configuration changing
     extra.write_text('[remote "inc"]\n\turl = https://example.com/moved.git\n')
     assert urls.git_remotes(str(top), store) == [REMOTE, "https://example.com/moved.git"]
+
+
+# -- the catalog restored (kzgit.gitops.snapshot) --------------------------------------------
+
+ARGO_CM = ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cm\n  namespace: argocd\n"
+           "data:\n  kustomize.buildOptions: --load-restrictor LoadRestrictionsNone\n")
+
+
+def argo_app(name: str, path: str, extra: str = "") -> str:
+    return ("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n"
+            f"  name: {name}\n  namespace: argocd\nspec:\n  destination: {{namespace: {name}}}\n"
+            f"  source:\n    repoURL: {REMOTE}\n    path: {path}\n{extra}")
+
+
+GITOPS = dict(FLEET, **{
+    "clusters/prod/flux-system/gotk-sync.yaml": SYNC.replace(
+        "  ref: {branch: main}\n", "  ref: {branch: main}\n  ignore: |\n    /apps/web/skip.yaml\n"),
+    "clusters/prod/db.yaml": ks("db", "./apps/db", "  postBuild:\n    substituteFrom:\n"
+                                                 "    - {kind: ConfigMap, name: vars}\n"),
+    "clusters/prod/other.yaml": ks("other", "./apps/db").replace(
+        "name: flux-system}", "name: other}"),
+    "clusters/prod/other-source.yaml": "apiVersion: source.toolkit.fluxcd.io/v1\n"
+        "kind: GitRepository\nmetadata: {name: other, namespace: flux-system}\n"
+        f"spec:\n  url: {REMOTE}\n  ignore: |\n    *.txt\n",
+    "clusters/prod/vars.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: vars}\n"
+                               "data: {REPLICAS: '2'}\n",
+    "apps/db/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: db}\n",
+    "apps/.sourceignore": "*.md\n",
+    "argocd/root.yaml": argo_app("root", "argocd/apps"),
+    "argocd/apps/shop.yaml": argo_app("shop", "apps/web",
+                                      "    kustomize: {namePrefix: shop-, version: v5.4.3}\n"),
+    "argocd/apps/plain.yaml": argo_app("plain", "apps/db"),
+    "argocd/apps/broken.yaml": argo_app("broken", "apps/missing"),
+    "argocd/apps/elsewhere.yaml": argo_app("elsewhere", "apps/web").replace(
+        REMOTE, "https://example.com/not-this.git"),
+    "argocd/cm.yaml": ARGO_CM.replace(
+        "data:\n", "data:\n  kustomize.version.v5.4.3: /usr/local/bin/kustomize-5.4.3\n"),
+})
+
+
+def fresh_and_cached(top: Path, store: Store, monkeypatch: pytest.MonkeyPatch
+                     ) -> Tuple[Any, Any, int]:
+    """(discover without the cache, discover_cached through ``store``, how many times the
+    latter found the applications rather than restoring them)."""
+    from kzgit.gitops import discover as discover_module
+    from kzgit.gitops.snapshot import discover_cached
+    config = load_config(str(top))
+    fresh = discover(open_worktree(str(top), config))
+    found: List[int] = []
+    real = discover_module.discover
+
+    def counting_discover(*args: Any, **kw: Any) -> Any:
+        found.append(1)
+        return real(*args, **kw)
+    monkeypatch.setattr(discover_module, "discover", counting_discover)
+    try:
+        cached = discover_cached(open_worktree(str(top), config), store)
+    finally:
+        monkeypatch.setattr(discover_module, "discover", real)
+    return fresh, cached, len(found)
+
+
+def described(catalog: Any) -> List[Any]:
+    """Everything of each application that a hook, kzgit diff or a render reads."""
+    from kzgit.gitops.cache import app_key
+    out = []
+    for a in catalog.apps:
+        matcher = a.extra.get("matcher")
+        source = a.extra.get("source")
+        out.append([a.as_json(), a.controller, a.kind, a.name, a.namespace, a.obj, a.doc.file,
+                    a.doc.line, a.doc.text, a.version, a.version_origin, a.expanded,
+                    # ("ref": discovery's provisional name of a parent, an object's id)
+                    {k: v for k, v in a.extra.items() if k not in ("matcher", "source", "ref")},
+                    None if matcher is None else [(p.domain, p.parts, p.inclusion, p.dir_only)
+                                                  for p in matcher.patterns],
+                    None if source is None else [source.obj, source.file, source.line],
+                    app_key(catalog, a)])
+    settings = catalog.argo_settings()
+    out.append(None if settings is None else [settings.where, settings.build_options,
+                                              settings.versions, settings.version_options])
+    return out
+
+
+def test_a_restored_catalog_is_the_one_discovery_finds(
+        repo: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    top = repo(GITOPS)
+    store = Store(str(tmp_path / "cache"))
+    fresh, first, found = fresh_and_cached(top, store, monkeypatch)
+    assert found == 1
+    for x, y in zip(described(first), described(fresh)):
+        assert x == y
+    ids = [a.id for a in fresh.apps]
+    assert {"flux:flux-system/db", "flux:flux-system/other", "argocd:argocd/shop",
+            "argocd:argocd/broken", "argocd:argocd/elsewhere"} <= set(ids), ids
+    assert any(a.error for a in fresh.apps) and any(a.reason for a in fresh.apps)
+    fresh, restored, found = fresh_and_cached(top, store, monkeypatch)
+    assert found == 0, "the second run restores the catalog"
+    assert described(restored) == described(fresh)
+    # what is asked of a restored catalog later: the scan, a substituteFrom ConfigMap
+    assert restored.lookup_object("ConfigMap", "flux-system", "vars") is not None
+    assert [d.file for d in restored.index.candidates] == [d.file for d in fresh.index.candidates]
+
+
+def edit(top: Path, rel: str, text: Optional[str]) -> None:
+    if text is None:
+        (top / rel).unlink()
+    else:
+        (top / rel).parent.mkdir(parents=True, exist_ok=True)
+        (top / rel).write_text(text)
+    subprocess.run(["git", "-C", str(top), "add", "-A"], check=True, timeout=60)
+
+
+@pytest.mark.parametrize("change", [
+    ("an application's manifest", "argocd/apps/shop.yaml",
+     argo_app("shop", "apps/db", "    kustomize: {namePrefix: shop-}\n")),
+    ("a file added", "clusters/prod/api.yaml", ks("api", "./apps/web")),
+    ("a file removed", "argocd/apps/plain.yaml", None),
+    ("a file the scan defers (substituteFrom)", "clusters/prod/vars.yaml",
+     "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: vars}\ndata: {REPLICAS: '5'}\n"),
+    ("a .sourceignore", "apps/.sourceignore", "*.md\ncm.yaml\n"),
+    ("a source's spec.ignore", "clusters/prod/other-source.yaml",
+     GITOPS["clusters/prod/other-source.yaml"].replace("*.txt", "*.yaml")),
+    ("argocd-cm", "argocd/cm.yaml", ARGO_CM),
+    ("the path an application names appears", "apps/missing/cm.yaml",
+     "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: m}\n"),
+    ("kzgit's configuration", ".kzgit.toml",
+     "[gitops]\nrepo-urls = ['https://example.com/not-this.git']\n"),
+])
+def test_each_change_discovery_reads_finds_the_applications_again(
+        repo: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        change: Tuple[str, str, Optional[str]]) -> None:
+    top = repo(GITOPS)
+    store = Store(str(tmp_path / "cache"))
+    before = described(fresh_and_cached(top, store, monkeypatch)[0])   # (read now: lazily)
+    edit(top, change[1], change[2])
+    fresh, cached, found = fresh_and_cached(top, store, monkeypatch)
+    assert found == 1, change[0]
+    assert described(cached) == described(fresh) != before, change[0]
+    _, again, found = fresh_and_cached(top, store, monkeypatch)
+    assert found == 0 and described(again) == described(fresh), change[0]
+
+
+def test_a_remote_moved_finds_the_applications_again(
+        repo: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    top = repo(GITOPS)
+    store = Store(str(tmp_path / "cache"))
+    before = described(fresh_and_cached(top, store, monkeypatch)[0])
+    subprocess.run(["git", "-C", str(top), "remote", "set-url", "origin",
+                    "https://example.com/not-this.git"], check=True, timeout=60)
+    fresh, cached, found = fresh_and_cached(top, store, monkeypatch)
+    assert found == 1 and described(cached) == described(fresh) != before
+    assert cached.find("argocd:argocd/elsewhere").rendered
+
+
+def test_a_file_git_does_not_list_still_counts(
+        repo: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Argo CD reads the directory, not git's list: an ignored Chart.yaml makes a directory
+    application a Helm one, and the record of the listing sees it come."""
+    top = repo(dict(GITOPS, **{".gitignore": "Chart.yaml\n"}))
+    store = Store(str(tmp_path / "cache"))
+    fresh_and_cached(top, store, monkeypatch)
+    (top / "apps/db/Chart.yaml").write_text("apiVersion: v2\nname: db\nversion: 0.1.0\n")
+    fresh, cached, found = fresh_and_cached(top, store, monkeypatch)
+    assert found == 1 and described(cached) == described(fresh)
+    assert cached.find("argocd:argocd/plain").renderer == "helm: not rendered"
+
+
+def test_kzgits_version_finds_the_applications_again(
+        repo: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kzgit import _version
+    top = repo(GITOPS)
+    store = Store(str(tmp_path / "cache"))
+    fresh_and_cached(top, store, monkeypatch)
+    monkeypatch.setattr(_version, "__version__", _version.__version__ + ".post1")
+    assert fresh_and_cached(top, store, monkeypatch)[2] == 1
+
+
+def test_a_discovery_that_renders_a_parent_is_not_kept(
+        repo: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A parent that patches its children is rendered to find them: what that render reads is
+    more than discovery's record, so such a discovery runs again each time."""
+    patched = SYNC.replace("  decryption: {provider: sops}\n",
+                           "  patches:\n  - patch: |\n      - {op: add, path: /spec/prune, "
+                           "value: true}\n    target: {kind: Kustomization}\n")
+    top = repo(dict(FLEET, **{"clusters/prod/flux-system/gotk-sync.yaml": patched}))
+    store = Store(str(tmp_path / "cache"))
+    for _ in range(2):
+        fresh, cached, found = fresh_and_cached(top, store, monkeypatch)
+        assert found == 1 and described(cached) == described(fresh)
+    assert cached.find("flux:flux-system/web").obj["spec"]["prune"] is True
