@@ -189,13 +189,15 @@ def _crd_rules(crd: Dict[str, Any]) -> List[Issue]:
     from kzgit.validate.cel import NO_RUNTIME, crd_rule_errors   # start-up: only a CRD needs it
     out = []
     errors = crd_rule_errors(crd)
-    if errors and all(m.startswith(NO_RUNTIME) for _, m, _ in errors):   # one warning, not one per rule
+    if errors and all(f.message.startswith(NO_RUNTIME) for f in errors):   # one warning, not one per rule
         return [Issue("cel-skipped", "", f"{len(errors)} CEL rules not evaluated: {errors[0][1]}", WARNING)]
-    for pointer, message, unsupported in errors:
-        if unsupported:
-            out.append(Issue("cel-skipped", pointer, f"kzgit cannot evaluate this CEL rule: {message}", WARNING))
+    for f in errors:
+        if f.unsupported:
+            out.append(Issue("cel-skipped", f.pointer, f"kzgit cannot evaluate this CEL rule: {f.message}", WARNING))
+        elif f.compiles:   # refused for its estimated cost (kzgit.validate.celcost)
+            out.append(Issue("cel", f.pointer, f"the API server refuses this CustomResourceDefinition: {f.message}"))
         else:
-            out.append(Issue("cel", pointer, f"the CEL rule does not compile: {message}"))
+            out.append(Issue("cel", f.pointer, f"the CEL rule does not compile: {f.message}"))
     return out
 
 

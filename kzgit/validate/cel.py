@@ -27,16 +27,19 @@ schema and kept with the compiled schema (:class:`kzgit.validate.sources.CrdSche
 A rule that does not compile is a finding on the CRD (:func:`crd_rule_errors`, reported where
 the CRD is validated as a resource, pointing at the rule); one that uses a function kzgit does
 not implement is a warning there instead (a false error would be worse than a rule not run).
+"Does not compile" includes the API server's type check over the schema's types
+(:mod:`kzgit.validate.celcheck`); the API server's cost limits refuse a CRD too
+(:mod:`kzgit.validate.celcost`, :attr:`Rules.cost_refusals`).
 """
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from kzgit.validate.celsyntax import escape
 from kzgit.validate.schema import Check, Path, Problem
 
-__all__ = ["escape", "rules_check", "crd_rule_errors", "Rules", "Rule", "RuleError"]
+__all__ = ["escape", "rules_check", "crd_rule_errors", "Rules", "Rule", "RuleError", "RuleFinding"]
 
 _OLD_SELF = re.compile(r"\boldSelf\b")
 # field.ErrorType strings (k8s.io/apimachinery pkg/util/validation/field/errors.go)
@@ -60,7 +63,7 @@ class Rule:
     """One compiled ``x-kubernetes-validations`` entry."""
 
     __slots__ = ("rule", "message", "message_expression", "field_path", "reason", "program",
-                 "message_program", "error", "transition")
+                 "message_program", "error", "transition", "tree")
 
     def __init__(self, spec: Dict[str, Any], self_type: Any = None) -> None:
         self.rule = _text(spec, "rule")
@@ -69,6 +72,7 @@ class Rule:
         self.field_path = _text(spec, "fieldPath")
         self.reason = _text(spec, "reason")
         self.transition = bool(_OLD_SELF.search(self.rule)) or bool(spec.get("optionalOldSelf"))
+        self.tree: Any = False   # the rule's AST (celsyntax), parsed once for the check and the cost
         self.program: Any = None
         self.message_program: Any = None
         self.error: Optional[RuleError] = None
@@ -89,10 +93,20 @@ class Rule:
         # the runtime compiles over dynamic values: the type check over the schema's types
         # (undefined fields, operands no overload takes) is kzgit.validate.celcheck's
         from kzgit.validate import celcheck   # start-up: loaded with the rules
-        refused = celcheck.check_rule(self.rule, self_type, self.message_expression)
+        refused = celcheck.check_rule(self.rule, self_type, self.message_expression, self._tree())
         if refused is not None:
             self.program = self.message_program = None
             self.error = RuleError(refused, False)
+
+    def _tree(self) -> Any:
+        """The rule's AST, or None when kzgit's parser cannot read it (the runtime words why)."""
+        if self.tree is False:
+            from kzgit.validate.celsyntax import SyntaxFault, parse   # start-up: with the rules
+            try:
+                self.tree = parse(self.rule)
+            except (SyntaxFault, RecursionError):
+                self.tree = None
+        return self.tree
 
     def failure(self, value: Any, bound: Any = None) -> Optional[Tuple[str, Tuple[Any, ...]]]:
         """None when the rule holds for ``value``, else (message, field path keys); ``bound``:
@@ -138,9 +152,14 @@ class Rules:
         self.invalid: List[Tuple[str, Rule]] = []   # rules the API server refuses: not CEL
         self.errors: List[Tuple[str, Rule]] = []   # (JSON pointer of the rule in the schema, rule)
         self._types: Dict[Any, Any] = {}   # celcheck.decl_type's, by schema node
-        self.check: Optional[Check] = self._walker(schema, "")
+        # the API server's cost limits (kzgit.validate.celcost): (JSON pointer, estimated cost)
+        # of every rule and messageExpression estimated, and the refusals they make
+        self.costs: List[Tuple[str, int]] = []
+        self.cost_refusals: List[Tuple[str, str]] = []
+        self.check: Optional[Check] = self._walker(schema, "", 1)
+        self._total_cost()
 
-    def _walker(self, schema: Any, where: str) -> Optional[Check]:
+    def _walker(self, schema: Any, where: str, cardinality: Optional[int]) -> Optional[Check]:
         if not isinstance(schema, dict):
             return None
         rules: List[Rule] = []
@@ -156,6 +175,7 @@ class Rules:
                 if not isinstance(spec, dict):
                     continue
                 r = Rule(spec, self_type)
+                self._cost(r, f"{where}/x-kubernetes-validations/{i}", self_type, cardinality)
                 self.total += 1
                 if r.transition:
                     self.transition += 1
@@ -169,13 +189,15 @@ class Rules:
                     rules.append(r)
         props: Dict[str, Check] = {}
         raw_props = schema.get("properties")
+        # cel_validation.go childContext: how many times a child's rules can run
+        below = _times(cardinality, schema)
         if isinstance(raw_props, dict):
             for k, sub in raw_props.items():
-                w = self._walker(sub, f"{where}/properties/{_ptr(k)}")
+                w = self._walker(sub, f"{where}/properties/{_ptr(k)}", below)
                 if w is not None:
                     props[k] = w
-        extra = self._walker(schema.get("additionalProperties"), f"{where}/additionalProperties")
-        items = self._walker(schema.get("items"), f"{where}/items")
+        extra = self._walker(schema.get("additionalProperties"), f"{where}/additionalProperties", below)
+        items = self._walker(schema.get("items"), f"{where}/items", below)
         if not rules and not props and extra is None and items is None:
             return None
         convert = _converter(schema) if rules else None
@@ -209,6 +231,47 @@ class Rules:
         return walk
 
 
+    def _cost(self, r: Rule, where: str, self_type: Any, cardinality: Optional[int]) -> None:
+        """The rule's and its messageExpression's estimated costs, refused over the limit as
+        validation.go refuses them (a rule's cost times the times it can run)."""
+        tree = r._tree()
+        if tree is None:
+            return
+        from kzgit.validate import celcost   # start-up: loaded with the rules
+        cost = celcost.estimate(r.rule, self_type, tree)
+        if cost is not None:
+            cost = celcost.rule_cost(cost, cardinality, self_type)
+            self.costs.append((f"{where}/rule", cost))
+            if cost > celcost.RULE_LIMIT:
+                self.cost_refusals.append((f"{where}/rule", celcost.exceeds("estimated rule cost", cost,
+                                                                            celcost.RULE_LIMIT)))
+        if r.message_expression:
+            cost = celcost.estimate(r.message_expression, self_type)
+            if cost is not None:
+                self.costs.append((f"{where}/messageExpression", cost))
+                if cost > celcost.RULE_LIMIT:
+                    self.cost_refusals.append((f"{where}/messageExpression", celcost.exceeds(
+                        "estimated messageExpression cost", cost, celcost.RULE_LIMIT)))
+
+    def _total_cost(self) -> None:
+        """validation.go: the schema's rules together over StaticEstimatedCRDCostLimit; the four
+        most expensive of them (1% of the limit or more) are named as contributing."""
+        if not self.costs:
+            return
+        from kzgit.validate import celcost   # start-up: loaded with the rules
+        total = 0
+        for _, c in self.costs:
+            total = min(total + c, celcost.MAX)
+        if total <= celcost.CRD_LIMIT:
+            return
+        expensive = sorted((c for c in self.costs if c[1] >= celcost.CRD_LIMIT // 100), key=lambda c: -c[1])[:4]
+        for where, _ in expensive:
+            self.cost_refusals.append((where, "contributed to estimated rule cost total exceeding cost limit "
+                                              "for entire OpenAPIv3 schema"))
+        self.cost_refusals.append(("", celcost.exceeds(
+            "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema", total,
+            celcost.CRD_LIMIT)))
+
     def skipped(self) -> Optional[str]:
         """Why some rules of this schema are not evaluated (a warning), or None."""
         why = []
@@ -233,12 +296,28 @@ class Rules:
         is not valid CEL: the API server refuses such a CRD, so none of them can be created;
         None when every rule compiles or uses only what kzgit lacks."""
         if not self.invalid:
-            return None
+            if not self.cost_refusals:
+                return None
+            where, message = self.cost_refusals[-1]   # the total, when it is refused, else a rule's
+            return (f"the API server refuses its CustomResourceDefinition ({crd}): at "
+                    f"openAPIV3Schema{where}: {message}")
         where, rule = self.invalid[0]
         more = len(self.invalid) - 1
         return (f"the API server refuses its CustomResourceDefinition ({crd}): the CEL rule at "
                 f"openAPIV3Schema{where} does not compile: {rule.error}"
                 + (f" (and {more} more rule{'s' * (more > 1)})" if more else ""))
+
+
+def _times(cardinality: Optional[int], schema: Dict[str, Any]) -> Optional[int]:
+    """How many times the rules of a child of ``schema`` can run (None: unbounded)."""
+    if cardinality is None:
+        return None
+    t = schema.get("type")
+    if t != "array" and (t != "object" or schema.get("additionalProperties") in (None, False)):
+        return cardinality   # a property of an object, or a scalar: 1 each
+    from kzgit.validate.celcost import MAX, cardinality_of_children   # start-up: with the rules
+    n = cardinality_of_children(schema)
+    return None if n is None else min(cardinality * n, MAX)
 
 
 def _ptr(k: str) -> str:
@@ -280,10 +359,21 @@ def _converter(schema: Dict[str, Any]) -> Optional[Callable[[Any], Any]]:
     return convert
 
 
-def crd_rule_errors(crd: Dict[str, Any]) -> List[Tuple[str, str, bool]]:
-    """(JSON pointer in the CRD, message, unsupported) for every rule of a CRD that does not
-    compile; the CRD object as written (``spec.versions[].schema.openAPIV3Schema``)."""
-    out: List[Tuple[str, str, bool]] = []
+class RuleFinding(NamedTuple):
+    """A rule of a CRD the API server refuses (or kzgit cannot evaluate: ``unsupported``):
+    ``compiles`` is False for a rule that does not compile, True for one refused for its
+    estimated cost (``pointer`` is then the rule, its messageExpression or the schema)."""
+
+    pointer: str
+    message: str
+    unsupported: bool
+    compiles: bool = False
+
+
+def crd_rule_errors(crd: Dict[str, Any]) -> List[RuleFinding]:
+    """A finding for every rule of a CRD that does not compile or that the API server refuses
+    for its cost; the CRD object as written (``spec.versions[].schema.openAPIV3Schema``)."""
+    out: List[RuleFinding] = []
     spec = crd.get("spec")
     versions = spec.get("versions") if isinstance(spec, dict) else None
     if not isinstance(versions, list):
@@ -294,9 +384,11 @@ def crd_rule_errors(crd: Dict[str, Any]) -> List[Tuple[str, str, bool]]:
         if not _has_rules(root):
             continue
         rules = Rules(root)
+        base = f"/spec/versions/{i}/schema/openAPIV3Schema"
         for where, r in rules.errors:
             assert r.error is not None
-            out.append((f"/spec/versions/{i}/schema/openAPIV3Schema{where}", str(r.error), r.error.unsupported))
+            out.append(RuleFinding(base + where, str(r.error), r.error.unsupported))
+        out += [RuleFinding(base + where, message, False, True) for where, message in rules.cost_refusals]
     return out
 
 

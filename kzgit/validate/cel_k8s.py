@@ -27,9 +27,9 @@ pkg/cel/environment/base.go).  On top, written here after k8s.io/apiserver pkg/c
 
 Not implemented (a rule using them is reported as not evaluated, never as wrong): the
 ``math`` and ``base64`` extensions and ``net`` other than in a type test
-(:data:`K8S_MISSING_NAMES`), and checking rules against the schema's types (rules are
-compiled over dynamic values, so a type error shows when a rule is evaluated rather than when
-the CRD is read).
+(:data:`K8S_MISSING_NAMES`).  Rules are compiled here over dynamic values; the type check
+over the schema's types is :mod:`kzgit.validate.celcheck`'s, the cost limits
+:mod:`kzgit.validate.celcost`'s.
 
 Values of the Kubernetes types (Quantity, IP, CIDR, URL, Semver) are maps tagged with
 ``@kzgit`` (the runtime has no opaque Python types), normalised so that equal values are

@@ -137,7 +137,7 @@ def _decl_type(schema: Dict[str, Any], root: bool, cache: Dict[Tuple[int, bool],
         else:
             n = MAX_REQUEST_SIZE - 2
         return CelType("string", max_elements=n, min_size=2)
-    if t in _SIMPLE:
+    if isinstance(t, str) and t in _SIMPLE:
         kind, size = _SIMPLE[t]
         return CelType(kind, min_size=size)
     return None
@@ -161,8 +161,17 @@ def _with_type_and_object_meta(props: Dict[str, Any]) -> Dict[str, Any]:
         return props
     out = dict(props)
     out["kind"] = out["apiVersion"] = _STRING_SCHEMA
-    out["metadata"] = {"type": "object", "properties": {"name": _STRING_SCHEMA, "generateName": _STRING_SCHEMA}}
+    # apiextensions-apiserver pkg/apiserver/schema/cel/model/schemas.go: name capped at 253
+    # characters (DNS1123SubdomainMaxLength), generateName at 252, or the schema's own maxLength
+    out["metadata"] = {"type": "object", "properties": {
+        "name": _capped(mprops, "name", 253), "generateName": _capped(mprops, "generateName", 252)}}
     return out
+
+
+def _capped(props: Optional[Dict[str, Any]], name: str, limit: int) -> Dict[str, Any]:
+    own = props.get(name) if props else None
+    ml = own.get("maxLength") if isinstance(own, dict) else None
+    return {"type": "string", "maxLength": ml if isinstance(ml, int) and ml < limit else limit}
 
 
 def _is(schema: Any, t: str) -> bool:
@@ -197,12 +206,14 @@ _TWO_VAR = frozenset(("all", "exists", "exists_one", "existsOne", "transformList
                       "transformMapEntry"))
 
 
-def check_rule(source: str, self_type: Optional[CelType], message_expression: str = "") -> Optional[str]:
+def check_rule(source: str, self_type: Optional[CelType], message_expression: str = "",
+               tree: Optional[Node] = None) -> Optional[str]:
     """The API server's compile error for a rule (and its messageExpression) over
-    ``self_type``, or None when this check finds none (or cannot read the rule)."""
+    ``self_type``, or None when this check finds none (or cannot read the rule); ``tree``:
+    the rule already parsed."""
     env = {"self": self_type or DYN}
     try:
-        t = _Checker(env).type(parse(source))
+        t = _Checker(env).type(tree if tree is not None else parse(source))
         if t.kind in _PRIMITIVE and t.kind != "bool" or t.kind in ("list", "map", "object"):
             return "cel expression must evaluate to a bool"
         if message_expression:
@@ -216,7 +227,8 @@ def check_rule(source: str, self_type: Optional[CelType], message_expression: st
     return None
 
 
-def _literal(text: str) -> CelType:
+def literal_type(text: str) -> CelType:
+    """The type of a literal as written."""
     if text in ("true", "false"):
         return CelType("bool")
     if text == "null":
@@ -247,7 +259,7 @@ class _Checker:
 
     def type(self, n: Node) -> CelType:
         if isinstance(n, Lit):
-            return _literal(n.text)
+            return literal_type(n.text)
         if isinstance(n, Ident):
             return self.lookup(n.name)
         if isinstance(n, Select):

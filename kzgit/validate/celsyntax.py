@@ -253,13 +253,16 @@ class _Parser:
         return test
 
     def binary(self, level: int) -> Node:
-        if level == len(_LEVELS):
-            return self.unary()
-        left = self.binary(level + 1)
-        while self.peek() in _LEVELS[level]:
-            op = self.take()
-            left = Binary(op, left, self.binary(level + 1))
-        return left
+        """Operators of precedence ``level`` or tighter, by precedence climbing (each
+        operator is left-associative)."""
+        left = self.unary()
+        while True:
+            op = self.peek()
+            at = _PRECEDENCE.get(op)
+            if at is None or at < level:
+                return left
+            self.pos += 1
+            left = Binary(op, left, self.binary(at + 1))
 
     def unary(self) -> Node:
         if self.peek() in ("!", "-"):

@@ -144,10 +144,10 @@ def _rules(x: Any) -> int:
 
 def test_findings_on_a_crd() -> None:
     pytest.importorskip("cel_expr_python")
-    from kzgit.validate.cel import crd_rule_errors
+    from kzgit.validate.cel import RuleFinding, crd_rule_errors
     crd: Dict[str, Any] = {"spec": {"versions": [{"schema": {"openAPIV3Schema": {
         "type": "object", "properties": {"spec": dict(SPEC, **{"x-kubernetes-validations": [
             {"rule": "self.replicas >= 0"}, {"rule": "self.replicsa >= 0"}]})}}}}]}}
     got: List[Any] = crd_rule_errors(crd)
-    assert got == [("/spec/versions/0/schema/openAPIV3Schema/properties/spec/x-kubernetes-validations/1/rule",
-                    "undefined field 'replicsa'", False)]
+    assert got == [RuleFinding("/spec/versions/0/schema/openAPIV3Schema/properties/spec/x-kubernetes-validations/1/rule",
+                               "undefined field 'replicsa'", False)]
