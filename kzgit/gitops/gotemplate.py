@@ -44,6 +44,13 @@ class _Missing:
 
 MISSING = _Missing()
 
+# A repository's template may not stall kzgit or fill its memory (Go's would run on and on:
+# `{{ range until 100000000 }}`, `{{ repeat 1000000000 "x" }}`): bounds far above what a name,
+# a path or a patch of an Application needs, refused in kzgit's words.
+MAX_TEXT = 1 << 20        # characters of a template's result, or of one function's
+MAX_STEPS = 200_000       # actions, commands and loop turns of one template
+_MAX_NESTING = 100        # parentheses in one action
+
 
 # -- lexing ----------------------------------------------------------------------------------
 
@@ -70,7 +77,7 @@ _TOKEN = re.compile(r"""
 def _lex_action(body: str) -> List[Tuple[str, str]]:
     """The tokens of one action's text (between the delimiters and trim markers)."""
     out: List[Tuple[str, str]] = []
-    pos = 0
+    pos = depth = 0
     while pos < len(body):
         m = _TOKEN.match(body, pos)
         if m is None:
@@ -80,6 +87,12 @@ def _lex_action(body: str) -> List[Tuple[str, str]]:
         pos = m.end()
         if kind == "space":
             continue
+        if kind == "lparen":
+            depth += 1
+            if depth > _MAX_NESTING:
+                raise TemplateError("the template nests too deeply for kzgit")
+        elif kind == "rparen":
+            depth -= 1
         if kind == "field" and out and out[-1][0] == "rparen" and body[m.start() - 1] == ")":
             kind = "chain"   # (pipeline).field
         out.append((kind, text))
@@ -384,23 +397,42 @@ def render(text: str, data: Any, options: Sequence[str] = ()) -> str:
             raise TemplateError(f"unrecognized option: {o}")
     run = _Run(missing)
     out: List[str] = []
-    run.nodes(parse(text), data, [("$", data)], out)
+    try:
+        run.nodes(parse(text), data, [("$", data)], out)
+    except RecursionError:
+        raise TemplateError("the template nests too deeply for kzgit") from None
     return "".join(out)
 
 
 class _Run:
     def __init__(self, missing: str) -> None:
         self.missing = missing
+        self.steps = 0
+        self.size = 0
+
+    def step(self) -> None:
+        self.steps += 1
+        if self.steps > MAX_STEPS:
+            raise TemplateError(f"the template takes more than {MAX_STEPS} steps: beyond "
+                                "kzgit's bound (a repository's template may not stall it)")
+
+    def emit(self, out: List[str], text: str) -> None:
+        self.size += len(text)
+        if self.size > MAX_TEXT:
+            raise TemplateError(f"the template's result exceeds {MAX_TEXT} characters: beyond "
+                                "kzgit's bound")
+        out.append(text)
 
     def nodes(self, nodes: List[Any], dot: Any, scope: List[Tuple[str, Any]], out: List[str]) -> None:
         for n in nodes:
+            self.step()
             kind = n[0]
             if kind == "text":
-                out.append(n[1])
+                self.emit(out, n[1])
             elif kind == "action":
                 value = self.pipe(n[1], dot, scope)
                 if not n[1][0]:   # a declaration prints nothing
-                    out.append(go_print(value))
+                    self.emit(out, go_print(value))
             elif kind in ("if", "with"):
                 mark = len(scope)
                 value = self.pipe(n[1], dot, scope)
@@ -434,6 +466,7 @@ class _Run:
             self.nodes(n[3], dot, scope, out)
             return
         for k, v in pairs:
+            self.step()
             del scope[mark:]
             if len(names) == 1:
                 scope.append((names[0], v))
@@ -468,22 +501,34 @@ class _Run:
 
     def command(self, cmd: List[Any], dot: Any, scope: List[Tuple[str, Any]],
                 piped: Optional[Tuple[Any]]) -> Any:
+        self.step()
         head = cmd[0]
         if head[0] == "ident":
             fn = _function(head[1])
             if head[1] in ("and", "or"):
                 return self.logic(head[1], cmd[1:], dot, scope, piped)
             args = [self.operand(a, dot, scope) for a in cmd[1:]] + list(piped or ())
-            try:
-                return fn(*args)
-            except TemplateError:
-                raise
-            except (TypeError, ValueError, KeyError, IndexError, ZeroDivisionError,
-                    AttributeError, OverflowError) as e:
-                raise TemplateError(f"error calling {head[1]}: {e}") from None
+            return self.call(head[1], fn, args)
         if len(cmd) > 1 or piped is not None:
             raise TemplateError(f"can't give argument to non-function {_describe(head)}")
         return self.operand(head, dot, scope)
+
+    def call(self, name: str, fn: Callable[..., Any], args: List[Any]) -> Any:
+        try:
+            got = fn(*args)
+        except TemplateError:
+            raise
+        except TypeError as e:
+            if "positional argument" in str(e):
+                raise TemplateError(f"wrong number of args for {name}: got {len(args)}") from None
+            raise TemplateError(f"error calling {name}: {e}") from None
+        except (ValueError, KeyError, IndexError, ZeroDivisionError, AttributeError,
+                OverflowError) as e:
+            raise TemplateError(f"error calling {name}: {e}") from None
+        if isinstance(got, (str, list)) and len(got) > MAX_TEXT:
+            raise TemplateError(f"error calling {name}: a result of more than {MAX_TEXT} "
+                                "characters or items: beyond kzgit's bound")
+        return got
 
     def logic(self, name: str, args: List[Any], dot: Any, scope: List[Tuple[str, Any]],
               piped: Optional[Tuple[Any]]) -> Any:
@@ -517,7 +562,9 @@ class _Run:
         if kind == "pipe":
             return self.fields(self.pipe(op[1], dot, scope), op[2])
         if kind == "ident":
-            return _function(op[1])()
+            if op[1] in ("and", "or"):
+                raise TemplateError(f"wrong number of args for {op[1]}: want at least 1 got 0")
+            return self.call(op[1], _function(op[1]), [])
         raise TemplateError(f"can't evaluate {op!r}")
 
     def fields(self, value: Any, names: List[str]) -> Any:
@@ -782,6 +829,8 @@ def _pad(s: str, flags: str, width: Optional[str]) -> str:
     if not width or width == "*":
         return s
     w = int(width)
+    if w > MAX_TEXT:
+        raise TemplateError(f"printf width {w}: beyond kzgit's bound")
     if "-" in flags:
         return s.ljust(w)
     if "0" in flags and s.lstrip("-").replace(".", "").isdigit():
@@ -1054,6 +1103,28 @@ def _slugify(*args: Any) -> str:
     return text.strip("-_")
 
 
+def _bounded(s: str, n: int) -> str:
+    """``strings.Repeat``, refused before it builds more than kzgit's bound."""
+    if n > 0 and len(s) * n > MAX_TEXT:
+        raise TemplateError(f"error calling repeat: a result of more than {MAX_TEXT} characters: "
+                            "beyond kzgit's bound")
+    return s * max(0, n)
+
+
+def _indent(n: int, s: str) -> str:
+    pad = _bounded(" ", n)
+    if len(pad) * (s.count("\n") + 1) + len(s) > MAX_TEXT:
+        raise TemplateError(f"error calling indent: a result of more than {MAX_TEXT} characters: "
+                            "beyond kzgit's bound")
+    return pad + s.replace("\n", "\n" + pad)
+
+
+def _until(n: int) -> List[int]:
+    if abs(n) > MAX_STEPS:
+        raise TemplateError(f"error calling until: {n} items: beyond kzgit's bound of {MAX_STEPS}")
+    return list(range(n)) if n >= 0 else list(range(0, n, -1))
+
+
 def _fail(msg: Any) -> Any:
     raise TemplateError(_str(msg))
 
@@ -1107,15 +1178,15 @@ _FUNCS: Dict[str, Callable[..., Any]] = {
     if _str(p) and _str(s).endswith(_str(p)) else _str(s),
     "trunc": _trunc, "substr": _substr,
     "replace": lambda old, new, s: _str(s).replace(_str(old), _str(new)),
-    "repeat": lambda n, s: _str(s) * max(0, _int(n)),
+    "repeat": lambda n, s: _bounded(_str(s), _int(n)),
     "contains": lambda sub, s: _str(sub) in _str(s),
     "hasPrefix": lambda p, s: _str(s).startswith(_str(p)),
     "hasSuffix": lambda p, s: _str(s).endswith(_str(p)),
     "quote": lambda *a: " ".join(_go_quote(_str(x)) for x in a if x is not None),
     "squote": lambda *a: " ".join(f"'{_str(x)}'" for x in a if x is not None),
     "cat": lambda *a: " ".join(_str(x) for x in a if x is not None),
-    "indent": lambda n, s: " " * _int(n) + _str(s).replace("\n", "\n" + " " * _int(n)),
-    "nindent": lambda n, s: "\n" + " " * _int(n) + _str(s).replace("\n", "\n" + " " * _int(n)),
+    "indent": lambda n, s: _indent(_int(n), _str(s)),
+    "nindent": lambda n, s: "\n" + _indent(_int(n), _str(s)),
     "nospace": lambda s: re.sub(r"\s", "", _str(s)),
     "splitList": lambda sep, s: _go_split(_str(s), _str(sep)), "split": _split,
     "join": _join, "toString": _str, "toStrings": lambda v: [_str(x) for x in _as_list(v, "toStrings")],
@@ -1168,7 +1239,7 @@ _FUNCS: Dict[str, Callable[..., Any]] = {
     "div": lambda a, b: int(_int(a) / _int(b)), "mod": lambda a, b: int(math.fmod(_int(a), _int(b))),
     "max": lambda *a: max(_int(x) for x in a), "min": lambda *a: min(_int(x) for x in a),
     "int": _int, "int64": _int, "float64": _float, "atoi": lambda s: _atoi(s),
-    "until": lambda n: list(range(_int(n))) if _int(n) >= 0 else list(range(0, _int(n), -1)),
+    "until": lambda n: _until(_int(n)),
     "seq": _not_expanded("seq"),
     # encodings (crypto.go, strings.go)
     "b64enc": lambda s: base64.b64encode(_str(s).encode("utf-8")).decode("ascii"),

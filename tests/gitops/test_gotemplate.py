@@ -218,3 +218,27 @@ def test_applicationset_template_error_is_listed_not_expanded(repo: Any) -> None
     strict = catalog_of(top).find("strict")
     assert strict.expanded is False
     assert strict.reason == ("template 'a-{{ .cluster }}': map has no entry for key \"cluster\"")
+
+
+@pytest.mark.parametrize("template", [
+    "{{ range until 100000000 }}x{{ end }}",
+    "{{ range $i := until 150000 }}{{ range until 150000 }}{{ end }}{{ end }}",
+    "{{ repeat 1000000000 \"x\" }}",
+    "{{ repeat 100 \"x\" | indent 100000000 }}",
+    "{{ printf \"%099999999d\" 1 }}",
+    "{{ " + "(" * 5000 + "1" + ")" * 5000 + " }}",
+])
+def test_a_template_cannot_stall_kzgit(template: str) -> None:
+    """Bounds far above what an Application needs: refused quickly, in kzgit's words."""
+    with pytest.raises(TemplateError, match="bound|too deeply"):
+        render(template, PATH)
+
+
+@pytest.mark.parametrize("template", [
+    "{{ join }}", "{{ base substr }}", "{{ hasSuffix uniq }}", "{{ toString | and }}",
+    "{{ min slice }}", "{{ regexReplaceAll regexMatch }}",
+])
+def test_a_function_given_the_wrong_arguments_is_go_s_error_not_a_crash(template: str) -> None:
+    """Found by fuzzing: a function named as an argument is called with none (as Go calls it)."""
+    with pytest.raises(TemplateError, match="wrong number of args|error calling"):
+        render(template, PATH)
