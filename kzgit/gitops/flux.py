@@ -352,8 +352,12 @@ def substitute(resources: List[Resource], spec: Dict[str, Any], variables: Varia
             continue
         if not _has_dollar(r.obj):
             continue   # nothing for envsubst to read: its output is the text itself
-        text = dump(r.obj)
         where = f"{_gvk_text(r.obj)}/{meta.get('name', '')}"
+        fast = _substituted_in_place(r.obj, lookup, where)
+        if fast is not None:
+            r.obj = fast
+            continue
+        text = dump(r.obj)
         try:
             out = envsubst.evaluate(text, lookup)
         except envsubst.SubstitutionError as e:
@@ -373,6 +377,134 @@ def substitute(resources: List[Resource], spec: Dict[str, Any], variables: Varia
     for name, where in sorted(unknown_seen.items()):
         notes.append(f"${{{name}}} comes from {where}: its value is unknown offline "
                      f"(rendered as 'kzgit-unknown-{name}')")
+
+
+# What _substituted_in_place reads without asking the parser: a value of one line whose YAML
+# text is itself whatever it is next to, starting with a letter or "/" (YAML 1.1 reads such a
+# plain scalar as a string, but for the words the writer quotes); a value spelled with "$" as
+# the writer writes it plain; a substituted value short of anything YAML reads specially.
+_PLAIN_STR = re.compile(r"[A-Za-z/][\x20-\x7e]*\Z")
+_DOLLAR_TEXT = re.compile(r"[A-Za-z0-9_./:${}=+~^-]*[A-Za-z0-9_./{}=+~^-]\Z")
+_SUBSTITUTED = re.compile(r"(?:[A-Za-z0-9_./+=~^][A-Za-z0-9_./:+=~^-]*|-[A-Za-z0-9_./:+=~^-]+)?"
+                          r"(?<!:)\Z")
+_CHANGED = object()   # marks the containers on the way to a substituted value
+
+
+def _substituted_in_place(obj: Dict[str, Any], lookup: Any, where: str
+                          ) -> Optional[Dict[str, Any]]:
+    """``obj`` substituted as :func:`substitute`'s text round trip gives it (its YAML written,
+    substituted as text and read back), without writing and reading the whole object, where
+    that is sure to give the same: None where it is not (then the round trip runs).
+
+    The round trip changes an object in two ways: a string holding an expression becomes
+    what YAML 1.1 reads in the substituted text, and every other value becomes what YAML 1.1
+    reads in the text the writer gave it (mappings in the writer's key order).  Here each
+    expression is substituted in its own string, which is the same text as in the whole
+    object when the writer writes that string plain on its line and the expression ends
+    within it (a ``${`` left open, a trailing ``$``, anything else: None); the substituted
+    values, and the values whose reading is not plainly a string (not starting with a
+    letter or ``/``: numbers, dates, ``-1``...), are read back by the same reader in one small
+    document where each stands as it stands in the object; a float, a multi-line string, a
+    character outside printable ASCII, a key holding ``$`` or not plainly a string: None.  A
+    string a transformer shares between places (:class:`kzgit.yamlio.tree.SharedStr`) comes
+    back a string of its own at each, as from the round trip."""
+    from kzgit.yamlio import dump, load_yaml11, sorted_keys   # start-up: only substitutions
+    from kzgit.yamlio.tree import SharedStr   # start-up: as above
+    checks: List[Tuple[str, Any]] = []   # (YAML text of the value, what it must read as)
+    subs: List[str] = []   # substituted texts, in the order of the walk
+
+    def walk(node: Any) -> Any:
+        """The node's copy in the writer's key order (``_CHANGED`` after it where a value
+        inside was substituted), or raises LookupError where this way does not hold."""
+        t = type(node)
+        if t is SharedStr:   # (one value a transformer wrote at several places: the round
+            node, t = str(node), str   # trip gives each place its own string)
+        if t is str:
+            if "$" in node:
+                if not _DOLLAR_TEXT.match(node) or not _written_plain(node):
+                    raise LookupError
+                try:
+                    got = envsubst.evaluate(node, lookup)
+                except envsubst.SubstitutionError:
+                    raise LookupError from None
+                if got == node:
+                    return node
+                if not _SUBSTITUTED.match(got):
+                    raise LookupError
+                subs.append(got)
+                return _CHANGED
+            if node and not _PLAIN_STR.match(node):
+                if "\n" in node or not node.isascii() or not node.isprintable():
+                    raise LookupError
+                checks.append((dump({"k": node})[3:], node))
+            return node
+        if t is dict:
+            out = {}
+            for k in sorted_keys(node):
+                if "$" in k or not _PLAIN_STR.match(k):
+                    raise LookupError
+                out[k] = walk(node[k])
+            return out
+        if t is list:
+            return [walk(v) for v in node]
+        if t is bool or node is None:
+            return node
+        if t is int and -(1 << 31) < node < (1 << 31):
+            return node
+        raise LookupError
+
+    try:
+        copy = walk(obj)
+    except (LookupError, KzgitError):
+        return None
+    if not subs:
+        return obj   # nothing changed: the round trip gives back the same text
+    text = "".join(f"c{i}: {yaml}" for i, (yaml, _) in enumerate(checks)) + \
+        "".join(f"s{i}: {sub}\n" for i, sub in enumerate(subs))
+    read = _READ.get(text)
+    if read is None:
+        try:
+            read = load_yaml11(text, where)
+        except KzgitError:
+            return None
+        if len(_READ) > 10_000:
+            _READ.clear()
+        _READ[text] = read   # (scalars only, never changed: the substituted text holds no
+        # flow collection, and the checked values are single strings)
+    if not isinstance(read, dict) or len(read) != len(checks) + len(subs):
+        return None
+    for i, (_, want) in enumerate(checks):
+        got = read.get(f"c{i}")
+        if type(got) is not str or got != want:
+            return None
+    values = iter(read[f"s{i}"] for i in range(len(subs)))
+
+    def fill(node: Any) -> Any:
+        if node is _CHANGED:
+            return next(values)
+        if type(node) is dict:
+            return {k: fill(v) for k, v in node.items()}
+        if type(node) is list:
+            return [fill(v) for v in node]
+        return node
+    return fill(copy)
+
+
+# what _substituted_in_place learned of a text: whether the writer writes a string plain as
+# it is, what the reader reads in a small document (many applications deploy one manifest)
+_PLAIN: Dict[str, bool] = {}
+_READ: Dict[str, Any] = {}
+
+
+def _written_plain(text: str) -> bool:
+    got = _PLAIN.get(text)
+    if got is None:
+        from kzgit.yamlio import dump   # start-up: only substitutions
+        got = dump({"k": text}) == f"k: {text}\n"
+        if len(_PLAIN) > 10_000:
+            _PLAIN.clear()
+        _PLAIN[text] = got
+    return got
 
 
 def _has_dollar(node: Any) -> bool:

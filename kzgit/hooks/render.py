@@ -331,22 +331,31 @@ def _plain_app(ws: Workspace, catalog: Catalog, app: App) -> bool:
     roots = ws.memo("gitops-roots").setdefault("set", set(ws.graph.roots))
     memo = ws.memo("gitops-lists")
     if "paths" not in memo:
-        memo["paths"] = _resource_lists(ws, catalog)
+        # the kustomizations whose resources decide (deploys_root_as_is asks last, when all
+        # else says plain), parsed together: one render cache entry for all of them
+        asked: Set[str] = set()
+
+        def ask(path: str) -> bool:
+            asked.add(path or ".")
+            return True
+        for a in catalog.apps:
+            deploys_root_as_is(catalog, a, roots, ask, ws.config.load_restrictor,
+                               catalog.repo.version)
+        memo["paths"] = _resource_lists(ws, sorted(asked))
     lists: Dict[str, bool] = memo["paths"]
     return deploys_root_as_is(catalog, app, roots, lambda path: lists.get(path or ".", False),
                               ws.config.load_restrictor, catalog.repo.version)
 
 
-def _resource_lists(ws: Workspace, catalog: Catalog) -> Dict[str, bool]:
-    """Whether the kustomization at each path an application renders lists resources: each
-    parsed once, through the render cache (:func:`kzgit.gitops.cache.parsed`, keyed by the
-    files' blob ids)."""
+def _resource_lists(ws: Workspace, wanted: List[str]) -> Dict[str, bool]:
+    """Whether the kustomization at each of ``wanted`` lists resources: each parsed once,
+    through the render cache (:func:`kzgit.gitops.memo.parsed`, keyed by the files' blob
+    ids)."""
     from kzgit.gitops.memo import parsed   # start-up: only repositories with applications
     read = _read_once(ws)
     paths: List[str] = []
     files: List[Tuple[str, bytes]] = []
-    for p in sorted({(p or ".") for a in catalog.apps if a.rendered
-                     for p in a.extra.get("paths") or [a.path]}):
+    for p in wanted:
         node = ws.graph.nodes.get(p)
         if node is not None:
             paths.append(p)
