@@ -18,7 +18,7 @@ import re
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import FrozenSet, Iterable, Optional
+    from typing import FrozenSet, Iterable, List, Optional, Tuple
     from kzgit.rendercache import Store
 
 _SCHEME = re.compile(r"^(?P<scheme>[a-z][a-z0-9+.-]*)://(?:(?P<user>[^@/]*)@)?(?P<host>[^/:]*)"
@@ -59,18 +59,25 @@ def repository_urls(remotes: Iterable[str], configured: Iterable[str]) -> Frozen
 
 
 def git_remotes(top: str, store: Optional[Store] = None) -> list:
-    """The URLs of the repository's remotes (``remote.<name>.url``; none: an empty list);
-    with the render cache ``store``, from it while every configuration file git reads them
-    from holds the bytes it held (:func:`_remotes_key`)."""
+    """The URLs of the repository's remotes (``remote.<name>.url``; none: an empty list), as
+    ``git config --get-regexp`` lists them: read from the repository's configuration file
+    where only it can name them and it is written plainly (:func:`_read_remotes`), else from
+    the render cache ``store`` while every configuration file git reads holds the bytes it
+    held (:func:`_remotes_key`), else from git."""
     import json   # start-up: only discovery asks
-    key = _remotes_key(top) if store is not None else None
+    files = _config_files(top)
+    if files is not None:
+        got = _read_remotes(files)
+        if got is not None:
+            return got
+    key = _remotes_key(top, files) if store is not None and files is not None else None
     if key is not None and store is not None:
         for entry in store.variants(key):
-            got = store.read(entry, key)
-            if got is None:
+            cached = store.read(entry, key)
+            if cached is None:
                 continue
             try:
-                urls = json.loads(got[1].decode("utf-8"))
+                urls = json.loads(cached[1].decode("utf-8"))
             except ValueError:
                 continue
             if isinstance(urls, list) and all(isinstance(u, str) for u in urls):
@@ -87,71 +94,131 @@ def git_remotes(top: str, store: Optional[Store] = None) -> list:
         parts = line.split(None, 1)
         if len(parts) == 2:
             urls.append(parts[1])
-    if key is not None and store is not None and _remotes_key(top) == key:
-        # (not when a file changed while git read it)
-        store.write(key, {"trace": None}, json.dumps(urls).encode("utf-8"))
+    if key is not None and store is not None:
+        again = _config_files(top)
+        if again is not None and _remotes_key(top, again) == key:
+            # (not when a file changed while git read it)
+            store.write(key, {"trace": None}, json.dumps(urls).encode("utf-8"))
     return urls
 
 
 # the layout of a cached list of remotes
 REMOTES_FORMAT = 1
 
+if TYPE_CHECKING:  # pragma: no cover
+    ConfigFiles = List[Tuple[str, Optional[bytes]]]
 
-def _remotes_key(top: str) -> Optional[str]:
-    """The render cache key of the remotes git lists at ``top``: the bytes of every file git
-    reads its configuration from there (config.c ``do_git_config_sequence``: the system file,
-    ``$(prefix)/etc/gitconfig`` or ``/etc/gitconfig``; the global ones, ``$XDG_CONFIG_HOME/git/
-    config`` and ``~/.gitconfig``, or ``GIT_CONFIG_GLOBAL``; the repository's ``.git/config``),
-    with the variables that choose them and kzgit's code.  None (ask git every time) where another file could
-    count: a repository :func:`kzgit.paths.discover` does not read plainly (steering variables,
+
+def _config_files(top: str) -> Optional[ConfigFiles]:
+    """Each file git reads its configuration from at ``top``, with its bytes (None: absent):
+    the repository's ``.git/config`` first, then the global ones (``GIT_CONFIG_GLOBAL``, else
+    ``$XDG_CONFIG_HOME/git/config`` and ``~/.gitconfig``) and the system ones
+    (``GIT_CONFIG_SYSTEM``, else ``/etc/gitconfig`` and ``<prefix>/etc/gitconfig`` of the git
+    on PATH: git's Makefile puts it in ``$(sysconfdir)``, ``/etc`` under ``/usr``), config.c
+    ``do_git_config_sequence``.  None where another file could count: a repository
+    :func:`kzgit.paths.discover` does not read plainly (steering variables,
     ``GIT_CONFIG_COUNT``, a linked work tree, ``include`` or ``worktree`` in its
-    configuration), a ``.git`` that is not a directory, an ``include`` in any of the files."""
-    import json   # start-up: only discovery asks
-    import os   # start-up: as json
+    configuration), a ``.git`` that is not a directory, an ``include`` in any file, a file
+    that cannot be read."""
+    import os   # start-up: only discovery asks
     from kzgit.paths import discover   # start-up: as os
-    from kzgit.sha import sha256   # start-up: as os
     found = discover(top)
     gitdir = os.path.join(top, ".git")
     if found is None or found[0] != os.path.realpath(top) or not os.path.isdir(gitdir):
         return None
     env = os.environ
     home = env.get("HOME", "")
-    files = [os.path.join(gitdir, "config")]
+    names = [os.path.join(gitdir, "config")]
     if env.get("GIT_CONFIG_GLOBAL") is not None:
-        files.append(env["GIT_CONFIG_GLOBAL"])
+        names.append(env["GIT_CONFIG_GLOBAL"])
     else:
         xdg = env.get("XDG_CONFIG_HOME") or (os.path.join(home, ".config") if home else "")
-        files += [os.path.join(xdg, "git", "config") if xdg else "",
+        names += [os.path.join(xdg, "git", "config") if xdg else "",
                   os.path.join(home, ".gitconfig") if home else ""]
-    if env.get("GIT_CONFIG_NOSYSTEM") is None:
-        if env.get("GIT_CONFIG_SYSTEM") is not None:
-            files.append(env["GIT_CONFIG_SYSTEM"])
-        else:
-            # the system file is $(sysconfdir)/gitconfig: /etc for a git installed under /usr,
-            # else <prefix>/etc (git's Makefile); both, for the git found on PATH
-            files.append("/etc/gitconfig")
-            for d in env.get("PATH", os.defpath).split(os.pathsep):
-                git = os.path.join(d or ".", "git")
-                if os.path.isfile(git) and os.access(git, os.X_OK):   # shutil.which's rule
-                    prefix = os.path.dirname(os.path.dirname(os.path.realpath(git)))
-                    files.append(os.path.join(prefix, "etc", "gitconfig"))
-                    break
-    from kzgit.rendercache import code_fingerprint   # start-up: as os
-    parts: list = [REMOTES_FORMAT, code_fingerprint(), top,
-                   sorted((k, v) for k, v in env.items() if k.startswith("GIT_CONFIG"))]
-    for f in files:
-        if not f:
-            parts.append(None)
+    # (read whatever GIT_CONFIG_NOSYSTEM says: a file more is only a key more)
+    if env.get("GIT_CONFIG_SYSTEM") is not None:
+        names.append(env["GIT_CONFIG_SYSTEM"])
+    names.append("/etc/gitconfig")
+    for d in env.get("PATH", os.defpath).split(os.pathsep):
+        git = os.path.join(d or ".", "git")
+        if os.path.isfile(git) and os.access(git, os.X_OK):   # shutil.which's rule
+            prefix = os.path.dirname(os.path.dirname(os.path.realpath(git)))
+            names.append(os.path.join(prefix, "etc", "gitconfig"))
+            break
+    out: ConfigFiles = []
+    for name in names:
+        if not name:
+            out.append(("", None))
             continue
         try:
-            with open(f, "rb") as fh:
-                data = fh.read()
+            with open(name, "rb") as fh:
+                data: Optional[bytes] = fh.read()
         except FileNotFoundError:
-            parts.append([f, None])
-            continue
+            data = None
         except OSError:
             return None
-        if b"include" in data.lower():
+        if data is not None and b"include" in data.lower():
             return None
-        parts.append([f, sha256(data).hexdigest()])
+        out.append((name, data))
+    return out
+
+
+def _remotes_key(top: str, files: ConfigFiles) -> str:
+    """The render cache key of the remotes git lists at ``top``: the bytes of every file of
+    ``files`` (:func:`_config_files`), with the variables that choose them and kzgit's code."""
+    import json   # start-up: only discovery asks
+    import os   # start-up: as json
+    from kzgit.rendercache import code_fingerprint   # start-up: as json
+    from kzgit.sha import sha256   # start-up: as json
+    parts: list = [REMOTES_FORMAT, code_fingerprint(), top,
+                   sorted((k, v) for k, v in os.environ.items() if k.startswith("GIT_CONFIG"))]
+    for name, data in files:
+        parts.append([name, None if data is None else sha256(data).hexdigest()])
     return sha256(json.dumps(parts).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+_SECTION = re.compile(r'\[\s*([A-Za-z0-9.-]+)(?:\s+"([^"\\]*)")?\s*\]\s*(?:[#;].*)?\Z')
+_KEY = re.compile(r"[A-Za-z][A-Za-z0-9-]*\Z")
+
+
+def _read_remotes(files: ConfigFiles) -> Optional[List[str]]:
+    """The remotes' URLs in the repository's configuration file (the first of ``files``),
+    where no other file mentions a remote and that file is written plainly: sections
+    ``[name]`` or ``[name "sub"]`` alone on their line, ``key = value`` lines whose URL
+    values hold no quote, comment character, backslash or blank; None (ask git) otherwise
+    (git's own reading, config.c ``parse_value``, unquotes, unescapes and joins lines)."""
+    if any(data is not None and b"remote" in data.lower() for _, data in files[1:]):
+        return None
+    data = files[0][1]
+    if data is None:
+        return []
+    if b"\\" in data or b"\r" in data:
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    urls: List[str] = []
+    section: Optional[Tuple[str, Optional[str]]] = None
+    for raw in text.split("\n"):
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line[0] == "[":
+            m = _SECTION.match(line)
+            if m is None or "." in m.group(1):
+                return None   # [remote.name], a key after the section: git's reading
+            section = (m.group(1).lower(), m.group(2))
+            continue
+        key, sep, value = line.partition("=")
+        if section is None or not _KEY.match(key.strip()):
+            return None
+        if section[0] != "remote" or section[1] is None or key.strip().lower() != "url":
+            continue
+        value = value.strip()
+        if not sep or not value:
+            continue   # git lists "remote.NAME.url" without a value: no URL
+        if any(c in value for c in '"#;') or any(c.isspace() for c in value):
+            return None
+        urls.append(value)
+    return urls

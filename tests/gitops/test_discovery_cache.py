@@ -123,11 +123,13 @@ def test_discovery_with_the_cache_finds_what_it_finds_without(
     assert patched == ids(top, store)
 
 
-def test_remotes_come_back_from_the_cache_until_the_configuration_changes(
-        repo: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    top = str(repo(FLEET))
-    store = Store(str(tmp_path / "cache"))
-    assert urls.git_remotes(top, store) == [REMOTE]
+def git_lists(top: str) -> List[str]:
+    out = subprocess.run(["git", "config", "--get-regexp", r"^remote\..*\.url$"], cwd=top,
+                         capture_output=True, text=True, timeout=60).stdout
+    return [line.split(None, 1)[1] for line in out.splitlines() if len(line.split(None, 1)) == 2]
+
+
+def spying_on_git(monkeypatch: pytest.MonkeyPatch) -> List[List[str]]:
     from kzgit import gitio
     real_git = gitio.git
     asked: List[List[str]] = []
@@ -136,32 +138,67 @@ def test_remotes_come_back_from_the_cache_until_the_configuration_changes(
         asked.append(args)
         return real_git(args, *rest, **kw)
     monkeypatch.setattr(gitio, "git", git)
+    return asked
+
+
+@pytest.mark.parametrize("config", [
+    '[remote "up"]\n\tURL = git@example.com:y.git\n\tfetch = +refs/heads/*:refs/up/*\n',
+    '[Remote "Up"]\n  url=https://example.com/u\n  url = https://example.com/second\n',
+    '# a comment\n[remote "up"] ; another\n\turl = https://example.com/u ; trailing\n',
+    '[remote "up"]\n\turl = "https://example.com/quoted"\n',
+    '[remote "up"]\n\turl = https://example.com/a\\\n.git\n',
+    '[remote.up]\n\turl = https://example.com/old-syntax\n',
+    '[remote "up"]\n\turl\n[remote "down"]\n\turl =\n',
+    '[remote "a.url"]\n\turl = https://example.com/dotted\n[remote]\n\turl = x\n',
+])
+def test_remotes_read_from_the_configuration_are_what_git_lists(
+        repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch, config: str) -> None:
+    top = str(repo(FLEET))
+    with open(f"{top}/.git/config", "a") as f:
+        f.write(config)
+    want = git_lists(top)
+    asked = spying_on_git(monkeypatch)
+    assert urls.git_remotes(top) == want
+    files = urls._config_files(top)
+    assert files is not None
+    read = urls._read_remotes(files)
+    assert read is None or read == want
+    assert len(asked) == (read is None)   # git runs only where the file is not read plainly
+
+
+def test_remotes_come_back_from_the_cache_until_the_configuration_changes(
+        repo: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    top = str(repo(FLEET))
+    store = Store(str(tmp_path / "cache"))
+    asked = spying_on_git(monkeypatch)
     assert urls.git_remotes(top, store) == [REMOTE]
-    assert asked == []   # from the cache: git did not run
+    assert asked == []   # read from .git/config: git did not run
+    # a global configuration naming a remote too: git's answer, then the cache's
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    (home / ".gitconfig").write_text('[remote "g"]\n\turl = https://example.com/g.git\n')
+    assert urls.git_remotes(top, store) == ["https://example.com/g.git", REMOTE]   # global first
+    assert len(asked) == 1
+    assert urls.git_remotes(top, store) == ["https://example.com/g.git", REMOTE]
+    assert len(asked) == 1   # from the cache
+    (home / ".gitconfig").write_text('[remote "g"]\n\turl = https://example.com/h.git\n')
+    assert urls.git_remotes(top, store)[0] == "https://example.com/h.git"
+    assert len(asked) == 2
     # the repository's own configuration: a remote moved, another added
     subprocess.run(["git", "-C", top, "remote", "set-url", "origin", "https://example.com/x.git"],
                    check=True, timeout=60)
     subprocess.run(["git", "-C", top, "remote", "add", "up", "git@example.com:y.git"],
                    check=True, timeout=60)
-    assert urls.git_remotes(top, store) == ["https://example.com/x.git", "git@example.com:y.git"]
-    assert len(asked) == 1
-    assert urls.git_remotes(top, store) == ["https://example.com/x.git", "git@example.com:y.git"]
-    assert len(asked) == 1
-    # the global configuration may name remotes too
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    (home / ".gitconfig").write_text('[remote "g"]\n\turl = https://example.com/g.git\n')
-    assert urls.git_remotes(top, store)[0] == "https://example.com/g.git"   # global first
-    assert len(asked) == 2
-    (home / ".gitconfig").write_text('[remote "g"]\n\turl = https://example.com/h.git\n')
-    assert urls.git_remotes(top, store)[0] == "https://example.com/h.git"
+    want = ["https://example.com/h.git", "https://example.com/x.git", "git@example.com:y.git"]
+    assert urls.git_remotes(top, store) == want == git_lists(top)
     assert len(asked) == 3
+    assert urls.git_remotes(top, store) == want and len(asked) == 3
     # GIT_CONFIG_GLOBAL picks another file
     other = tmp_path / "global"
-    other.write_text("")
+    other.write_text('[remote "o"]\n\turl = https://example.com/o.git\n')
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(other))
-    assert urls.git_remotes(top, store) == ["https://example.com/x.git", "git@example.com:y.git"]
+    assert urls.git_remotes(top, store) == ["https://example.com/o.git"] + want[1:]
     assert len(asked) == 4
 
 
