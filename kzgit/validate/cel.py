@@ -77,6 +77,14 @@ class Rule:
         self.message_program: Any = None
         self.error: Optional[RuleError] = None
         if self.transition:
+            # not run (git holds no old object), but the API server compiles it all the same:
+            # the type check, with oldSelf of self's type (an optional with optionalOldSelf)
+            from kzgit.validate import celcheck   # start-up: loaded with the rules
+            old = None if spec.get("optionalOldSelf") is True else self_type
+            refused = celcheck.check_rule(self.rule, self_type, self.message_expression, self._tree(),
+                                          old_self=old or celcheck.DYN)
+            if refused is not None:
+                self.error = RuleError(refused, False)
             return
         try:
             from kzgit.validate import cel_k8s   # start-up: the CEL runtime loads with the first rule
@@ -97,6 +105,16 @@ class Rule:
         if refused is not None:
             self.program = self.message_program = None
             self.error = RuleError(refused, False)
+            return
+        tree = self._tree()
+        timed = celcheck.reads_time(tree, self_type) if tree is not None else None
+        if timed is not None:
+            # the API server gives the rule a timestamp or duration (its schema's format);
+            # the runtime's binding takes neither, so it would see the string: not evaluated
+            self.program = self.message_program = None
+            self.error = RuleError(f"the rule reads '{timed}', a date, date-time or duration the API server "
+                                   "gives CEL as a timestamp or duration, which kzgit's CEL runtime cannot "
+                                   "take", True)
 
     def _tree(self) -> Any:
         """The rule's AST, or None when kzgit's parser cannot read it (the runtime words why)."""
@@ -177,7 +195,7 @@ class Rules:
                 r = Rule(spec, self_type)
                 self._cost(r, f"{where}/x-kubernetes-validations/{i}", self_type, cardinality)
                 self.total += 1
-                if r.transition:
+                if r.transition and r.error is None:
                     self.transition += 1
                 elif r.error is not None:
                     self.errors.append((f"{where}/x-kubernetes-validations/{i}/rule", r))
@@ -325,7 +343,10 @@ def _ptr(k: str) -> str:
 
 
 def _converter(schema: Dict[str, Any]) -> Optional[Callable[[Any], Any]]:
-    """A function giving a value the property names CEL sees (None: every name is plain)."""
+    """A function giving a value the property names CEL sees, and a string of format byte
+    the bytes it holds (None: every name is plain and nothing is converted)."""
+    if schema.get("type") == "string" and schema.get("format") == "byte":
+        return _decoded   # k8s.io/apiserver pkg/cel/common/schemas.go: CEL's bytes
     props = schema.get("properties")
     fields: Dict[str, Tuple[Optional[str], Optional[Callable[[Any], Any]]]] = {}
     renamed = False
@@ -357,6 +378,19 @@ def _converter(schema: Dict[str, Any]) -> Optional[Callable[[Any], Any]]:
             return [items(v) for v in inst]
         return inst
     return convert
+
+
+def _decoded(inst: Any) -> Any:
+    """A base64 string as its bytes (encoding/json's []byte: StdEncoding, CR and LF ignored);
+    a value that is none is left as it is (the schema's format check reports it)."""
+    if not isinstance(inst, str):
+        return inst
+    import base64   # start-up: only a rule over a field of format byte
+    import binascii
+    try:
+        return base64.b64decode(inst.replace("\r", "").replace("\n", ""), validate=True)
+    except (binascii.Error, ValueError):
+        return inst
 
 
 class RuleFinding(NamedTuple):

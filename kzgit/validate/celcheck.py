@@ -207,11 +207,13 @@ _TWO_VAR = frozenset(("all", "exists", "exists_one", "existsOne", "transformList
 
 
 def check_rule(source: str, self_type: Optional[CelType], message_expression: str = "",
-               tree: Optional[Node] = None) -> Optional[str]:
+               tree: Optional[Node] = None, old_self: Optional[CelType] = None) -> Optional[str]:
     """The API server's compile error for a rule (and its messageExpression) over
     ``self_type``, or None when this check finds none (or cannot read the rule); ``tree``:
-    the rule already parsed."""
+    the rule already parsed; ``old_self``: oldSelf's type in a transition rule."""
     env = {"self": self_type or DYN}
+    if old_self is not None:
+        env["oldSelf"] = old_self
     try:
         t = _Checker(env).type(tree if tree is not None else parse(source))
         if t.kind in _PRIMITIVE and t.kind != "bool" or t.kind in ("list", "map", "object"):
@@ -247,9 +249,25 @@ def literal_type(text: str) -> CelType:
     return CelType("int")
 
 
+def reads_time(tree: Node, self_type: Optional[CelType], old_self: bool = False) -> Optional[str]:
+    """The first field of a timestamp or duration type (a string of format date, date-time or
+    duration) the rule reads, or None: kzgit's runtime binding takes no such values, so it
+    passes them as the strings they are written as, where the API server has a timestamp."""
+    env = {"self": self_type or DYN}
+    if old_self:
+        env["oldSelf"] = self_type or DYN
+    checker = _Checker(env)
+    try:
+        checker.type(tree)
+    except (CheckError, RecursionError):
+        return None
+    return checker.times[0] if checker.times else None
+
+
 class _Checker:
     def __init__(self, env: Dict[str, CelType]) -> None:
         self.scopes: List[Dict[str, CelType]] = [env]
+        self.times: List[str] = []   # the fields read of a timestamp or duration type
 
     def lookup(self, name: str) -> CelType:
         for scope in reversed(self.scopes):
@@ -301,7 +319,10 @@ class _Checker:
     def select(self, base: CelType, field: str, optional: bool) -> CelType:
         if base.kind == "object" and base.fields is not None and not optional:
             if field in base.fields:
-                return base.fields[field]
+                t = base.fields[field]
+                if t.kind in ("timestamp", "duration"):
+                    self.times.append(field)
+                return t
             if f"__{field}__" in base.fields:   # a reserved word as a field name (Kubernetes 1.32)
                 return base.fields[f"__{field}__"]
             # cel-go checker/checker.go checkSelect: a field the object type does not declare

@@ -151,3 +151,16 @@ def test_findings_on_a_crd() -> None:
     got: List[Any] = crd_rule_errors(crd)
     assert got == [RuleFinding("/spec/versions/0/schema/openAPIV3Schema/properties/spec/x-kubernetes-validations/1/rule",
                                "undefined field 'replicsa'", False)]
+
+
+def test_transition_rules_are_checked_though_not_run() -> None:
+    pytest.importorskip("cel_expr_python")
+    from kzgit.validate.cel import Rules
+    schema = {"type": "object", "properties": {"spec": dict(SPEC, **{"x-kubernetes-validations": [
+        {"rule": "self.replicas >= oldSelf.replicas"},
+        {"rule": "self.replicas >= oldSelf.replicsa", "message": "typo in the old object"},
+        {"rule": "!oldSelf.hasValue() || self.name == oldSelf.value().name", "optionalOldSelf": True}]})}}
+    rules = Rules(schema)
+    assert rules.transition == 2
+    assert [(w, str(r.error)) for w, r in rules.invalid] == [
+        ("/properties/spec/x-kubernetes-validations/1/rule", "undefined field 'replicsa'")]
