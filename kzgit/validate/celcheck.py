@@ -317,6 +317,8 @@ class _Checker:
         return DYN
 
     def select(self, base: CelType, field: str, optional: bool) -> CelType:
+        if field.startswith("`"):
+            return DYN   # a field in backquotes: its name as written, which escaping does not map
         if base.kind == "object" and base.fields is not None and not optional:
             if field in base.fields:
                 t = base.fields[field]

@@ -367,6 +367,8 @@ class _Estimator:
 
 
 def _field(t: CelType, name: str) -> Optional[CelType]:
+    if name.startswith("`"):
+        raise NotEstimated("a field in backquotes")
     if t.kind == "object" and t.fields is not None:
         return t.fields.get(name) or t.fields.get(f"__{name}__")
     if t.kind == "map":

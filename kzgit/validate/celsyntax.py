@@ -45,6 +45,7 @@ _TOKEN = r"""
          |(?:[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+|\.[0-9]+(?:[eE][+-]?[0-9]+)?)
          |[0-9]+[uU]?)
   | (?P<id>[_a-zA-Z][_a-zA-Z0-9]*)
+  | (?P<quoted>`[^`\n\r]+`)
   | (?P<op>==|!=|<=|>=|&&|\|\||[-+*/%!<>?:.,()\[\]{}])
 """
 #: langdef.md: reserved words that cannot be identifiers (``in`` is an operator, the
@@ -112,6 +113,8 @@ def tokens(text: str) -> List[Tuple[str, str]]:
             continue
         if kind in ("str", "num"):
             out.append(("lit", tok))
+        elif kind == "quoted":   # a field name in backquotes (cel-spec: ``a.`b-c```)
+            out.append(("quoted", tok))
         elif kind == "id":
             if tok in ("true", "false", "null"):
                 out.append(("lit", tok))
@@ -279,8 +282,9 @@ class _Parser:
                 opt = self.peek() == "?"
                 if opt:
                     self.take()
-                name = self.take("reserved") if self.peek() == "reserved" else self.take("id")
-                if not opt and self.peek() == "(":
+                k = self.peek()
+                name = self.take(k if k in ("reserved", "quoted") else "id")
+                if not opt and k != "quoted" and self.peek() == "(":
                     node = Call(node, name, self.args())
                 else:
                     node = Select(node, name, opt)
@@ -456,9 +460,11 @@ def _emit(node: Node) -> Iterator[str]:
     elif isinstance(node, Unary):
         yield node.op
         # "-9223372036854775808" must stay one literal for the parser: no parentheses around
-        # an atom or another unary operator
-        yield from (_emit(node.operand) if isinstance(node.operand, _ATOMS + (Unary,))
-                    else _parens(node.operand))
+        # an atom; "-(-9223372036854775808)" keeps its own ("--" would negate the literal
+        # 9223372036854775808, which no int holds)
+        inner = node.operand
+        plain = isinstance(inner, _ATOMS) or (isinstance(inner, Unary) and not (node.op == inner.op == "-"))
+        yield from (_emit(inner) if plain else _parens(inner))
     elif isinstance(node, Binary):
         level = _PRECEDENCE[node.op]
         yield from _side(node.left, level, False)

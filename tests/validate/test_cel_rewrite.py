@@ -191,3 +191,38 @@ def test_a_tree_too_deep_is_not_evaluated_never_a_crash() -> None:
     with pytest.raises(cel_k8s.CompileError) as e:
         cel_k8s.compile_expression(src)
     assert e.value.unsupported and "nested too deeply" in str(e.value)
+
+
+SPEC: List[Dict[str, str]] = json.loads(
+    (Path(__file__).parent / "data" / "cel_rewrite" / "spec_expressions.json").read_text(encoding="utf-8"))
+
+
+def _outcome(env: Any, src: str) -> Tuple[Any, ...]:
+    try:
+        program = env.compile(src)
+    except RuntimeError:
+        return ("does not compile",)
+    try:
+        value = program.eval(data={"self": None})
+    except (RuntimeError, ValueError, TypeError):   # the runtime raises for some errors
+        return ("raises",)
+    if value.type() == cel_k8s.T.ERROR:
+        try:
+            value.value()
+        except TypeError:
+            return ("optional",)
+        return ("error",)
+    plain = value.plain_value()
+    if isinstance(plain, float) and plain != plain:
+        return ("nan",)
+    return ("value", type(plain).__name__, repr(plain))
+
+
+def test_spec_expressions_round_trip() -> None:
+    # every conformance expression of the CEL spec, parsed and written back, evaluates as the
+    # expression itself does: the rewrite never changes what an untouched part of a rule means
+    env = cel_k8s.environment()
+    assert len(SPEC) >= 900
+    differ = [(c["name"], c["expr"]) for c in SPEC
+              if _outcome(env, unparse(parse(c["expr"]))) != _outcome(env, c["expr"])]
+    assert differ == []
