@@ -137,6 +137,22 @@ def resolve_commits(root: str, revs: List[str]) -> List[str]:
     return commits
 
 
+def tags_with_dates(root: str) -> List[Tuple[str, float]]:
+    """Each tag's short name and the committer date (Unix seconds) of the commit it names,
+    peeled through an annotated tag (what source-controller orders tags of one version by);
+    tags of other objects are left out."""
+    fmt = "%(refname:strip=2)%00%(objecttype)%00%(*objecttype)%00%(committerdate:unix)%00%(*committerdate:unix)"
+    out = git(["for-each-ref", f"--format={fmt}", "refs/tags"], root)
+    tags: List[Tuple[str, float]] = []
+    for line in out.decode("utf-8", "surrogateescape").splitlines():
+        name, kind, peeled, date, peeled_date = (line.split("\0") + [""] * 5)[:5]
+        if kind == "commit" and date:
+            tags.append((name, float(date)))
+        elif kind == "tag" and peeled == "commit" and peeled_date:
+            tags.append((name, float(peeled_date)))
+    return tags
+
+
 def is_partial_clone(root: str) -> bool:
     """Whether objects may be missing and fetched on demand (``clone --filter``): ``kzgit diff``
     then exports a revision, git fetching what it lacks at once, rather than reading objects

@@ -295,7 +295,15 @@ class Catalog:
         tree) when the clone has it, else why not (a string)."""
         git_top = self.repo.git_top
         if kind == "semver":
-            return "a semver range kzgit does not resolve"
+            if not git_top:
+                return "a semver range, and no git repository to read tags from"
+            from kzgit import gitio   # start-up: only a GitRepository on a semver range
+            from kzgit.gitops.semver import SemverError, newest_tag   # start-up: as gitio
+            try:
+                # the newest tag in the range, as source-controller checks it out
+                kind, value = "tag", newest_tag(value, gitio.tags_with_dates(git_top))
+            except SemverError as e:
+                return str(e)
         if not git_top:
             return None
         if kind in ("branch", "revision"):
