@@ -19,7 +19,9 @@ pkg/apis/apiextensions/validation/validation.go):
 :func:`estimate` reproduces the estimator for what rules are made of: literals, fields,
 indexing, the operators, ``size``, ``has``, the string functions ``startsWith``,
 ``endsWith``, ``contains``, ``matches``, ``lowerAscii``, ``upperAscii``, ``trim``,
-``substring``, ``split``, ``dyn``, the conversions, ``cel.bind`` and the comprehensions (``all``,
+``substring``, ``split``, ``indexOf``, ``lastIndexOf``, ``join``, the lists library's
+``isSorted``, ``sum``, ``min``, ``max``, Kubernetes' quantity, semver, IP, CIDR and URL
+functions, ``dyn``, the conversions, ``cel.bind`` and the comprehensions (``all``,
 ``exists``, ``exists_one``/``existsOne``, ``map``, ``filter``, and the two-variable
 ``all``/``exists``/``existsOne``), each as cel-go expands and costs it.  A rule using anything
 else is not estimated (None): it is never refused on a guess; nor is one whose cost depends
@@ -242,6 +244,8 @@ class _Estimator:
             return _Val(args, 1, CelType("bool"))
         kinds = {a.type.kind, b.type.kind}
         if op in ("==", "!="):
+            if op == "==" and a.type.kind == b.type.kind and a.type.kind in _K8S_CONSTANT_EQUALITY:
+                return _Val(_add(args, 1), 1, CelType("bool"))   # cost.go "_==_": O(1) types
             return _Val(_add(args, _factor(min(a.sz(), b.sz()), _TRAVERSAL)), 1, CelType("bool"))
         if "dyn" in kinds:
             raise NotEstimated("an operator on a dynamic value")   # its overload is not known
@@ -277,12 +281,20 @@ class _Estimator:
                 return _Val(_add(cost, 1), 1, CelType("int"))
             if name in _CONVERSIONS and len(vals) == 1:
                 return _Val(_add(cost, 1), 1 if name in _SCALARS else None, CelType(name))
+            if name in _PARSERS and len(vals) == 1:
+                # k8s.io/apiserver pkg/cel/library/cost.go: the string's size x 0.1 (0.2 for
+                # ip.isCanonical); the constructors make a value of a Kubernetes type
+                f = 2 * _TRAVERSAL if name == "ip.isCanonical" else _TRAVERSAL
+                kind = _PARSERS[name]
+                return _Val(_add(cost, _factor(vals[0].sz(), f)), 1 if kind == "bool" else None, CelType(kind))
             raise NotEstimated(f"the function {name}")
         if isinstance(n.target, Ident) and n.target.name == "cel" and name == "bind" and len(args) == 3 \
                 and isinstance(args[0], Ident):
             init = self.val(args[1])   # a comprehension over [] (costCreateList: 10)
             body = self.scoped({args[0].name: init}, args[2])
             return _Val(_add(10, init.cost, body.cost), body.size, body.type, body.item)
+        if isinstance(n.target, Ident) and n.target.name == "ip" and name == "isCanonical":
+            return self.call(Call(None, "ip.isCanonical", args))
         names = [a.name if isinstance(a, Ident) else None for a in args]
         if name in ("all", "exists", "exists_one", "existsOne", "map", "filter") and names[0] is not None \
                 and len(args) in (2, 3):
@@ -294,6 +306,26 @@ class _Estimator:
             return _Val(_add(cost, 1), 1, CelType("int"))
         if target.type.kind == "dyn":
             raise NotEstimated("a function of a dynamic value")
+        kind = target.type.kind
+        if kind in _K8S_KINDS:
+            return self.k8s_member(target, name, vals, cost)
+        if name in ("indexOf", "lastIndexOf") and len(vals) == 1 and kind == "string":
+            return _Val(_add(cost, _factor(target.sz(), _TRAVERSAL)), 1, CelType("int"))
+        if name in ("isSorted", "sum", "min", "max", "indexOf", "lastIndexOf") and kind == "list":
+            # cost.go: the list's size x (1, plus 0.1 x a string item's size)
+            item = 1
+            elem = target.type.elem
+            if elem is not None and elem.kind in ("string", "bytes"):
+                item = _add(1, _factor(_need(target.item_size()), _TRAVERSAL))
+            result = CelType("bool") if name == "isSorted" else (
+                CelType("int") if name.endswith("ndexOf") else (elem or DYN))
+            return _Val(_add(cost, _mul(target.sz(), item)), 1 if result.kind in _SCALARS else None, result)
+        if name == "join" and kind == "list" and len(vals) <= 1:
+            # cost.go: the result's size (items x their size, plus the separators) x 0.1
+            size = _mul(target.sz(), _need(target.item_size()))
+            if vals:
+                size = _add(size, _mul(vals[0].sz(), max(target.sz() - 1, 0)))
+            return _Val(_add(cost, _factor(size, _TRAVERSAL)), size, CelType("string"))
         if name in ("startsWith", "endsWith") and len(vals) == 1:
             return _Val(_add(cost, _factor(vals[0].sz(), _TRAVERSAL)), 1, CelType("bool"))
         if name == "contains" and len(vals) == 1 and target.type.kind == "string":
@@ -315,6 +347,20 @@ class _Estimator:
             # k8s.io/apiserver pkg/cel/library/cost.go: the string's size x 0.1, its size kept
             return _Val(_add(cost, _factor(target.sz(), _TRAVERSAL)), target.size, target.type)
         raise NotEstimated(f"the function {name}")
+
+    def k8s_member(self, target: _Val, name: str, vals: List[_Val], cost: int) -> _Val:
+        """The member functions of Kubernetes' types (cost.go: 1 each, containsIP and
+        containsCIDR by an address's size, a string argument's size x 0.1)."""
+        kind = target.type.kind
+        if (kind, name) in _K8S_RESULTS:
+            fixed = 1
+            if name in ("containsIP", "containsCIDR"):
+                fixed = _factor(32, _TRAVERSAL) + (_factor(16, _TRAVERSAL) + 1 if name == "containsCIDR" else 0)
+                if vals and vals[0].type.kind == "string":
+                    fixed = _add(fixed, _factor(vals[0].sz(), _TRAVERSAL))
+            result = _K8S_RESULTS[(kind, name)]
+            return _Val(_add(cost, fixed), 1 if result in _SCALARS else None, CelType(result))
+        raise NotEstimated(f"the function {name} of a {kind}")
 
     def comprehension(self, n: Call) -> _Val:
         """cel-go parser/macro.go's expansions (and ext/comprehensions.go's), costed as
@@ -364,6 +410,37 @@ class _Estimator:
             out_item = item
         cost = _add(rng.cost, 10, 1, _mul(count, step))
         return _Val(cost, count, CelType("list"), out_item)
+
+
+def _need(size: Optional[int]) -> int:
+    if size is None:
+        raise NotEstimated("a cost that depends on a size with no bound")
+    return size
+
+
+#: Kubernetes' constructors and predicates over a string (k8s.io/apiserver pkg/cel/library):
+#: the kind of what they make
+_PARSERS = {"quantity": "quantity", "isQuantity": "bool", "semver": "semver", "isSemver": "bool",
+            "ip": "ip", "isIP": "bool", "cidr": "cidr", "isCIDR": "bool", "ip.isCanonical": "bool",
+            "url": "url", "isURL": "bool"}
+_K8S_KINDS = frozenset(("quantity", "semver", "ip", "cidr", "url"))
+#: cost.go's equality of O(1) cost
+_K8S_CONSTANT_EQUALITY = frozenset(("quantity", "semver", "ip", "cidr"))
+#: the member functions of Kubernetes' types cost.go costs 1, and their results' kinds
+_K8S_RESULTS: Dict[Tuple[str, str], str] = {
+    **{("quantity", f): k for f, k in (("sign", "int"), ("asInteger", "int"), ("isInteger", "bool"),
+                                        ("asApproximateFloat", "double"), ("isGreaterThan", "bool"),
+                                        ("isLessThan", "bool"), ("compareTo", "int"), ("add", "quantity"),
+                                        ("sub", "quantity"))},
+    **{("semver", f): k for f, k in (("isGreaterThan", "bool"), ("isLessThan", "bool"), ("compareTo", "int"),
+                                      ("major", "int"), ("minor", "int"), ("patch", "int"))},
+    **{("ip", f): "bool" for f in ("isUnspecified", "isLoopback", "isLinkLocalMulticast", "isLinkLocalUnicast",
+                                   "isGlobalUnicast")},
+    ("ip", "family"): "int",
+    ("cidr", "ip"): "ip", ("cidr", "masked"): "cidr", ("cidr", "prefixLength"): "int",
+    ("cidr", "containsIP"): "bool", ("cidr", "containsCIDR"): "bool",
+    **{("url", f): "string" for f in ("getScheme", "getHostname", "getHost", "getPort", "getEscapedPath")},
+}
 
 
 def _field(t: CelType, name: str) -> Optional[CelType]:

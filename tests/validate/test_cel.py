@@ -174,7 +174,10 @@ def test_a_rule_that_does_not_compile_is_a_finding_on_the_crd() -> None:
                 {"rule": "format.dns1123Label().validate(self.__namespace__).hasValue()"},
                 {"rule": "self.items.sortBy(e, e) == self.items"}, {"rule": "cel.bind(x, self.min, x > 0)"},
                 {"rule": "math.greatest([self.min, 1]) > 0"}, {"rule": "self.items.all(i, i, i > 0)"},
-                {"rule": "self.items.all(i, v, v.size() > self.mni)"}])
+                {"rule": "self.items.all(i, v, v.size() > self.mni)"}],
+               # bounded: over unbounded strings the indexOf rule would be refused for its cost
+               {"min": {"type": "integer"}, "namespace": {"type": "string", "maxLength": 63},
+                "items": {"type": "array", "maxItems": 16, "items": {"type": "string", "maxLength": 63}}})
     val = Validator(ValidatePolicy(kubernetes_version="1.33"))
     got = [(i.code, i.severity, i.path) for i in val.check(crd) or []]
     where = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/x-kubernetes-validations"

@@ -147,6 +147,13 @@ def test_metadata_name_and_generate_name_are_253_and_252_characters() -> None:
     ("self.l.all(i, v, i < 3 && v != '')", 2 + 0 + 1 + 8 * ((1 + 2 + 1) + 2)),
     # cel.bind: a comprehension over [] (10) + its value + its body; in: the list's bound
     ("cel.bind(v, self.s, v == 'x')", 10 + 2 + 2), ("'a' in self.l", 2 + 8),
+    # k8s.io/apiserver pkg/cel/library/cost.go: join ceil(0.1 x (8 x 20 + 7 x 1)); indexOf of a
+    # list 8 x (1 + ceil(0.1 x 20)), of a string ceil(0.1 x 40); quantity() ceil(0.1 x 40),
+    # its methods and its equality 1; containsIP ceil(0.1 x 32) + ceil(0.1 x 8) for a string
+    ("self.l.join(',') == ''", 2 + 17), ("self.l.indexOf('a') >= 0", 2 + 8 * 3 + 1),
+    ("self.s.indexOf('a') > 0", 2 + 4 + 1), ("isQuantity(self.s)", 2 + 4),
+    ("quantity(self.s).isInteger()", 2 + 4 + 1), ("quantity(self.s) == quantity('1Gi')", (2 + 4) + 1 + 1),
+    ("cidr(self.s).containsIP('10.0.0.1')", (2 + 4) + 4 + 1),
 ])
 def test_costs_of_real_shaped_rules(rule: str, cost: int) -> None:
     # by hand from cel-go checker/cost.go and parser/macro.go's expansions (the table above)
@@ -158,12 +165,14 @@ def test_costs_of_real_shaped_rules(rule: str, cost: int) -> None:
 
 
 @pytest.mark.parametrize("rule", [
-    "self.l.join(',') == ''", "quantity(self.s).isInteger()", "self.l.sortBy(x, x) == self.l",
+    "self.l.sortBy(x, x) == self.l", "url(self.s).getQuery().size() > 0", "self.s.format([1]) == ''",
+    "self.m.transformList(k, v, v).size() > 0",
     "self.x > 1",   # a field of no declared type: an operator on it has no known overload
 ])
 def test_what_is_not_modelled_is_not_estimated(rule: str) -> None:
     schema = {"type": "object", "properties": {
         "s": {"type": "string"}, "l": {"type": "array", "items": {"type": "string"}},
+        "m": {"type": "object", "additionalProperties": {"type": "string"}},
         "x": {"x-kubernetes-int-or-string": True}}}
     assert celcost.estimate(rule, decl_type(schema)) is None
 
