@@ -306,6 +306,14 @@ class Catalog:
                 return str(e)
         if not git_top:
             return None
+        if kind == "revision" and value not in ("HEAD", "") and not _is_sha(value):
+            from kzgit.gitops.semver import argo_max_version, is_range   # start-up: as below
+            if is_range(value):
+                # an Argo CD targetRevision may be a version range: the newest tag in it
+                from kzgit import gitio   # start-up: only an Application on a range
+                tag = argo_max_version(value, [t for t, _ in gitio.tags_with_dates(git_top)])
+                if tag is not None:
+                    kind, value = "tag", tag
         if kind in ("branch", "revision"):
             if value in ("HEAD", "") or value in self._working_branches():
                 # the branch checked out, or the default branch a pull request targets: the
@@ -422,3 +430,8 @@ def _symref_reader(git_top: str) -> "Optional[Callable[[str], Optional[str]]]":
                 return target[len(prefix):]
         return target
     return read
+
+
+def _is_sha(value: str) -> bool:
+    """A commit id (argo-cd util/git ``IsCommitSHA``: 40 hex digits), resolved as it is."""
+    return len(value) == 40 and all(c in "0123456789abcdefABCDEF" for c in value)

@@ -298,3 +298,32 @@ def newest_tag(constraint: str, tags: Sequence[Tuple[str, float]]) -> str:
             return d
         return -1 if a[1] < b[1] else (1 if a[1] > b[1] else 0)
     return max(matched, key=functools.cmp_to_key(order))[0].original
+
+
+def argo_max_version(revision: str, tags: Sequence[str]) -> Optional[str]:
+    """The tag an Argo CD ``targetRevision`` that is a version range names: argo-cd
+    ``util/versions/tags.go`` ``MaxVersion`` as ``util/git/client.go`` ``lsRemote`` uses it.
+    None when ``revision`` is a version itself (a pin, resolved as a ref), not a range
+    Masterminds/semver reads (a branch name), or a range no tag matches (then Argo CD goes on
+    resolving it as a ref name). Tags are any ``NewVersion`` accepts; of equal versions the
+    first in ref order stays (``GreaterThan``)."""
+    if not is_range(revision):
+        return None
+    c = Constraints(revision)
+    best: Optional[Version] = None
+    for tag in sorted(tags):
+        v = new_version(tag)
+        if v is not None and c.check(v) and (best is None or v.compare(best) > 0):
+            best = v
+    return best.original if best is not None else None
+
+
+def is_range(revision: str) -> bool:
+    """argo-cd ``versions.IsConstraint``: not a version, and a range Masterminds/semver reads."""
+    if new_version(revision) is not None:
+        return False
+    try:
+        Constraints(revision)
+    except SemverError:
+        return False
+    return True

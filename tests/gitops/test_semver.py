@@ -94,3 +94,29 @@ def test_a_semver_range_nothing_matches_is_listed_with_flux_s_words(repo: Callab
     assert not app.rendered
     assert app.reason == ("GitRepository flux-system/releases follows semver ^3.0: "
                           "no match found for semver: ^3.0")
+
+
+def test_argo_cd_target_revision_ranges() -> None:
+    """argo-cd util/versions MaxVersion: a version is a pin (resolved as a ref), a branch name
+    is no range, a range takes the greatest tag (the first of equal versions in ref order)."""
+    from kzgit.gitops.semver import argo_max_version
+    tags = ["v1.0", "v1.2.0", "1.2.0", "v2.0.0", "release-3", "v2.1.0-rc.1"]
+    assert argo_max_version("v1.0.0", tags) is None          # a version: resolved as the tag v1.0.0
+    assert argo_max_version("main", tags) is None            # not a range
+    assert argo_max_version("~1", tags) == "1.2.0"           # 1.2.0 sorts before v1.2.0
+    assert argo_max_version("*", tags) == "v2.0.0"
+    assert argo_max_version(">= 2.1.0-0", tags) == "v2.1.0-rc.1"
+    assert argo_max_version("^5", tags) is None              # nothing matches: Argo CD goes on with the name
+
+
+def test_an_argo_cd_application_on_a_version_range(repo: Callable[..., Path]) -> None:
+    from gitops_repos import REPO_URL
+    top = _tagged(repo, "*")
+    (top / "clusters/prod/apps.yaml").unlink()
+    (top / "argocd").mkdir()
+    (top / "argocd/app.yaml").write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: web\n"
+        "  namespace: argocd\nspec:\n  destination: {namespace: web}\n  source:\n"
+        f"    repoURL: {REPO_URL}\n    path: apps\n    targetRevision: '~1.0'\n")
+    catalog = catalog_of(top)
+    assert "name: v1-0\n" in render_app(catalog, catalog.find("web")).to_yaml()
