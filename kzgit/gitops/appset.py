@@ -27,7 +27,7 @@ Sources (argoproj/argo-cd, ``master`` of 2026-08):
   merged.
 
 Anything else (the ``clusters``, ``merge``, ``scmProvider``, ``pullRequest``,
-``clusterDecisionResource`` and ``plugin`` generators, git generator ``values``, a
+``clusterDecisionResource`` and ``plugin`` generators, a
 generator-level ``template``, a template function whose result depends on the clock, chance or
 the network, named templates) leaves the ApplicationSet listed as not expanded, with why.
 """
@@ -85,7 +85,7 @@ def _expand(catalog: Catalog, appset: App) -> List[App]:
         raise NotExpanded("malformed: spec.generators is missing")
     params: List[Dict[str, Any]] = []
     for g in gens:
-        params.extend(_generator_params(catalog, g, go, nested=False))
+        params.extend(_generator_params(catalog, g, go, False, options))
     out: List[App] = []
     for p in params:
         rendered = as_dict(_render(template, p, go, options))
@@ -145,7 +145,8 @@ def _merge_patch(base: Any, patch: Any) -> Any:
     return out
 
 
-def _generator_params(catalog: Catalog, g: Any, go: bool, nested: bool) -> List[Dict[str, Any]]:
+def _generator_params(catalog: Catalog, g: Any, go: bool, nested: bool,
+                      options: Sequence[str] = ()) -> List[Dict[str, Any]]:
     """One generator's parameter sets; ``nested``: a child of a matrix."""
     if not isinstance(g, dict):
         raise NotExpanded("malformed generator")
@@ -158,9 +159,9 @@ def _generator_params(catalog: Catalog, g: Any, go: bool, nested: bool) -> List[
     if kind == "list":
         return _list_params(g["list"], go)
     if kind == "git":
-        return _git_params(catalog, g["git"], go)
+        return _git_params(catalog, g["git"], go, options)
     if kind == "matrix" and not nested:
-        return _matrix_params(catalog, g["matrix"], go)
+        return _matrix_params(catalog, g["matrix"], go, options)
     if kind in _CLUSTER_GENERATORS:
         raise NotExpanded(f"the {kind} generator needs the cluster's state")
     if kind in _OTHER_GENERATORS:
@@ -169,7 +170,8 @@ def _generator_params(catalog: Catalog, g: Any, go: bool, nested: bool) -> List[
     raise NotExpanded(f"unknown generator {kind!r}")
 
 
-def _matrix_params(catalog: Catalog, gen: Any, go: bool) -> List[Dict[str, Any]]:
+def _matrix_params(catalog: Catalog, gen: Any, go: bool, options: Sequence[str] = ()
+                   ) -> List[Dict[str, Any]]:
     """applicationset/generators/matrix.go: the product of two child generators' parameter
     sets, each pair merged (a parameter both give is an error).  A child that reads the
     other's parameters (a ``{{`` in its own spec) is not expanded by kzgit."""
@@ -179,7 +181,7 @@ def _matrix_params(catalog: Catalog, gen: Any, go: bool) -> List[Dict[str, Any]]
     if "{{" in repr(children):
         raise NotExpanded("a matrix child that reads the other's parameters is not expanded "
                           "by kzgit")
-    first, second = (_generator_params(catalog, c, go, nested=True) for c in children)
+    first, second = (_generator_params(catalog, c, go, True, options) for c in children)
     out = []
     for a in first:
         for b in second:
@@ -228,7 +230,27 @@ def _list_params(gen: Any, go: bool) -> List[Dict[str, Any]]:
     return out
 
 
-def _git_params(catalog: Catalog, gen: Any, go: bool) -> List[Dict[str, Any]]:
+def _git_params(catalog: Catalog, gen: Any, go: bool, options: Sequence[str] = ()
+                ) -> List[Dict[str, Any]]:
+    """The git generator's parameter sets, each with its ``values`` (rendered with the set's
+    own parameters: applicationset/generators/value_interpolation.go ``appendTemplatedValues``;
+    ``values.KEY``, or a ``values`` map with ``goTemplate``)."""
+    sets = _git_param_sets(catalog, gen, go)
+    values = gen.get("values") if isinstance(gen, dict) else None
+    if values is None:
+        return sets
+    if not isinstance(values, dict) or not all(isinstance(v, str) for v in values.values()):
+        raise NotExpanded("malformed git generator: values is not a map of strings")
+    for params in sets:
+        rendered = {str(k): _string(v, params, go, options) for k, v in values.items()}
+        if go:
+            params["values"] = rendered
+        else:
+            params.update({f"values.{k}": v for k, v in rendered.items()})
+    return sets
+
+
+def _git_param_sets(catalog: Catalog, gen: Any, go: bool) -> List[Dict[str, Any]]:
     from kzgit.gitops.gomatch import BadPattern, match   # start-up
     from kzgit.gitops.urls import normalise   # start-up: as the module's own, loaded where it is used
     if not isinstance(gen, dict):
@@ -243,8 +265,6 @@ def _git_params(catalog: Catalog, gen: Any, go: bool) -> List[Dict[str, Any]]:
     dirs = gen.get("directories")
     if not isinstance(dirs, list) or not dirs:
         raise NotExpanded("malformed git generator: no directories")
-    if gen.get("values"):
-        raise NotExpanded("git generator values are not expanded by kzgit")
     all_dirs = sorted({posixpath.dirname(f) for f in catalog.repo.files} |
                       {d for f in catalog.repo.files for d in _ancestors(f)})
     chosen = []
@@ -332,8 +352,6 @@ def _git_files_params(catalog: Catalog, gen: Dict[str, Any], go: bool) -> List[D
     from kzgit.yamlio import load_yaml11   # start-up: as _pathspec
     from kzgit.errors import KzgitError   # start-up: as _pathspec
     items = [i for i in gen["files"] if isinstance(i, dict) and isinstance(i.get("path"), str)]
-    if gen.get("values"):
-        raise NotExpanded("git generator values are not expanded by kzgit")
     inc = [_pathspec(i["path"]) for i in items if i.get("exclude") is not True]
     exc = [_pathspec(i["path"]) for i in items if i.get("exclude") is True]
     chosen = sorted(f for f in catalog.repo.files if any(r.fullmatch(f) for r in inc)

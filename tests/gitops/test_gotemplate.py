@@ -242,3 +242,45 @@ def test_a_function_given_the_wrong_arguments_is_go_s_error_not_a_crash(template
     """Found by fuzzing: a function named as an argument is called with none (as Go calls it)."""
     with pytest.raises(TemplateError, match="wrong number of args|error calling"):
         render(template, PATH)
+
+
+@pytest.mark.parametrize("go", [True, False])
+def test_git_generator_values(repo: Any, go: bool) -> None:
+    """applicationset/generators/value_interpolation.go: each value rendered with its
+    parameter set's own parameters, as ``values.KEY`` (a ``values`` map with goTemplate)."""
+    from gitops_repos import REPO_URL, catalog_of
+    ref = "{{ .path.basename | upper }}" if go else "{{path.basename}}"
+    use = "{{ .values.team }}" if go else "{{values.team}}"
+    path = "{{ .path.path }}" if go else "{{path}}"
+    top = repo({
+        "argocd/set.yaml": f"""
+            apiVersion: argoproj.io/v1alpha1
+            kind: ApplicationSet
+            metadata:
+              name: teams
+              namespace: argocd
+            spec:
+              goTemplate: {str(go).lower()}
+              generators:
+              - git:
+                  repoURL: {REPO_URL}
+                  revision: HEAD
+                  directories:
+                  - path: teams/*
+                  values:
+                    team: 'team-{ref}'
+              template:
+                metadata:
+                  name: '{use}'
+                spec:
+                  destination: {{namespace: '{use}'}}
+                  source:
+                    repoURL: {REPO_URL}
+                    path: '{path}'
+            """,
+        "teams/web/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: page\n",
+    })
+    catalog = catalog_of(top)
+    assert catalog.find("teams").expanded, catalog.find("teams").reason
+    app = catalog.find("team-WEB" if go else "team-web")
+    assert app.path == "teams/web"
