@@ -29,7 +29,7 @@ the CRD is validated as a resource, pointing at the rule); one that uses a funct
 not implement is a warning there instead (a false error would be worse than a rule not run).
 "Does not compile" includes the API server's type check over the schema's types
 (:mod:`kzgit.validate.celcheck`); the API server's cost limits refuse a CRD too
-(:mod:`kzgit.validate.celcost`, :attr:`Rules.cost_refusals`).
+(:mod:`kzgit.validate.celcost`, :attr:`Rules.refusals`).
 """
 from __future__ import annotations
 
@@ -146,6 +146,107 @@ class Rule:
         return _REASONS.get(self.reason, "") + msg, _field_path(self.field_path)
 
 
+# validation.go supportedValidationReason
+_SUPPORTED_REASONS = ("FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired")
+_NEWLINES = re.compile(r"[\n\r]+")   # validation.go newlineMatcher
+
+
+def _rule_fields(spec: Dict[str, Any], where: str, schema: Dict[str, Any]) -> List[Tuple[str, str]]:
+    """What k8s.io/apiextensions-apiserver pkg/apis/apiextensions/validation/validation.go
+    refuses in a rule's fields (before compiling it), in its words (field.Error's)."""
+    out: List[Tuple[str, str]] = []
+    rule, message = _text(spec, "rule"), _text(spec, "message")
+    trimmed_rule, trimmed_msg = rule.strip(), message.strip()
+    if not trimmed_rule:
+        out.append((f"{where}/rule", "Required value: rule is not specified"))
+    elif message and not trimmed_msg:
+        out.append((f"{where}/message", f"Invalid value: {_go_quote(message)}: must be non-empty if specified"))
+    elif _NEWLINES.search(trimmed_msg):
+        out.append((f"{where}/message", f"Invalid value: {_go_quote(message)}: must not contain line breaks"))
+    elif _NEWLINES.search(trimmed_rule) and not trimmed_msg:
+        out.append((f"{where}/message", "Required value: message must be specified if rule contains line breaks"))
+    expr = _text(spec, "messageExpression")
+    if expr and not expr.strip():
+        out.append((f"{where}/messageExpression", "Required value: messageExpression must be non-empty if specified"))
+    reason = spec.get("reason")
+    if isinstance(reason, str) and reason not in _SUPPORTED_REASONS:
+        out.append((f"{where}/reason", f"Unsupported value: {_go_quote(reason)}: supported values: "
+                                       + ", ".join(_go_quote(r) for r in _SUPPORTED_REASONS)))
+    fp = _text(spec, "fieldPath")
+    if fp and not fp.strip():
+        out.append((f"{where}/fieldPath", f"Invalid value: {_go_quote(fp)}: must be non-empty if specified"))
+    if _NEWLINES.search(fp):
+        out.append((f"{where}/fieldPath", f"Invalid value: {_go_quote(fp)}: must not contain line breaks"))
+    if fp and not _valid_field_path(fp, schema):
+        out.append((f"{where}/fieldPath", f"Invalid value: {_go_quote(fp)}: must be a valid path"))
+    return out
+
+
+def _go_quote(s: str) -> str:
+    """Go's %q of a string (field.Error prints a value so)."""
+    import json   # start-up: only a refused rule's field needs it
+    return json.dumps(s, ensure_ascii=False)
+
+
+def _valid_field_path(path: str, schema: Any) -> bool:
+    """k8s.io/apiextensions-apiserver pkg/apiserver/schema/cel/validation.go ValidFieldPath:
+    ``.name`` and ``['name']`` steps through properties (or a map's keys), no list index."""
+    tokens: List[str] = []
+    i = 0
+    while i < len(path):   # its scanner: '.', '[' and ']' alone, a quoted string, else a name
+        c = path[i]
+        if c in ".[]":
+            tokens.append(c)
+            i += 1
+        elif c == "'":
+            j = i + 1
+            while j < len(path) and not (path[j] == "'" and path[j - 1] != "\\"):
+                j += 1
+            tokens.append(path[i:j + 1])
+            i = j + 1
+        else:
+            j = i
+            while j < len(path) and path[j] not in ".[]":
+                j += 1
+            tokens.append(path[i:j])
+            i = j
+    at = schema
+
+    def step(name: str) -> bool:
+        nonlocal at
+        props = at.get("properties") if isinstance(at, dict) else None
+        extra = at.get("additionalProperties") if isinstance(at, dict) else None
+        if isinstance(props, dict) and props:
+            if name not in props:
+                return False
+            at = props[name]
+        elif isinstance(extra, dict):
+            at = extra
+        else:
+            return False
+        return True
+
+    k = 0
+    while k < len(tokens):
+        tok = tokens[k]
+        if tok == "[":
+            quoted = tokens[k + 1] if k + 1 < len(tokens) else ""
+            if len(quoted) < 2 or quoted[0] != "'" or quoted[-1] != "'":
+                return False
+            if not step(re.sub(r"\\(.)", r"\1", quoted[1:-1])):
+                return False
+            if k + 2 >= len(tokens) or tokens[k + 2] != "]":
+                return False
+            k += 3
+        elif tok == ".":
+            if k + 1 >= len(tokens) or not step(tokens[k + 1]):
+                return False
+            k += 2
+        else:
+            return False
+    return True
+
+
 def _text(spec: Dict[str, Any], key: str) -> str:
     v = spec.get(key)
     return v if isinstance(v, str) else ""
@@ -171,9 +272,10 @@ class Rules:
         self.errors: List[Tuple[str, Rule]] = []   # (JSON pointer of the rule in the schema, rule)
         self._types: Dict[Any, Any] = {}   # celcheck.decl_type's, by schema node
         # the API server's cost limits (kzgit.validate.celcost): (JSON pointer, estimated cost)
-        # of every rule and messageExpression estimated, and the refusals they make
+        # of every rule and messageExpression estimated; the refusals of the CRD that are not a
+        # rule's compile error (a cost over a limit, a rule's fields as validation.go checks them)
         self.costs: List[Tuple[str, int]] = []
-        self.cost_refusals: List[Tuple[str, str]] = []
+        self.refusals: List[Tuple[str, str]] = []
         self.check: Optional[Check] = self._walker(schema, "", 1)
         self._total_cost()
 
@@ -193,6 +295,7 @@ class Rules:
                 if not isinstance(spec, dict):
                     continue
                 r = Rule(spec, self_type)
+                self.refusals += _rule_fields(spec, f"{where}/x-kubernetes-validations/{i}", schema)
                 self._cost(r, f"{where}/x-kubernetes-validations/{i}", self_type, cardinality)
                 self.total += 1
                 if r.transition and r.error is None:
@@ -261,14 +364,14 @@ class Rules:
             cost = celcost.rule_cost(cost, cardinality, self_type)
             self.costs.append((f"{where}/rule", cost))
             if cost > celcost.RULE_LIMIT:
-                self.cost_refusals.append((f"{where}/rule", celcost.exceeds("estimated rule cost", cost,
+                self.refusals.append((f"{where}/rule", celcost.exceeds("estimated rule cost", cost,
                                                                             celcost.RULE_LIMIT)))
         if r.message_expression:
             cost = celcost.estimate(r.message_expression, self_type)
             if cost is not None:
                 self.costs.append((f"{where}/messageExpression", cost))
                 if cost > celcost.RULE_LIMIT:
-                    self.cost_refusals.append((f"{where}/messageExpression", celcost.exceeds(
+                    self.refusals.append((f"{where}/messageExpression", celcost.exceeds(
                         "estimated messageExpression cost", cost, celcost.RULE_LIMIT)))
 
     def _total_cost(self) -> None:
@@ -284,9 +387,9 @@ class Rules:
             return
         expensive = sorted((c for c in self.costs if c[1] >= celcost.CRD_LIMIT // 100), key=lambda c: -c[1])[:4]
         for where, _ in expensive:
-            self.cost_refusals.append((where, "contributed to estimated rule cost total exceeding cost limit "
+            self.refusals.append((where, "contributed to estimated rule cost total exceeding cost limit "
                                               "for entire OpenAPIv3 schema"))
-        self.cost_refusals.append(("", celcost.exceeds(
+        self.refusals.append(("", celcost.exceeds(
             "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema", total,
             celcost.CRD_LIMIT)))
 
@@ -314,9 +417,9 @@ class Rules:
         is not valid CEL: the API server refuses such a CRD, so none of them can be created;
         None when every rule compiles or uses only what kzgit lacks."""
         if not self.invalid:
-            if not self.cost_refusals:
+            if not self.refusals:
                 return None
-            where, message = self.cost_refusals[-1]   # the total, when it is refused, else a rule's
+            where, message = self.refusals[-1]   # the total, when it is refused, else a rule's
             return (f"the API server refuses its CustomResourceDefinition ({crd}): at "
                     f"openAPIV3Schema{where}: {message}")
         where, rule = self.invalid[0]
@@ -422,7 +525,7 @@ def crd_rule_errors(crd: Dict[str, Any]) -> List[RuleFinding]:
         for where, r in rules.errors:
             assert r.error is not None
             out.append(RuleFinding(base + where, str(r.error), r.error.unsupported))
-        out += [RuleFinding(base + where, message, False, True) for where, message in rules.cost_refusals]
+        out += [RuleFinding(base + where, message, False, True) for where, message in rules.refusals]
     return out
 
 

@@ -141,8 +141,34 @@ def test_message_expression_and_fallbacks() -> None:
 
 
 def test_field_path_with_brackets() -> None:
-    rules = [{"rule": "self.items.all(i, i != '')", "message": "empty", "fieldPath": ".items[1]"}]
-    assert _run(rules, {"items": ["a", ""]}) == [("cel", "/spec/items/1", "empty")]
+    props = {"labels": {"type": "object", "maxProperties": 8,
+                        "additionalProperties": {"type": "string", "maxLength": 63}}}
+    rules = [{"rule": "self.labels.all(k, self.labels[k] != '')", "message": "empty",
+              "fieldPath": ".labels['a.b']"}]
+    assert _run(rules, {"labels": {"a.b": "", "c": "d"}}, props) == [("cel", "/spec/labels/a.b", "empty")]
+
+
+def test_the_fields_of_a_rule_the_api_server_refuses() -> None:
+    # validation.go, before it compiles a rule: its message, messageExpression, reason and
+    # fieldPath (ValidFieldPath: properties or a map's keys, no list index)
+    from kzgit.validate.cel import crd_rule_errors
+    crd = _crd([{"rule": " "}, {"rule": "self.min > 0", "message": "  "},
+                {"rule": "self.min > 0", "message": "two\nlines"}, {"rule": "self.min >\n 0"},
+                {"rule": "self.min > 0", "messageExpression": " "}, {"rule": "self.min > 0", "reason": "Nope"},
+                {"rule": "self.min > 0", "fieldPath": ".items[1]"}, {"rule": "self.min > 0", "fieldPath": ".nope"},
+                {"rule": "self.min > 0", "fieldPath": ".min"}])
+    where = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/x-kubernetes-validations"
+    got = [(f.pointer[len(where):], f.message) for f in crd_rule_errors(crd) if f.compiles]
+    assert got == [
+        ("/0/rule", "Required value: rule is not specified"),
+        ("/1/message", 'Invalid value: "  ": must be non-empty if specified'),
+        ("/2/message", 'Invalid value: "two\\nlines": must not contain line breaks'),
+        ("/3/message", "Required value: message must be specified if rule contains line breaks"),
+        ("/4/messageExpression", "Required value: messageExpression must be non-empty if specified"),
+        ("/5/reason", 'Unsupported value: "Nope": supported values: "FieldValueDuplicate", '
+                      '"FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"'),
+        ("/6/fieldPath", 'Invalid value: ".items[1]": must be a valid path'),
+        ("/7/fieldPath", 'Invalid value: ".nope": must be a valid path')]
 
 
 def test_evaluation_error_names_the_rule() -> None:
