@@ -172,29 +172,29 @@ def _generator_params(catalog: Catalog, g: Any, go: bool, nested: bool,
 
 def _matrix_params(catalog: Catalog, gen: Any, go: bool, options: Sequence[str] = ()
                    ) -> List[Dict[str, Any]]:
-    """applicationset/generators/matrix.go: the product of two child generators' parameter
-    sets, each pair merged (a parameter both give is an error).  A child that reads the
-    other's parameters (a ``{{`` in its own spec) is not expanded by kzgit."""
+    """applicationset/generators/matrix.go: for each parameter set of the first child, the
+    second child with that set's parameters in its strings (``InterpolateGenerator``:
+    ``{{.path.path}}/config.json``), and each pair merged: with ``goTemplate`` deeply, the
+    first's values winning (``mergo.Merge`` with override); without, as
+    ``utils.CombineStringMaps`` (a key both give with different values is an error)."""
     children = gen.get("generators") if isinstance(gen, dict) else None
     if not isinstance(children, list) or len(children) != 2:
         raise NotExpanded("a matrix needs exactly two generators")
-    if "{{" in repr(children):
-        raise NotExpanded("a matrix child that reads the other's parameters is not expanded "
-                          "by kzgit")
-    first, second = (_generator_params(catalog, c, go, True, options) for c in children)
     out = []
-    for a in first:
-        for b in second:
+    for a in _generator_params(catalog, children[0], go, True, options):
+        second = _render(children[1], a, go, options) if a else children[1]
+        for b in _generator_params(catalog, second, go, True, options):
             if not go:
-                both = sorted(set(a) & set(b))
-                if both:
-                    raise NotExpanded(f"error combining matrix parameters: found duplicate "
-                                      f"key {both[0]}")
-            out.append(_merged(a, b))
+                for k in sorted(set(a) & set(b)):
+                    if str(a[k]) != str(b[k]):
+                        raise NotExpanded(f"error combining matrix parameters: found duplicate "
+                                          f"key {k} with different value, a: {a[k]} ,b: {b[k]}")
+            out.append(_merged(b, a))
     return out
 
 
 def _merged(a: Dict[str, Any], b: Dict[str, Any]) -> Dict[str, Any]:
+    """``a`` with ``b`` merged in, maps deeply, ``b`` winning."""
     out = dict(a)
     for k, v in b.items():
         out[k] = _merged(out[k], v) if isinstance(out.get(k), dict) and isinstance(v, dict) else v

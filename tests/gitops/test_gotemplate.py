@@ -284,3 +284,51 @@ def test_git_generator_values(repo: Any, go: bool) -> None:
     assert catalog.find("teams").expanded, catalog.find("teams").reason
     app = catalog.find("team-WEB" if go else "team-web")
     assert app.path == "teams/web"
+
+
+def test_matrix_second_child_reads_the_first_s_parameters(repo: Any) -> None:
+    """matrix.go: the second generator is interpolated with each parameter set of the first
+    (a git files generator under each directory the first found); the first's values win."""
+    from gitops_repos import REPO_URL, catalog_of
+    top = repo({
+        "argocd/set.yaml": f"""
+            apiVersion: argoproj.io/v1alpha1
+            kind: ApplicationSet
+            metadata:
+              name: envs
+              namespace: argocd
+            spec:
+              goTemplate: true
+              generators:
+              - matrix:
+                  generators:
+                  - git:
+                      repoURL: {REPO_URL}
+                      revision: HEAD
+                      directories:
+                      - path: apps/*
+                  - git:
+                      repoURL: {REPO_URL}
+                      revision: HEAD
+                      files:
+                      - path: '{{{{ .path.path }}}}/env.json'
+              template:
+                metadata:
+                  name: '{{{{ .path.basename }}}}-{{{{ .env }}}}'
+                spec:
+                  destination: {{namespace: '{{{{ .env }}}}'}}
+                  source:
+                    repoURL: {REPO_URL}
+                    path: 'apps/{{{{ .path.basename }}}}'
+            """,
+        "apps/web/env.json": '{"env": "prod"}',
+        "apps/web/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: page\n",
+        "apps/api/env.json": '{"env": "dev"}',
+        "apps/api/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: api\n",
+    })
+    catalog = catalog_of(top)
+    envs = catalog.find("envs")
+    assert envs.expanded, envs.reason
+    # the first's path (the directory) wins over the second's (the file's directory: the same here)
+    assert sorted(a.name for a in catalog.apps if a.appset) == ["api-dev", "web-prod"]
+    assert catalog.find("web-prod").path == "apps/web"
