@@ -332,3 +332,50 @@ def test_matrix_second_child_reads_the_first_s_parameters(repo: Any) -> None:
     # the first's path (the directory) wins over the second's (the file's directory: the same here)
     assert sorted(a.name for a in catalog.apps if a.appset) == ["api-dev", "web-prod"]
     assert catalog.find("web-prod").path == "apps/web"
+
+
+def test_merge_generator(repo: Any) -> None:
+    """merge.go: the directories found, each overridden by the list element with the same
+    merge key; a key two elements of one generator share is the controller's error."""
+    from gitops_repos import REPO_URL, catalog_of
+
+    def appset(elements: str) -> str:
+        return f"""
+            apiVersion: argoproj.io/v1alpha1
+            kind: ApplicationSet
+            metadata:
+              name: apps
+              namespace: argocd
+            spec:
+              generators:
+              - merge:
+                  mergeKeys: [path.basename]
+                  generators:
+                  - git:
+                      repoURL: {REPO_URL}
+                      revision: HEAD
+                      directories:
+                      - path: apps/*
+                  - list:
+                      elements: {elements}
+              template:
+                metadata:
+                  name: '{{{{path.basename}}}}'
+                spec:
+                  destination: {{namespace: '{{{{path.basename}}}}'}}
+                  source:
+                    repoURL: {REPO_URL}
+                    path: '{{{{path}}}}'
+            """
+    files = {"apps/web/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: page\n",
+             "apps/api/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: api\n",
+             "apps/old/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: old\n"}
+    top = repo({"argocd/set.yaml": appset("[{path.basename: web, path: apps/old}]"), **files})
+    catalog = catalog_of(top)
+    assert catalog.find("apps").expanded, catalog.find("apps").reason
+    assert [(a.name, a.path) for a in catalog.apps if a.appset] == [
+        ("api", "apps/api"), ("old", "apps/old"), ("web", "apps/old")]
+    (top / "argocd/set.yaml").write_text(appset("[{path.basename: web}, {path.basename: web}]"))
+    dup = catalog_of(top).find("apps")
+    assert dup.expanded is False
+    assert 'not unique by the given mergeKeys. Duplicate key was {"path.basename":"web"}' in (dup.reason or "")
