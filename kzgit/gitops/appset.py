@@ -238,6 +238,19 @@ def _merged(a: Dict[str, Any], b: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
+def _json_numbers(value: Any) -> Any:
+    """A parameter as Argo CD holds it: decoded from JSON into ``any``, so every number is a
+    float64 (a list element's ``replicas: 3`` prints ``3``, a ``1000000`` prints ``1e+06``,
+    and ``eq .replicas 3`` compares a float64 with an int: Go's error)."""
+    if isinstance(value, dict):
+        return {k: _json_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_numbers(v) for v in value]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
 def _list_params(gen: Any, go: bool) -> List[Dict[str, Any]]:
     if not isinstance(gen, dict):
         raise NotExpanded("malformed list generator")
@@ -246,7 +259,7 @@ def _list_params(gen: Any, go: bool) -> List[Dict[str, Any]]:
         if not isinstance(el, dict):
             raise NotExpanded("error unmarshling list element")
         if go:
-            out.append(el)
+            out.append(_json_numbers(el))
             continue
         params: Dict[str, Any] = {}
         for k, v in el.items():
@@ -409,7 +422,7 @@ def _git_files_params(catalog: Catalog, gen: Dict[str, Any], go: bool) -> List[D
         base, filename = posixpath.basename(d), posixpath.basename(f)
         for o in objects:
             if go:
-                params: Dict[str, Any] = dict(o)
+                params: Dict[str, Any] = _json_numbers(dict(o))
                 p = {"path": d, "basename": base, "filename": filename,
                      "basenameNormalized": sanitize_name(base),
                      "filenameNormalized": sanitize_name(filename), "segments": d.split("/")}

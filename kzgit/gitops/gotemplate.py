@@ -630,38 +630,14 @@ def go_print(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, float):
-        return _go_float(v)
+        from kzgit.yamlio.gonum import format_float_g   # start-up: only a float printed
+        return format_float_g(v)
     if isinstance(v, list):
         return "[" + " ".join(go_print(x) for x in v) + "]"
     if isinstance(v, dict):
         return "map[" + " ".join(f"{go_print(k)}:{go_print(v[k])}"
                                  for k in sorted(v, key=_sort_key)) + "]"
     return str(v)
-
-
-def _go_float(f: float) -> str:
-    """``%v`` of a float64: strconv 'g' with the shortest digits, exponent below 1e-4 or from
-    1e21 (fmt/print.go ``fmtFloat(v, 64, 'g', -1)`` with ``%v``'s exponent threshold)."""
-    if math.isinf(f):
-        return "+Inf" if f > 0 else "-Inf"
-    if math.isnan(f):
-        return "NaN"
-    if f == 0:
-        return "0" if math.copysign(1, f) > 0 else "-0"
-    r = repr(f)
-    mantissa, _, exp = r.partition("e")
-    digits = mantissa.replace("-", "").replace(".", "").lstrip("0") or "0"
-    e10 = math.floor(math.log10(abs(f)))
-    if -4 <= e10 < 21:
-        s = f"{f:.{max(0, len(digits) - 1 - e10)}f}" if "e" in r else r
-        return s[:-2] if s.endswith(".0") else s
-    m = mantissa if exp else r
-    if not exp:   # Python wrote it plainly (< 1e16) but Go wants an exponent (< 1e-4)
-        m, _, exp = f"{f:e}".partition("e")
-        m = repr(float(m))
-    m = m[:-2] if m.endswith(".0") else m
-    sign = "-" if exp.startswith("-") else "+"
-    return f"{m}e{sign}{abs(int(exp)):02d}"
 
 
 # -- functions --------------------------------------------------------------------------------
@@ -707,29 +683,44 @@ def empty(v: Any) -> bool:
 
 
 def _eq(a: Any, *rest: Any) -> bool:
+    """text/template ``eq``: true when ``a`` equals one of ``rest``; values of two kinds are an
+    error, unless one is missing (then simply not equal)."""
     if not rest:
         raise TemplateError("wrong number of args for eq: want at least 1 got 0")
     for b in rest:
-        _comparable(a, b, "eq")
+        ka, kb = _kind(a), _kind(b)
+        if ka != kb:
+            if "invalid" not in (ka, kb):
+                raise TemplateError("error calling eq: incompatible types for comparison")
+            continue
         if a == b:
             return True
     return False
 
 
-def _comparable(a: Any, b: Any, name: str) -> None:
-    num = (int, float)
-    if isinstance(a, bool) != isinstance(b, bool) or \
-            (isinstance(a, num) != isinstance(b, num)) or \
-            (isinstance(a, str) != isinstance(b, str)):
-        if a is MISSING or b is MISSING or a is None or b is None:
-            raise TemplateError(f"error calling {name}: invalid type for comparison")
-        raise TemplateError(f"error calling {name}: incompatible types for comparison")
+def _kind(v: Any) -> str:
+    """text/template's ``basicKind``: an int and a float64 are not comparable (a number from
+    Argo CD's JSON parameters is a float64, a constant in the template an int)."""
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, int):
+        return "int"
+    if isinstance(v, float):
+        return "float"
+    if isinstance(v, str):
+        return "string"
+    if v is None or v is MISSING:
+        return "invalid"
+    return "other"
 
 
 def _less(a: Any, b: Any, name: str) -> bool:
-    _comparable(a, b, name)
-    if isinstance(a, (list, dict, bool)) or a is None:
+    """text/template ``lt``: numbers or strings of one kind; anything else is an error."""
+    ka, kb = _kind(a), _kind(b)
+    if ka in ("bool", "other", "invalid") or kb in ("bool", "other", "invalid"):
         raise TemplateError(f"error calling {name}: invalid type for comparison")
+    if ka != kb:
+        raise TemplateError(f"error calling {name}: incompatible types for comparison")
     return bool(a < b)
 
 

@@ -61,6 +61,7 @@ PATH = {"path": {"path": "apps/team-a/web", "basename": "web", "basenameNormaliz
     ("{{ or .missing .flag \"fallback\" }}", "fallback"),
     ("{{ and .n .path.basename }}", "web"),
     ("{{ not .flag }} {{ lt .n 4 }} {{ ge .n 3 }} {{ ne .path.basename \"api\" }}", "true true true true"),
+    ("{{ eq .missing \"prod\" }} {{ ne .missing \"prod\" }}", "false true"),   # missing: not equal
     # printing Go values: %v of lists, maps, floats, missing keys
     ("{{ .list }} {{ .cluster.labels }} {{ .ratio }} {{ .missing }}", "[b a] map[env:prod tier:2] 0.5 <no value>"),
     # parenthesised pipelines and chained fields
@@ -101,6 +102,8 @@ def test_text_template_and_sprig(template: str, expected: str) -> None:
     ("{{ index .list 5 }}", "error calling index: index out of range: 5"),
     ("{{ $x }}", "undefined variable: $x"),
     ("{{ eq .n \"3\" }}", "incompatible types for comparison"),
+    ("{{ eq .ratio 1 }}", "incompatible types for comparison"),   # a float64 and an int constant
+    ("{{ lt .missing 1 }}", "invalid type for comparison"),
     ("{{ regexMatch \"(?=x)\" .path.path }}", "error calling regex"),   # Go's RE2: no lookahead
     ("{{ fail \"no cluster\" }}", "no cluster"),
 ])
@@ -118,7 +121,9 @@ def test_missingkey_options() -> None:
 
 
 @pytest.mark.parametrize("value,text", [
-    (1.0, "1"), (0.5, "0.5"), (1e21, "1e+21"), (1e20, "100000000000000000000"),
+    # fmt's %v of a float64 is strconv 'g' with the shortest digits: an exponent from 1e+06
+    (1.0, "1"), (0.5, "0.5"), (1e21, "1e+21"), (1e20, "1e+20"), (999999.0, "999999"),
+    (1000000.0, "1e+06"), (123456789.0, "1.23456789e+08"),
     (0.0001, "0.0001"), (0.00001, "1e-05"), (-2.5, "-2.5"), (True, "true"), (None, "<nil>"),
     ([1, "a", [2]], "[1 a [2]]"), ({"b": 1, "a": {"c": 2}}, "map[a:map[c:2] b:1]"),
 ])
@@ -379,3 +384,37 @@ def test_merge_generator(repo: Any) -> None:
     dup = catalog_of(top).find("apps")
     assert dup.expanded is False
     assert 'not unique by the given mergeKeys. Duplicate key was {"path.basename":"web"}' in (dup.reason or "")
+
+
+def test_list_element_numbers_are_json_float64s(repo: Any) -> None:
+    """Argo CD decodes a list element from JSON into ``any``: its numbers are float64, printed
+    by %v (``1e+06``), and ``eq`` against an int constant is Go's error."""
+    from gitops_repos import REPO_URL, catalog_of
+
+    def appset(annotation: str) -> str:
+        return f"""
+            apiVersion: argoproj.io/v1alpha1
+            kind: ApplicationSet
+            metadata:
+              name: sized
+              namespace: argocd
+            spec:
+              goTemplate: true
+              generators:
+              - list:
+                  elements:
+                  - {{name: big, size: 1000000, small: 3}}
+              template:
+                metadata:
+                  name: '{{{{ .name }}}}'
+                  annotations: {{size: '{annotation}'}}
+                spec:
+                  source: {{repoURL: {REPO_URL}, path: apps}}
+            """
+    top = repo({"argocd/set.yaml": appset("{{ .size }}/{{ .small }}"),
+                "apps/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n"})
+    big = catalog_of(top).find("big")
+    assert big.obj["metadata"]["annotations"] == {"size": "1e+06/3"}
+    (top / "argocd/set.yaml").write_text(appset("{{ if eq .small 3 }}three{{ end }}"))
+    sized = catalog_of(top).find("sized")
+    assert not sized.expanded and "incompatible types for comparison" in (sized.reason or "")
