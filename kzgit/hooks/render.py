@@ -140,7 +140,8 @@ def render_each(ws: Workspace, engine: Engine, roots: Sequence[str], options: Bu
         # each file is hashed once however many roots read it
         from kzgit.loader import DiskFS
         from kzgit.rendercache.reads import Checker
-        checker = Checker(options.fs if options.fs is not None else DiskFS())
+        checker = Checker(options.fs if options.fs is not None else DiskFS(),
+                          blob_of=_known_blobs(ws) if options.fs is None else None)
         todo = []
         for r in roots:
             hit = look_up(ws.build_path(r), options, store, checker)
@@ -289,6 +290,20 @@ def _read_once(ws: Workspace) -> Callable[[str], Optional[bytes]]:
             return data
         return read(rel)
     return get
+
+
+def _known_blobs(ws: Workspace) -> Optional[Callable[[str], Optional[str]]]:
+    """The blob id of a file (by its absolute path as builds see it) that the search for
+    applications read this run (:func:`_blob_once`); None when it read none (a repository
+    without applications): a root's recorded reads then read the file."""
+    if not ws.memo("gitops-bytes"):
+        return None
+    top = ws.build_root.rstrip("/") + "/"
+    by_rel = _blob_once(ws)
+
+    def blob_of(path: str) -> Optional[str]:
+        return by_rel(path[len(top):]) if path.startswith(top) else None
+    return blob_of
 
 
 def _blob_once(ws: Workspace) -> Callable[[str], Optional[str]]:
@@ -454,16 +469,10 @@ def render_apps(ws: Workspace, engine: Engine, catalog: Catalog, apps: Sequence[
         # looked up here, before any render: a warm run starts no process pool, each file is
         # hashed once however many applications read it, and a hit delivers its ConfigMaps
         # and Secrets as the render did
-        blob_of = None
-        if catalog.repo.fs is None:
-            # the files discovery read (app_catalog) are not read again to be hashed, nor
-            # hashed twice
-            top = catalog.repo.top + "/"
-            by_rel = _blob_once(ws)
-
-            def blob_of(path: str) -> Optional[str]:
-                return by_rel(path[len(top):]) if path.startswith(top) else None
-        checker = Checker(catalog.repo.fs or DiskFS(), blob_of=blob_of)
+        # the files discovery read (app_catalog) are not read again to be hashed, nor hashed
+        # twice
+        checker = Checker(catalog.repo.fs or DiskFS(),
+                          blob_of=_known_blobs(ws) if catalog.repo.fs is None else None)
         rest = []
         for a in apps:
             key = cache.app_key(catalog, a)
