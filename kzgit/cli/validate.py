@@ -171,7 +171,9 @@ def _count_line(report: "Report") -> str:
     failed = {f.root for f in errors}
     broken = {f.root for f in errors if f.code == "build"}
     warnings = len(report.findings) - len(errors)
-    line = (f"{len(failed)} of {len(report.roots)} roots {'fails' if len(failed) == 1 else 'fail'}"
+    from kzgit.hooks.render import checked_noun   # start-up
+    line = (f"{len(failed)} of {len(report.roots)} {checked_noun(report.roots)} "
+            f"{'fails' if len(failed) == 1 else 'fail'}"
             f" ({len(broken)} not rendering); {len(report.roots) - len(failed)} valid")
     if warnings:
         line += f"; {warnings} warning{'s' if warnings != 1 else ''} not shown (-v)"

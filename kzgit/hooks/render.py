@@ -222,8 +222,18 @@ def summary(results: List[RootResult], warnings_as_errors: bool = False) -> Opti
     rest = [r for r in results if r.error is None]
     cached = sum(r.status == "cached" for r in rest)
     warns = f" ({warned} of them warn{'s' if warned == 1 else ''})" if warned else ""
-    return (f"{failed} of {len(results)} roots {'does' if failed == 1 else 'do'} not render; "
+    return (f"{failed} of {len(results)} {checked_noun([r.root for r in results])} "
+            f"{'does' if failed == 1 else 'do'} not render; "
             f"{len(rest)} rendered{warns} ({len(rest) - cached} built, {cached} cached; -v lists them)")
+
+
+def checked_noun(names: Sequence[str]) -> str:
+    """What a run checked, for its count line: ``roots``, ``applications`` (ids
+    ``flux:...``/``argocd:...``) or ``roots and applications``."""
+    apps = sum(n.startswith(("flux:", "argocd:")) for n in names)
+    if apps == 0:
+        return "roots"
+    return "applications" if apps == len(names) else "roots and applications"
 
 
 def run(ws: Workspace, engine: Engine, jobs: int = 0, offline: bool = False,

@@ -97,6 +97,8 @@ def test_render_checks_a_directory_only_flux_deploys(fleet: Path,
     out = capsys.readouterr().out
     assert out.startswith("clusters/prod/plain.yaml:1: flux:flux-system/plain: does not render: "
                           "failed to decode Kubernetes YAML from ")
+    # the count names what it counted
+    assert out.splitlines()[-1].startswith("1 of ") and " applications does not render; " in out
     # a change no application reaches renders none of them
     (fleet / "README.md").write_text("hello\n")
     assert main(["hook", "render", "README.md"]) == 0
