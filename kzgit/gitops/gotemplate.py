@@ -1006,13 +1006,29 @@ def _regex_split(pattern: Any, s: Any, n: Any) -> List[str]:
 
 
 def _to_json(v: Any) -> str:
-    """encoding/json.Marshal: keys sorted, <, > and & escaped as \\u003c..."""
+    """Sprig ``toJson``: encoding/json.Marshal (keys sorted, ``<``, ``>`` and ``&`` escaped,
+    float64 as Go writes it), "" when it cannot."""
+    from kzgit.errors import KzgitError   # start-up: only templates that print JSON
+    from kzgit.yamlio.gojson import go_json_dumps   # start-up: as above
     try:
-        text = json.dumps(_plain(v), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    except (TypeError, ValueError):
+        return go_json_dumps(_plain(v))
+    except KzgitError:
         return ""
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026") \
-        .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def _to_pretty_json(v: Any) -> str:
+    """Sprig ``toPrettyJson``: json.MarshalIndent with two spaces."""
+    from kzgit.errors import KzgitError   # start-up: as _to_json
+    from kzgit.yamlio.gojson import go_json_indent   # start-up: as above
+    try:
+        return go_json_indent(_plain(v))
+    except KzgitError:
+        return ""
+
+
+def _to_raw_json(v: Any) -> str:
+    """Sprig ``toRawJson``: as toJson without HTML escaping."""
+    return re.sub(r"(?<!\\)\\u00(3c|3e|26)", lambda m: chr(int(m.group(1), 16)), _to_json(v))
 
 
 def _plain(v: Any) -> Any:
@@ -1188,10 +1204,8 @@ _FUNCS: Dict[str, Callable[..., Any]] = {
     # defaults (defaults.go)
     "default": _default, "empty": empty, "coalesce": _coalesce, "ternary": _ternary,
     "required": lambda msg, v: v if not empty(v) else _fail(msg), "fail": _fail,
-    "toJson": _to_json, "mustToJson": _to_json, "toRawJson": lambda v: json.dumps(
-        _plain(v), sort_keys=True, separators=(",", ":"), ensure_ascii=False),
-    "toPrettyJson": lambda v: json.dumps(_plain(v), sort_keys=True, indent=2, ensure_ascii=False)
-    .replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"),
+    "toJson": _to_json, "mustToJson": _to_json, "toRawJson": _to_raw_json,
+    "toPrettyJson": _to_pretty_json,
     "fromJson": lambda s: _from_json(s),
     # lists and dicts (list.go, dict.go)
     "list": _list, "tuple": _list, "dict": _dict,

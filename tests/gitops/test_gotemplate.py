@@ -75,6 +75,8 @@ PATH = {"path": {"path": "apps/team-a/web", "basename": "web", "basenameNormaliz
     ("{{ splitList \"/\" .path.path | last }} {{ join \",\" .list }} {{ (split \"-\" \"x-y\")._1 }}", "web b,a y"),
     ("{{ contains \"team\" .path.path }} {{ hasPrefix \"apps\" .path.path }} {{ hasSuffix \"b\" .path.path }}", "true true true"),
     ("{{ list 1 2 | toJson }} {{ dict \"b\" 1 \"a\" \"<x>\" | toJson }}", "[1,2] {\"a\":\"\\u003cx\\u003e\",\"b\":1}"),
+    ("{{ dict \"n\" 3.0 \"big\" 1e21 | toJson }} {{ dict \"a\" \"<x>\" | toRawJson }}",
+     "{\"big\":1e+21,\"n\":3} {\"a\":\"<x>\"}"),   # Go's float64 text, HTML unescaped
     ("{{ base .path.path }} {{ dir .path.path }} {{ ext \"a/b.yaml\" }}", "web apps/team-a .yaml"),
     ("{{ regexReplaceAll \"-(.)\" .path.path \"_${1}\" }} {{ regexMatch \"^apps/\" .path.path }}", "apps/team_a/web true"),
     ("{{ regexFind \"[0-9]+\" \"v12.3\" }} {{ regexFindAll \"[a-z]\" \"a1b2c\" -1 }}", "12 [a b c]"),
