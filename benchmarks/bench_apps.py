@@ -202,9 +202,9 @@ def main(argv: List[str]) -> int:
     p, g = statistics.median(times["plain"]), statistics.median(times["gitops"])
     pc, gc = statistics.median(cpu["plain"]), statistics.median(cpu["gitops"])
     ratio = g / p
-    print(f"{args.apps} directories as plain roots:         {p:.2f} s wall, {pc:.2f} s CPU "
+    print(f"{args.apps} directories as plain roots:         {p:.3f} s wall, {pc:.3f} s CPU "
           f"(medians of {args.runs})")
-    print(f"{args.apps} applications (3/4 Flux, 1/4 Argo CD): {g:.2f} s wall, {gc:.2f} s CPU")
+    print(f"{args.apps} applications (3/4 Flux, 1/4 Argo CD): {g:.3f} s wall, {gc:.3f} s CPU")
     print(f"ratio: {ratio:.2f} wall (goal <= {args.max_ratio}), {gc / pc:.2f} CPU")
     print(f"load average after: {os.getloadavg()[0]:.1f}")
     return 0 if ratio <= args.max_ratio else 1
