@@ -23,13 +23,15 @@ Sources (argoproj/argo-cd, ``master`` of 2026-08):
 - ``applicationset/controllers/template/patch.go``: ``templatePatch``, rendered as the template
   is, merged into each Application.
 
-- ``applicationset/generators/matrix.go``: two of those, every pair of their parameter sets
-  merged.
+- ``applicationset/generators/matrix.go``: two of those, the second reading each parameter set
+  of the first, every pair merged; ``merge.go``: sets overridden by merge key.
+- ``generator_spec_processor.go`` ``mergeGeneratorTemplate``: a generator's own template over
+  the ApplicationSet's.
 
-Anything else (the ``clusters``, ``merge``, ``scmProvider``, ``pullRequest``,
-``clusterDecisionResource`` and ``plugin`` generators, a
-generator-level ``template``, a template function whose result depends on the clock, chance or
-the network, named templates) leaves the ApplicationSet listed as not expanded, with why.
+Anything else (the ``clusters``, ``scmProvider``, ``pullRequest``, ``clusterDecisionResource``
+and ``plugin`` generators, a generator's ``selector``, a template function whose result depends
+on the clock, chance or the network, named templates) leaves the ApplicationSet listed as not
+expanded, with why.
 """
 from __future__ import annotations
 
@@ -41,7 +43,7 @@ from kzgit.gitops.model import ARGOCD, App, Doc, as_dict
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Dict, List, Sequence
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
     from kzgit.gitops.catalog import Catalog
 
 _CLUSTER_GENERATORS = ("clusters", "clusterDecisionResource")
@@ -83,12 +85,16 @@ def _expand(catalog: Catalog, appset: App) -> List[App]:
     gens = spec.get("generators")
     if not isinstance(gens, list) or not gens:
         raise NotExpanded("malformed: spec.generators is missing")
-    params: List[Dict[str, Any]] = []
+    params: List[Tuple[Dict[str, Any], Dict[str, Any]]] = []
     for g in gens:
-        params.extend(_generator_params(catalog, g, go, False, options))
+        own = _own_template(g)
+        # generator_spec_processor.go mergeGeneratorTemplate: the generator's own template,
+        # its empty fields filled from the ApplicationSet's (mergo.Merge without override)
+        merged = _filled(own, template) if own else template
+        params.extend((merged, p) for p in _generator_params(catalog, g, go, False, options))
     out: List[App] = []
-    for p in params:
-        rendered = as_dict(_render(template, p, go, options))
+    for tmpl, p in params:
+        rendered = as_dict(_render(tmpl, p, go, options))
         if patch:
             rendered = _patched(rendered, _string(patch, p, go, options))
         meta: Dict[str, Any] = dict(as_dict(rendered.get("metadata")))
@@ -100,6 +106,32 @@ def _expand(catalog: Catalog, appset: App) -> List[App]:
         child.appset = str(appset.extra.setdefault("ref", f"#{id(appset)}"))
         out.append(child)
     return out
+
+
+def _own_template(g: Any) -> Optional[Dict[str, Any]]:
+    """A top-level generator's own ``template`` (``list.template``, ``git.template``,
+    ``matrix.template``, ...: each generator's ``GetTemplate``)."""
+    if not isinstance(g, dict):
+        return None
+    for kind, body in g.items():
+        if kind not in ("selector", "values") and isinstance(body, dict):
+            own = body.get("template")
+            return own if isinstance(own, dict) and own else None
+    return None
+
+
+def _filled(dest: Any, base: Any) -> Any:
+    """mergo.Merge(dest, base): each empty value of ``dest`` (missing, "", 0, false, an empty
+    list or map) taken from ``base``, maps merged key by key, the rest of ``dest`` kept."""
+    if isinstance(dest, dict) and isinstance(base, dict):
+        out = dict(dest)
+        for k, v in base.items():
+            out[k] = _filled(out[k], v) if k in out else v
+        return out
+    if dest is None or dest == "" or dest is False or dest == [] or dest == {} or \
+            (isinstance(dest, (int, float)) and not isinstance(dest, bool) and dest == 0):
+        return base
+    return dest
 
 
 def _patched(app: Dict[str, Any], patch_text: str) -> Dict[str, Any]:

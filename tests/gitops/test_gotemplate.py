@@ -420,3 +420,45 @@ def test_list_element_numbers_are_json_float64s(repo: Any) -> None:
     (top / "argocd/set.yaml").write_text(appset("{{ if eq .small 3 }}three{{ end }}"))
     sized = catalog_of(top).find("sized")
     assert not sized.expanded and "incompatible types for comparison" in (sized.reason or "")
+
+
+def test_a_generator_s_own_template(repo: Any) -> None:
+    """generator_spec_processor.go mergeGeneratorTemplate: a generator's own template wins,
+    its empty fields filled from the ApplicationSet's template."""
+    from gitops_repos import REPO_URL, catalog_of
+    top = repo({
+        "argocd/set.yaml": f"""
+            apiVersion: argoproj.io/v1alpha1
+            kind: ApplicationSet
+            metadata:
+              name: two
+              namespace: argocd
+            spec:
+              goTemplate: true
+              generators:
+              - list:
+                  elements: [{{name: a}}]
+              - list:
+                  elements: [{{name: b}}]
+                  template:
+                    metadata: {{name: 'special-{{{{ .name }}}}'}}
+                    spec:
+                      project: ''
+                      source: {{path: apps/b}}
+              template:
+                metadata:
+                  name: 'plain-{{{{ .name }}}}'
+                spec:
+                  project: default
+                  destination: {{namespace: '{{{{ .name }}}}'}}
+                  source: {{repoURL: {REPO_URL}, path: apps/a}}
+            """,
+        "apps/a/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+        "apps/b/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n",
+    })
+    catalog = catalog_of(top)
+    plain, special = catalog.find("plain-a"), catalog.find("special-b")
+    assert plain.path == "apps/a" and special.path == "apps/b"
+    assert special.obj["spec"]["project"] == "default"   # '' is empty: filled from the base
+    assert special.obj["spec"]["source"]["repoURL"] == REPO_URL
+    assert special.obj["spec"]["destination"] == {"namespace": "b"}
