@@ -26,10 +26,10 @@ Sources (argoproj/argo-cd, ``master`` of 2026-08):
 - ``applicationset/generators/matrix.go``: two of those, the second reading each parameter set
   of the first, every pair merged; ``merge.go``: sets overridden by merge key.
 - ``generator_spec_processor.go`` ``mergeGeneratorTemplate``: a generator's own template over
-  the ApplicationSet's.
+  the ApplicationSet's; ``Transform``: a generator's ``selector`` over its flattened parameters.
 
 Anything else (the ``clusters``, ``scmProvider``, ``pullRequest``, ``clusterDecisionResource``
-and ``plugin`` generators, a generator's ``selector``, a template function whose result depends
+and ``plugin`` generators, a template function whose result depends
 on the clock, chance or the network, named templates) leaves the ApplicationSet listed as not
 expanded, with why.
 """
@@ -43,7 +43,7 @@ from kzgit.gitops.model import ARGOCD, App, Doc, as_dict
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Dict, List, Optional, Sequence, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
     from kzgit.gitops.catalog import Catalog
 
 _CLUSTER_GENERATORS = ("clusters", "clusterDecisionResource")
@@ -105,6 +105,78 @@ def _expand(catalog: Catalog, appset: App) -> List[App]:
         child = App(ARGOCD, obj, doc, parent=appset.parent)
         child.appset = str(appset.extra.setdefault("ref", f"#{id(appset)}"))
         out.append(child)
+    return out
+
+
+# k8s.io/apimachinery validation.IsQualifiedName: an optional DNS-subdomain prefix and '/', then
+# a name of at most 63 characters
+_QUALIFIED = re.compile(r"^(?:[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*/)?"
+                        r"[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+
+
+def _selector(spec: Any) -> Callable[[Dict[str, str]], bool]:
+    """A generator's ``selector`` over its flattened parameters: applicationset/utils
+    selector.go ``LabelSelectorAsSelector`` (label values unrestricted; ``matchLabels`` are
+    equalities, ``matchExpressions`` In, NotIn, Exists, DoesNotExist), each requirement
+    ``Matches`` as labels.Requirement does."""
+    if not isinstance(spec, dict):
+        raise NotExpanded("error parsing label selector: not a map")
+    reqs: List[Tuple[str, str, List[str]]] = []
+    labels = spec.get("matchLabels") or {}
+    exprs = spec.get("matchExpressions") or []
+    if not isinstance(labels, dict) or not isinstance(exprs, list):
+        raise NotExpanded("error parsing label selector: malformed")
+    for k, v in labels.items():
+        reqs.append((str(k), "In", [str(v)]))
+    for e in exprs:
+        e = as_dict(e)
+        op = str(e.get("operator") or "")
+        if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
+            raise NotExpanded(f"error parsing label selector: {op!r} is not a valid pod selector "
+                              "operator")
+        values = [str(v) for v in e.get("values") or []]
+        if op in ("In", "NotIn") and not values:
+            raise NotExpanded("error parsing label selector: values: Invalid value: []: for "
+                              "'in', 'notin' operators, values set can't be empty")
+        if op in ("Exists", "DoesNotExist") and values:
+            raise NotExpanded("error parsing label selector: values: Invalid value: "
+                              f"{values}: values set must be empty for exists and does not exist")
+        reqs.append((str(e.get("key") or ""), op, values))
+    for key, _, _ in reqs:
+        if not _QUALIFIED.match(key) or len(key.rpartition("/")[0]) > 253:
+            raise NotExpanded(f"error parsing label selector: key: Invalid value: {key!r}: "
+                              "not a qualified name")
+
+    def matches(flat: Dict[str, str]) -> bool:
+        for key, op, values in reqs:
+            present = key in flat
+            if op == "In" and not (present and flat[key] in values):
+                return False
+            if op == "NotIn" and present and flat[key] in values:
+                return False
+            if op == "Exists" and not present:
+                return False
+            if op == "DoesNotExist" and present:
+                return False
+        return True
+    return matches
+
+
+def _flat_labels(params: Dict[str, Any]) -> Dict[str, str]:
+    """generator_spec_processor.go ``flattenParameters``: nested maps and lists flattened with
+    dots (github.com/jeremywohl/flatten DotStyle: ``path.segments.0``), each leaf ``%v``."""
+    out: Dict[str, str] = {}
+
+    def walk(prefix: str, v: Any) -> None:
+        if isinstance(v, dict) and v:
+            for k, x in v.items():
+                walk(f"{prefix}.{k}" if prefix else str(k), x)
+        elif isinstance(v, list) and v:
+            for i, x in enumerate(v):
+                walk(f"{prefix}.{i}" if prefix else str(i), x)
+        else:
+            out[prefix] = _go_v(v)
+    walk("", params)
     return out
 
 
@@ -184,8 +256,12 @@ def _generator_params(catalog: Catalog, g: Any, go: bool, nested: bool,
         raise NotExpanded("malformed generator")
     if g.get("template"):
         raise NotExpanded("a generator-level template is not expanded by kzgit")
-    if g.get("selector"):
-        raise NotExpanded("a generator selector is not applied by kzgit")
+    selector = g.get("selector")
+    if selector is not None:
+        wanted = _selector(selector)
+        rest = {k: v for k, v in g.items() if k != "selector"}
+        return [p for p in _generator_params(catalog, rest, go, nested, options)
+                if wanted(_flat_labels(p))]
     kinds = [k for k in g if k not in ("selector", "values")]
     kind = kinds[0] if kinds else "?"
     if kind == "list":

@@ -462,3 +462,41 @@ def test_a_generator_s_own_template(repo: Any) -> None:
     assert special.obj["spec"]["project"] == "default"   # '' is empty: filled from the base
     assert special.obj["spec"]["source"]["repoURL"] == REPO_URL
     assert special.obj["spec"]["destination"] == {"namespace": "b"}
+
+
+@pytest.mark.parametrize("go", [True, False])
+def test_a_generator_s_selector(repo: Any, go: bool) -> None:
+    """Transform: only the parameter sets the selector matches, over the flattened parameters
+    (``path.segments.1`` with goTemplate, the generator's own ``path[1]`` keys without)."""
+    from gitops_repos import REPO_URL, catalog_of
+    name = "{{ .path.basename }}" if go else "{{path.basename}}"
+    key = "path.segments.1" if go else "path.basename"
+    top = repo({
+        "argocd/set.yaml": f"""
+            apiVersion: argoproj.io/v1alpha1
+            kind: ApplicationSet
+            metadata:
+              name: picked
+              namespace: argocd
+            spec:
+              goTemplate: {str(go).lower()}
+              generators:
+              - git:
+                  repoURL: {REPO_URL}
+                  revision: HEAD
+                  directories:
+                  - path: apps/*
+                selector:
+                  matchExpressions:
+                  - {{key: {key}, operator: NotIn, values: [old]}}
+              template:
+                metadata: {{name: '{name}'}}
+                spec:
+                  source: {{repoURL: {REPO_URL}, path: 'apps/{name}'}}
+            """,
+        **{f"apps/{d}/cm.yaml": f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {d}\n"
+           for d in ("web", "api", "old")},
+    })
+    catalog = catalog_of(top)
+    assert catalog.find("picked").expanded, catalog.find("picked").reason
+    assert sorted(a.name for a in catalog.apps if a.appset) == ["api", "web"]
