@@ -383,8 +383,20 @@ def _list_params(gen: Any, go: bool) -> List[Dict[str, Any]]:
             else:
                 params[k] = v
         out.append(params)
-    if gen.get("elementsYaml"):
-        raise NotExpanded("list elementsYaml is not expanded by kzgit")
+    text = gen.get("elementsYaml")
+    if text:
+        # list.go: elementsYaml (often rendered by a matrix's first generator) is unmarshalled
+        # from YAML through JSON and its elements appended as they are, in either syntax
+        from kzgit.errors import KzgitError   # start-up: only elementsYaml
+        from kzgit.yamlio import load_yaml11   # start-up: as above
+        try:
+            more = load_yaml11(str(text))
+        except KzgitError as e:
+            raise NotExpanded(f"error unmarshling decoded ElementsYaml {e}") from None
+        if more is not None and (not isinstance(more, list)
+                                 or not all(isinstance(m, dict) for m in more)):
+            raise NotExpanded("error unmarshling decoded ElementsYaml: not a list of maps")
+        out.extend(_json_numbers(m) for m in more or [])
     return out
 
 

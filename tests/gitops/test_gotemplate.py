@@ -500,3 +500,41 @@ def test_a_generator_s_selector(repo: Any, go: bool) -> None:
     catalog = catalog_of(top)
     assert catalog.find("picked").expanded, catalog.find("picked").reason
     assert sorted(a.name for a in catalog.apps if a.appset) == ["api", "web"]
+
+
+def test_list_elements_yaml_from_a_matrix(repo: Any) -> None:
+    """list.go elementsYaml: the elements a matrix's first generator gives as YAML text (a git
+    files generator's list, through toJson), appended to the list's own."""
+    from gitops_repos import REPO_URL, catalog_of
+    top = repo({
+        "argocd/set.yaml": f"""
+            apiVersion: argoproj.io/v1alpha1
+            kind: ApplicationSet
+            metadata:
+              name: components
+              namespace: argocd
+            spec:
+              goTemplate: true
+              generators:
+              - matrix:
+                  generators:
+                  - git:
+                      repoURL: {REPO_URL}
+                      revision: HEAD
+                      files:
+                      - path: clusters/*/config.yaml
+                  - list:
+                      elementsYaml: '{{{{ .components | toJson }}}}'
+              template:
+                metadata: {{name: '{{{{ .cluster }}}}-{{{{ .name }}}}'}}
+                spec:
+                  source: {{repoURL: {REPO_URL}, path: 'components/{{{{ .name }}}}'}}
+            """,
+        "clusters/east/config.yaml": "cluster: east\ncomponents:\n- name: dns\n- name: ingress\n",
+        "components/dns/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dns\n",
+        "components/ingress/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: in\n",
+    })
+    catalog = catalog_of(top)
+    assert catalog.find("components").expanded, catalog.find("components").reason
+    assert sorted(a.name for a in catalog.apps if a.appset) == ["east-dns", "east-ingress"]
+    assert catalog.find("east-dns").path == "components/dns"
