@@ -47,7 +47,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kzgit.gitops.catalog import Catalog
 
 _CLUSTER_GENERATORS = ("clusters", "clusterDecisionResource")
-_OTHER_GENERATORS = ("matrix", "scmProvider", "pullRequest", "plugin")   # matrix: nested
+_OTHER_GENERATORS = ("matrix", "merge", "scmProvider", "pullRequest", "plugin")   # deeper
 
 
 class NotExpanded(Exception):
@@ -91,7 +91,7 @@ def _expand(catalog: Catalog, appset: App) -> List[App]:
         # generator_spec_processor.go mergeGeneratorTemplate: the generator's own template,
         # its empty fields filled from the ApplicationSet's (mergo.Merge without override)
         merged = _filled(own, template) if own else template
-        params.extend((merged, p) for p in _generator_params(catalog, g, go, False, options))
+        params.extend((merged, p) for p in _generator_params(catalog, g, go, 0, options))
     out: List[App] = []
     for tmpl, p in params:
         rendered = as_dict(_render(tmpl, p, go, options))
@@ -249,9 +249,11 @@ def _merge_patch(base: Any, patch: Any) -> Any:
     return out
 
 
-def _generator_params(catalog: Catalog, g: Any, go: bool, nested: bool,
+def _generator_params(catalog: Catalog, g: Any, go: bool, nested: int,
                       options: Sequence[str] = ()) -> List[Dict[str, Any]]:
-    """One generator's parameter sets; ``nested``: a child of a matrix."""
+    """One generator's parameter sets; ``nested``: how deep in matrices and merges it is (a
+    child of one may be another, whose children may not: Argo CD's nested and terminal
+    generators)."""
     if not isinstance(g, dict):
         raise NotExpanded("malformed generator")
     if g.get("template"):
@@ -268,20 +270,20 @@ def _generator_params(catalog: Catalog, g: Any, go: bool, nested: bool,
         return _list_params(g["list"], go)
     if kind == "git":
         return _git_params(catalog, g["git"], go, options)
-    if kind == "matrix" and not nested:
-        return _matrix_params(catalog, g["matrix"], go, options)
-    if kind == "merge":
-        return _merge_params(catalog, g["merge"], go, options)
+    if kind == "matrix" and nested < 2:
+        return _matrix_params(catalog, g["matrix"], go, options, nested + 1)
+    if kind == "merge" and nested < 2:
+        return _merge_params(catalog, g["merge"], go, options, nested + 1)
     if kind in _CLUSTER_GENERATORS:
         raise NotExpanded(f"the {kind} generator needs the cluster's state")
     if kind in _OTHER_GENERATORS:
         raise NotExpanded(f"the {kind} generator is not expanded by kzgit"
-                          + (" (inside a matrix)" if nested else ""))
+                          + (" (inside a matrix or a merge)" if nested else ""))
     raise NotExpanded(f"unknown generator {kind!r}")
 
 
-def _matrix_params(catalog: Catalog, gen: Any, go: bool, options: Sequence[str] = ()
-                   ) -> List[Dict[str, Any]]:
+def _matrix_params(catalog: Catalog, gen: Any, go: bool, options: Sequence[str] = (),
+                   depth: int = 1) -> List[Dict[str, Any]]:
     """applicationset/generators/matrix.go: for each parameter set of the first child, the
     second child with that set's parameters in its strings (``InterpolateGenerator``:
     ``{{.path.path}}/config.json``), and each pair merged: with ``goTemplate`` deeply, the
@@ -291,9 +293,9 @@ def _matrix_params(catalog: Catalog, gen: Any, go: bool, options: Sequence[str] 
     if not isinstance(children, list) or len(children) != 2:
         raise NotExpanded("a matrix needs exactly two generators")
     out = []
-    for a in _generator_params(catalog, children[0], go, True, options):
+    for a in _generator_params(catalog, children[0], go, depth, options):
         second = _render(children[1], a, go, options) if a else children[1]
-        for b in _generator_params(catalog, second, go, True, options):
+        for b in _generator_params(catalog, second, go, depth, options):
             if not go:
                 for k in sorted(set(a) & set(b)):
                     if str(a[k]) != str(b[k]):
@@ -303,8 +305,8 @@ def _matrix_params(catalog: Catalog, gen: Any, go: bool, options: Sequence[str] 
     return out
 
 
-def _merge_params(catalog: Catalog, gen: Any, go: bool, options: Sequence[str] = ()
-                  ) -> List[Dict[str, Any]]:
+def _merge_params(catalog: Catalog, gen: Any, go: bool, options: Sequence[str] = (),
+                  depth: int = 1) -> List[Dict[str, Any]]:
     """applicationset/generators/merge.go: the first generator's parameter sets, each updated
     by the set of every later generator that has the same values of ``mergeKeys`` (deeply with
     ``goTemplate``, key by key without); a merge key shared by two sets of one generator is an
@@ -329,9 +331,9 @@ def _merge_params(catalog: Catalog, gen: Any, go: bool, options: Sequence[str] =
                                   f"mergeKeys. Duplicate key was {key}")
             out[key] = p
         return out
-    base = by_key(_generator_params(catalog, children[0], go, True, options))
+    base = by_key(_generator_params(catalog, children[0], go, depth, options))
     for child in children[1:]:
-        overrides = by_key(_generator_params(catalog, child, go, True, options))
+        overrides = by_key(_generator_params(catalog, child, go, depth, options))
         for key, params in base.items():
             if key in overrides:
                 base[key] = _merged(params, overrides[key]) if go else {**params, **overrides[key]}

@@ -538,3 +538,39 @@ def test_list_elements_yaml_from_a_matrix(repo: Any) -> None:
     assert catalog.find("components").expanded, catalog.find("components").reason
     assert sorted(a.name for a in catalog.apps if a.appset) == ["east-dns", "east-ingress"]
     assert catalog.find("east-dns").path == "components/dns"
+
+
+def test_a_matrix_inside_a_matrix(repo: Any) -> None:
+    """A matrix's child may be a matrix (Argo CD's nested generator); one deeper is not."""
+    from gitops_repos import REPO_URL, catalog_of
+
+    def appset(inner: str) -> str:
+        return f"""
+            apiVersion: argoproj.io/v1alpha1
+            kind: ApplicationSet
+            metadata:
+              name: grid
+              namespace: argocd
+            spec:
+              goTemplate: true
+              generators:
+              - matrix:
+                  generators:
+                  - matrix:
+                      generators:
+                      - list: {{elements: [{{a: x}}, {{a: y}}]}}
+                      - {inner}
+                  - list: {{elements: [{{c: z}}]}}
+              template:
+                metadata: {{name: '{{{{ .a }}}}-{{{{ .b }}}}-{{{{ .c }}}}'}}
+                spec:
+                  source: {{repoURL: {REPO_URL}, path: apps}}
+            """
+    top = repo({"argocd/set.yaml": appset("list: {elements: [{b: '1'}]}"),
+                "apps/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n"})
+    catalog = catalog_of(top)
+    assert sorted(a.name for a in catalog.apps if a.appset) == ["x-1-z", "y-1-z"]
+    (top / "argocd/set.yaml").write_text(
+        appset("matrix: {generators: [{list: {elements: [{b: '1'}]}}, {list: {elements: [{d: '2'}]}}]}"))
+    grid = catalog_of(top).find("grid")
+    assert not grid.expanded and "(inside a matrix or a merge)" in (grid.reason or "")
