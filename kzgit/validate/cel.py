@@ -101,13 +101,13 @@ class Rule:
         # the runtime compiles over dynamic values: the type check over the schema's types
         # (undefined fields, operands no overload takes) is kzgit.validate.celcheck's
         from kzgit.validate import celcheck   # start-up: loaded with the rules
-        refused = celcheck.check_rule(self.rule, self_type, self.message_expression, self._tree())
+        tree = self._tree()
+        refused, timed = celcheck.check(self.rule, self_type, self.message_expression, tree) \
+            if tree is not None else (None, None)
         if refused is not None:
             self.program = self.message_program = None
             self.error = RuleError(refused, False)
             return
-        tree = self._tree()
-        timed = celcheck.reads_time(tree, self_type) if tree is not None else None
         if timed is not None:
             # the API server gives the rule a timestamp or duration (its schema's format);
             # the runtime's binding takes neither, so it would see the string: not evaluated

@@ -677,6 +677,7 @@ def environment() -> Any:
     """The one CEL environment of the process (built on first use)."""
     global _env
     if _env is None:
+        _compiled.clear()   # programs of another environment
         _env = cel.NewEnv(variables={"self": DYN},
                           extensions=[ext_optional.ExtOptional(), ext_strings.ExtStrings(version=2)],
                           functions=_functions())
@@ -702,11 +703,30 @@ _OVERLOAD = re.compile(r"found no matching overload for '([^']*)' applied to '\(
 _K8S_TYPES = re.compile(r"\b(?:quantity|ip|cidr|url|semver|format)\s*[.(]|\.\s*(?:ip|masked)\s*\(")
 
 
+#: compiled expressions by their text: CRDs repeat their rules (one per served version: the
+#: real CRDs of the tests hold 313 rules in 94 texts), and a program holds no state
+_compiled: Dict[str, Any] = {}
+
+
 def compile_expression(source: str) -> Any:
     """A compiled expression; CompileError with the runtime's words otherwise.  A rule using
     what the runtime lacks (two-variable comprehensions, sortBy, cel.bind, the format
     library...) is compiled as :mod:`kzgit.validate.celrewrite` rewrites it; its errors are
     worded for the rule as written."""
+    environment()   # (a new environment forgets the programs of the one before)
+    got = _compiled.get(source)
+    if got is None:
+        try:
+            got = _compile(source)
+        except CompileError as e:
+            got = e
+        _compiled[source] = got
+    if isinstance(got, CompileError):
+        raise CompileError(str(got), got.unsupported)
+    return got
+
+
+def _compile(source: str) -> Any:
     text = source
     if celrewrite.needs_rewrite(source):
         try:

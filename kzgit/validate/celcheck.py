@@ -211,22 +211,30 @@ def check_rule(source: str, self_type: Optional[CelType], message_expression: st
     """The API server's compile error for a rule (and its messageExpression) over
     ``self_type``, or None when this check finds none (or cannot read the rule); ``tree``:
     the rule already parsed; ``old_self``: oldSelf's type in a transition rule."""
+    return check(source, self_type, message_expression, tree, old_self)[0]
+
+
+def check(source: str, self_type: Optional[CelType], message_expression: str = "",
+          tree: Optional[Node] = None, old_self: Optional[CelType] = None) -> Tuple[Optional[str], Optional[str]]:
+    """:func:`check_rule`'s error, and the first field of a timestamp or duration type the rule
+    reads (:func:`reads_time`), in one pass."""
     env = {"self": self_type or DYN}
     if old_self is not None:
         env["oldSelf"] = old_self
+    checker = _Checker(env)
     try:
-        t = _Checker(env).type(tree if tree is not None else parse(source))
+        t = checker.type(tree if tree is not None else parse(source))
         if t.kind in _PRIMITIVE and t.kind != "bool" or t.kind in ("list", "map", "object"):
-            return "cel expression must evaluate to a bool"
+            return "cel expression must evaluate to a bool", None
         if message_expression:
             m = _Checker(env).type(parse(message_expression))
             if m.kind in _PRIMITIVE and m.kind != "string" or m.kind in ("list", "map", "object"):
-                return "messageExpression must evaluate to a string"
+                return "messageExpression must evaluate to a string", None
     except CheckError as e:
-        return str(e)
+        return str(e), None
     except (SyntaxFault, RecursionError):
-        return None   # the runtime's compiler reads it (and words its errors)
-    return None
+        return None, None   # the runtime's compiler reads it (and words its errors)
+    return None, checker.times[0] if checker.times else None
 
 
 def literal_type(text: str) -> CelType:

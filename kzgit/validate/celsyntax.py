@@ -47,6 +47,7 @@ _TOKEN = r"""
   | (?P<id>[_a-zA-Z][_a-zA-Z0-9]*)
   | (?P<quoted>`[^`\n\r]+`)
   | (?P<op>==|!=|<=|>=|&&|\|\||[-+*/%!<>?:.,()\[\]{}])
+  | (?P<bad>.)
 """
 #: langdef.md: reserved words that cannot be identifiers (``in`` is an operator, the
 #: literals are literals)
@@ -100,18 +101,16 @@ def escape(name: str) -> Optional[str]:
 def tokens(text: str) -> List[Tuple[str, str]]:
     """(kind, text) of each token: kind is ``lit``, ``id`` or the operator itself."""
     out: List[Tuple[str, str]] = []
-    pos = 0
-    token = _token()
-    while pos < len(text):
-        m = token.match(text, pos)
-        if m is None:
-            raise SyntaxFault(f"unexpected character at {pos}")
-        pos = m.end()
+    for m in _token().finditer(text):   # every character is in a token (``bad`` at worst)
         kind = m.lastgroup
         tok = m.group()
         if kind == "ws":
             continue
-        if kind in ("str", "num"):
+        if kind == "op":
+            out.append((tok, tok))
+        elif kind == "bad":
+            raise SyntaxFault(f"unexpected character at {m.start()}")
+        elif kind in ("str", "num"):
             out.append(("lit", tok))
         elif kind == "quoted":   # a field name in backquotes (cel-spec: ``a.`b-c```)
             out.append(("quoted", tok))
@@ -124,8 +123,6 @@ def tokens(text: str) -> List[Tuple[str, str]]:
                 out.append(("reserved", tok))   # a field name only (cel-go from v0.22: ``a.if``)
             else:
                 out.append(("id", tok))
-        else:
-            out.append((tok, tok))
     return out
 
 
@@ -226,17 +223,18 @@ _MAX_DEPTH = 250   # cel-go's default parser recursion limit (parser.MaxRecursio
 class _Parser:
     def __init__(self, text: str) -> None:
         self.toks = tokens(text)
+        self.end = len(self.toks)
+        self.toks += [("", ""), ("", "")]   # the end, which peek(1) may look past
         self.pos = 0
         self.depth = 0
 
     def peek(self, ahead: int = 0) -> str:
-        i = self.pos + ahead
-        return self.toks[i][0] if i < len(self.toks) else ""
+        return self.toks[self.pos + ahead][0]   # the end: ("", "") twice (__init__)
 
     def take(self, kind: Optional[str] = None) -> str:
-        if self.pos >= len(self.toks):
-            raise SyntaxFault("unexpected end of input")
         k, text = self.toks[self.pos]
+        if not k:
+            raise SyntaxFault("unexpected end of input")
         if kind is not None and k != kind:
             raise SyntaxFault(f"expected {kind!r}, found {text!r}")
         self.pos += 1
@@ -386,13 +384,31 @@ def _qualified(node: Node) -> Optional[str]:
 
 
 def parse(text: str) -> Node:
-    """The AST of a CEL expression; SyntaxFault when this parser cannot read it."""
+    """The AST of a CEL expression; SyntaxFault when this parser cannot read it.  Trees are
+    never changed (a rewrite builds new nodes), so one text's tree is kept for the next time:
+    CRDs repeat their rules, once per served version."""
+    got = _parsed.get(text)
+    if got is None:
+        try:
+            got = _parse(text)
+        except SyntaxFault as e:
+            got = e
+        _parsed[text] = got
+    if isinstance(got, SyntaxFault):
+        raise SyntaxFault(str(got))
+    return got
+
+
+_parsed: Dict[str, "Node | SyntaxFault"] = {}
+
+
+def _parse(text: str) -> Node:
     p = _Parser(text)
     try:
         node = p.expr()
     except RecursionError:
         raise SyntaxFault("expression too deeply nested") from None
-    if p.pos != len(p.toks):
+    if p.pos != p.end:
         raise SyntaxFault(f"unexpected {p.toks[p.pos][1]!r}")
     return node
 
