@@ -38,7 +38,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from kzgit.gitops.gotemplate import sanitize_name
+from kzgit.gitops.sprig import sanitize_name
 from kzgit.gitops.model import ARGOCD, App, Doc, as_dict
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md

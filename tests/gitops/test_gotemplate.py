@@ -14,7 +14,9 @@ from typing import Any, Dict, List
 
 import pytest
 
-from kzgit.gitops.gotemplate import TemplateError, go_print, render, sprintf
+from kzgit.gitops.gotemplate import TemplateError, render
+from kzgit.gitops.govalues import go_print
+from kzgit.gitops.sprig import sprintf
 
 CASES = json.loads((Path(__file__).parent / "data" / "argocd_gotemplate_cases.json").read_text())
 
