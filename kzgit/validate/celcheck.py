@@ -216,8 +216,9 @@ def check_rule(source: str, self_type: Optional[CelType], message_expression: st
 
 def check(source: str, self_type: Optional[CelType], message_expression: str = "",
           tree: Optional[Node] = None, old_self: Optional[CelType] = None) -> Tuple[Optional[str], Optional[str]]:
-    """:func:`check_rule`'s error, and the first field of a timestamp or duration type the rule
-    reads (:func:`reads_time`), in one pass."""
+    """:func:`check_rule`'s error, and the first field of a timestamp or duration type (a
+    string of format date, date-time or duration) the rule reads: kzgit's runtime binding takes
+    no such values, so it would see the string where the API server has a timestamp."""
     env = {"self": self_type or DYN}
     if old_self is not None:
         env["oldSelf"] = old_self
@@ -255,21 +256,6 @@ def literal_type(text: str) -> CelType:
     if not text.lower().startswith("0x") and any(c in text for c in ".eE"):
         return CelType("double")
     return CelType("int")
-
-
-def reads_time(tree: Node, self_type: Optional[CelType], old_self: bool = False) -> Optional[str]:
-    """The first field of a timestamp or duration type (a string of format date, date-time or
-    duration) the rule reads, or None: kzgit's runtime binding takes no such values, so it
-    passes them as the strings they are written as, where the API server has a timestamp."""
-    env = {"self": self_type or DYN}
-    if old_self:
-        env["oldSelf"] = self_type or DYN
-    checker = _Checker(env)
-    try:
-        checker.type(tree)
-    except (CheckError, RecursionError):
-        return None
-    return checker.times[0] if checker.times else None
 
 
 class _Checker:
