@@ -356,8 +356,8 @@ class Rules:
         """The rule's and its messageExpression's estimated costs, refused over the limit as
         validation.go refuses them (a rule's cost times the times it can run)."""
         tree = r._tree()
-        if tree is None:
-            return
+        if tree is None or (r.error is not None and not r.error.unsupported):
+            return   # a rule that does not compile has no cost (compilation.go stops before it)
         from kzgit.validate import celcost   # start-up: loaded with the rules
         cost = celcost.estimate(r.rule, self_type, tree)
         if cost is not None:
