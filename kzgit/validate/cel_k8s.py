@@ -22,14 +22,15 @@ pkg/cel/environment/base.go).  On top, written here after k8s.io/apiserver pkg/c
 * through :mod:`kzgit.validate.celrewrite` (the runtime takes no macros from Python and lets
   no library add an overload to a function another declares): two-variable comprehensions,
   ``existsOne``, ``transformList``, ``transformMap``, ``transformMapEntry``, ``sortBy``,
-  ``cel.bind``, ``indexOf``/``lastIndexOf`` on lists, ``reverse`` on strings, ``string()`` of
-  an IP or CIDR, ``type(x) == net.IP``; the helpers those rewrites call are declared here.
+  ``indexOf``/``lastIndexOf`` on lists, ``string()`` of an IP or CIDR, ``type(x) == net.IP``;
+  the helpers those rewrites call are declared here.
 
-Not implemented (a rule using them is reported as not evaluated, never as wrong): the
-``math`` and ``base64`` extensions and ``net`` other than in a type test
-(:data:`K8S_MISSING_NAMES`).  Rules are compiled here over dynamic values; the type check
-over the schema's types is :mod:`kzgit.validate.celcheck`'s, the cost limits
-:mod:`kzgit.validate.celcost`'s.
+Not implemented (a rule using them is reported as not evaluated, never as wrong): ``net``
+other than in a type test (:data:`K8S_MISSING_NAMES`).  Not Kubernetes' (a rule using them
+does not compile, as the API server refuses it): cel-go's ``math``, ``base64`` and
+``cel.bind``, the strings extension's ``reverse``.  Rules are compiled here over dynamic
+values; the type check over the schema's types is :mod:`kzgit.validate.celcheck`'s, the cost
+limits :mod:`kzgit.validate.celcost`'s.
 
 Values of the Kubernetes types (Quantity, IP, CIDR, URL, Semver) are maps tagged with
 ``@kzgit`` (the runtime has no opaque Python types), normalised so that equal values are
@@ -610,7 +611,6 @@ def _rewrite_helpers() -> List[Any]:
         _fn(p + "sort_by", ("kzgit_sort_by", LIST, [LIST, LIST], False, _sort_by)),
         _fn(p + "list_index_of", ("kzgit_list_index_of", N, [LIST, LIST], False, _list_index_of)),
         _fn(p + "list_last_index_of", ("kzgit_list_last_index_of", N, [LIST, LIST], False, _list_last_index_of)),
-        _fn(p + "string_reverse", ("kzgit_string_reverse", S, [S], False, lambda v: v[::-1])),
         _fn(p + "net_string", ("kzgit_net_string", S, [ANY_MAP], False, _net_string)),
         _fn(p + "tag", ("kzgit_tag", S, [ANY_MAP], False, lambda m: str(m.get(TAG, "")))),
         _fn(p + "format_known", ("kzgit_format_known", B, [S], False, lambda n: n in _FORMAT_CHECKS)),
@@ -689,11 +689,14 @@ def environment() -> Any:
 #: fails to compile only on one of them is not evaluated (a warning).  Any other compile error
 #: (a syntax error, an identifier or function no Kubernetes library declares, operands no
 #: overload takes) is one the API server's compiler reports too: it refuses the CRD.
-#: Undeclared names (the first part of a qualified name: ``math.greatest()``); ``net`` other
-#: than in ``type(x) == net.IP`` (kzgit.validate.celrewrite):
-K8S_MISSING_NAMES = frozenset(("math", "base64", "net"))
+#: Undeclared names (the first part of a qualified name): ``net`` other than in
+#: ``type(x) == net.IP`` (kzgit.validate.celrewrite).  cel-go's ``math``, ``base64`` and
+#: ``cel.bind`` are no part of Kubernetes' environment (base.go declares neither ext.Math,
+#: ext.Encoders nor ext.Bindings): a rule using them is refused, here as there.
+K8S_MISSING_NAMES = frozenset(("net",))
 #: Functions kzgit declares for fewer types than Kubernetes (none left: string() of an IP or
-#: CIDR, the lists' indexOf and the strings' reverse are rewritten by kzgit.validate.celrewrite):
+#: CIDR and the lists' indexOf are rewritten by kzgit.validate.celrewrite; the strings
+#: extension's reverse is its version 3, Kubernetes declares version 2):
 K8S_MISSING_OVERLOADS: frozenset = frozenset()
 _UNDECLARED = re.compile(r"undeclared reference to '([^']*)'")
 _OVERLOAD = re.compile(r"found no matching overload for '([^']*)' applied to '\((.*)\)'")
@@ -710,7 +713,7 @@ _compiled: Dict[str, Any] = {}
 
 def compile_expression(source: str) -> Any:
     """A compiled expression; CompileError with the runtime's words otherwise.  A rule using
-    what the runtime lacks (two-variable comprehensions, sortBy, cel.bind, the format
+    what the runtime lacks (two-variable comprehensions, sortBy, the format
     library...) is compiled as :mod:`kzgit.validate.celrewrite` rewrites it; its errors are
     worded for the rule as written."""
     environment()   # (a new environment forgets the programs of the one before)

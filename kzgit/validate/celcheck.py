@@ -368,10 +368,6 @@ class _Checker:
             if n.name in _PRIMITIVE and len(args) == 1:   # a conversion: string(x), int(x)...
                 return CelType(n.name)
             return DYN
-        if isinstance(n.target, Ident) and n.target.name == "cel" and n.name == "bind" and len(args) == 3 \
-                and isinstance(args[0], Ident):
-            init = self.type(args[1])
-            return self.scoped({args[0].name: init}, args[2])
         target = self.type(n.target)
         names = [a.name if isinstance(a, Ident) else None for a in args]
         if n.name in _TWO_VAR and len(args) in (3, 4) and names[0] and names[1]:

@@ -21,7 +21,7 @@ indexing, the operators, ``size``, ``has``, the string functions ``startsWith``,
 ``endsWith``, ``contains``, ``matches``, ``lowerAscii``, ``upperAscii``, ``trim``,
 ``substring``, ``split``, ``indexOf``, ``lastIndexOf``, ``join``, the lists library's
 ``isSorted``, ``sum``, ``min``, ``max``, Kubernetes' quantity, semver, IP, CIDR and URL
-functions, ``dyn``, the conversions, ``cel.bind`` and the comprehensions (``all``,
+functions, ``dyn``, the conversions and the comprehensions (``all``,
 ``exists``, ``exists_one``/``existsOne``, ``map``, ``filter``, and the two-variable
 ``all``/``exists``/``existsOne``), each as cel-go expands and costs it.  A rule using anything
 else is not estimated (None): it is never refused on a guess; nor is one whose cost depends
@@ -288,11 +288,6 @@ class _Estimator:
                 kind = _PARSERS[name]
                 return _Val(_add(cost, _factor(vals[0].sz(), f)), 1 if kind == "bool" else None, CelType(kind))
             raise NotEstimated(f"the function {name}")
-        if isinstance(n.target, Ident) and n.target.name == "cel" and name == "bind" and len(args) == 3 \
-                and isinstance(args[0], Ident):
-            init = self.val(args[1])   # a comprehension over [] (costCreateList: 10)
-            body = self.scoped({args[0].name: init}, args[2])
-            return _Val(_add(10, init.cost, body.cost), body.size, body.type, body.item)
         if isinstance(n.target, Ident) and n.target.name == "ip" and name == "isCanonical":
             return self.call(Call(None, "ip.isCanonical", args))
         names = [a.name if isinstance(a, Ident) else None for a in args]

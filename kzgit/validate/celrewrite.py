@@ -18,15 +18,11 @@ the undeclared name, so the helpers and the fresh variables cannot be captured):
   ``exists_one``;
 * ``l.sortBy(x, key)`` (cel-go ext/lists.go sortByMacro): ``l`` bound once, then
   ``__kzgit_sort_by(l, l.map(x, key))`` (``@sortByAssociatedKeys``);
-* ``cel.bind(v, init, e)`` (cel-go ext/bindings.go: a comprehension over an empty list whose
-  accumulator is ``v``): ``[init].map(v, e)[0]``, which evaluates ``init`` once, as bind does;
 * ``x.indexOf(y)`` and ``x.lastIndexOf(y)`` (the strings extension's for a string, Kubernetes'
   lists library's for a list, k8s.io/apiserver pkg/cel/library/lists.go): a list goes to
   ``__kzgit_list_index_of(l, [y])`` / ``__kzgit_list_last_index_of`` (the item in a list: a
   function of the runtime dispatches on its arguments' kinds, and the item may be of any),
   anything else to the runtime's own;
-* ``x.reverse()``: the strings extension's (v3) for a string, the lists extension's for a list:
-  a string goes to ``__kzgit_string_reverse`` (the runtime declares ``reverse`` once);
 * ``string(x)`` where a rule makes IP or CIDR values (pkg/cel/library/ip.go, cidr.go: their
   ``string`` overloads): a map goes to ``__kzgit_net_string``, anything else to ``string``;
 * ``type(x) == net.IP`` / ``net.CIDR`` (and ``!=``): ``__kzgit_tag`` of a map;
@@ -54,8 +50,7 @@ PREFIX = "__kzgit"
 NEEDS = re.compile(
     r"\.\s*(?:all|exists|exists_one|existsOne)\s*\(\s*[A-Za-z_.][\w.]*\s*,\s*[A-Za-z_.][\w.]*\s*,"
     r"|\.\s*(?:existsOne|transformList|transformMap|transformMapEntry|sortBy|indexOf|lastIndexOf)\s*\("
-    r"|\.\s*reverse\s*\(\s*\)"
-    r"|\bcel\s*\.\s*bind\s*\(|\bformat\s*\.|\bnet\s*\.\s*(?:IP|CIDR)\b|" + PREFIX)
+    r"|\bformat\s*\.|\bnet\s*\.\s*(?:IP|CIDR)\b|" + PREFIX)
 #: a rule making IP or CIDR values, whose ``string()`` calls are rewritten
 _NET = re.compile(r"\b(?:ip|cidr)\s*\(|\.\s*(?:ip|masked)\s*\(")
 _STRING_CALL = re.compile(r"\bstring\s*\(")
@@ -107,7 +102,9 @@ def _at(node: Node, i: int) -> Node:
 
 
 def _bind(value: Node, var: str, body: Node) -> Node:
-    """``body`` with ``var`` = ``value`` evaluated once: ``[value].map(var, body)[0]``."""
+    """``body`` with ``var`` = ``value`` evaluated once: ``[value].map(var, body)[0]`` (what
+    cel-go's ext/bindings.go cel.bind expands to, which Kubernetes' environment lacks: a rule
+    may not say it, kzgit's rewrites do)."""
     return _at(Call(ListLit([(value, False)]), "map", [Ident(var), body]), 0)
 
 
@@ -158,22 +155,12 @@ class _Rewriter:
             return self.transform(t, name, args)
         if name == "sortBy" and len(args) == 2:
             return self.sort_by(t, args)
-        if name == "bind" and isinstance(t, Ident) and t.name == "cel" and len(args) == 3:
-            if not _is_name(args[0]):
-                raise RewriteError("cel.bind() variable names must be simple identifiers")
-            assert isinstance(args[0], Ident)
-            return _bind(args[1], args[0].name, args[2])
         if name in ("indexOf", "lastIndexOf") and len(args) == 1:
             s = self.fresh()
             helper = f"{PREFIX}_list_index_of" if name == "indexOf" else f"{PREFIX}_list_last_index_of"
             return _bind(t, s, Cond(_is_type(Ident(s), "list"),
                                     Call(None, helper, [_dyn(Ident(s)), ListLit([(args[0], False)])]),
                                     Call(Call(None, "dyn", [Ident(s)]), name, [Call(None, "dyn", [args[0]])])))
-        if name == "reverse" and not args:
-            s = self.fresh()
-            return _bind(t, s, Cond(_is_type(Ident(s), "string"),
-                                    _dyn(Call(None, f"{PREFIX}_string_reverse", [_dyn(Ident(s))])),
-                                    _dyn(Call(_dyn(Ident(s)), "reverse", []))))
         if self.formats and name == "named" and isinstance(t, Ident) and t.name == "format" and len(args) == 1:
             s = self.fresh()
             return _bind(args[0], s, Cond(Call(None, f"{PREFIX}_format_known", [Ident(s)]),
@@ -285,7 +272,7 @@ def _rebuild(n: Node, f: Callable[[Node], Node]) -> Node:
 #: helper names as the rule's author knows them, for messages
 _USER_NAMES = {"pairs": "a two-variable comprehension", "to_map": "transformMap",
                "merge_entries": "transformMapEntry", "sort_by": "sortBy", "list_index_of": "indexOf",
-               "list_last_index_of": "lastIndexOf", "string_reverse": "reverse", "net_string": "string", "tag": "type",
+               "list_last_index_of": "lastIndexOf", "net_string": "string", "tag": "type",
                "format_known": "format.named", "format": "format.named", "format_errors": "validate"}
 _RANGE = re.compile(r"found no matching overload for '" + PREFIX + r"_pairs' applied to '\((.*)\)'")
 

@@ -198,8 +198,8 @@ def test_a_rule_that_does_not_compile_is_a_finding_on_the_crd() -> None:
                 {"rule": "self.min > 0"},
                 {"rule": "self.items.all(i, v, v > string(i))"}, {"rule": "self.items.indexOf('a') >= 0"},
                 {"rule": "format.dns1123Label().validate(self.__namespace__).hasValue()"},
-                {"rule": "self.items.sortBy(e, e) == self.items"}, {"rule": "cel.bind(x, self.min, x > 0)"},
-                {"rule": "math.greatest([self.min, 1]) > 0"}, {"rule": "self.items.all(i, i, i > 0)"},
+                {"rule": "self.items.sortBy(e, e) == self.items"}, {"rule": "self.items.existsOne(x, x == 'a')"},
+                {"rule": "[net.IP, net.CIDR].size() == 2"}, {"rule": "self.items.all(i, i, i > 0)"},
                 {"rule": "self.items.all(i, v, v.size() > self.mni)"}],
                # bounded: over unbounded strings the indexOf rule would be refused for its cost
                {"min": {"type": "integer"}, "namespace": {"type": "string", "maxLength": 63},
@@ -227,7 +227,7 @@ def test_a_crd_given_with_crd_whose_rule_is_not_cel_is_an_error_on_its_resources
     each custom resource of it (none can be created), naming the CRD and the rule."""
     val = Validator(ValidatePolicy(kubernetes_version="1.33"))
     val.add_crd(_crd([{"rule": "self.min == maximum"}, {"rule": "self.min > 0"},
-                      {"rule": "math.greatest([self.min, 1]) > 0"}]), "crds/widget.yaml")
+                      {"rule": "[net.IP, net.CIDR].size() == 2"}]), "crds/widget.yaml")
     got = val.check({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
                      "spec": {"min": 1}}) or []
     assert [(i.code, i.severity, i.path) for i in got] == [("cel", "error", ""),
@@ -348,13 +348,13 @@ def test_regular_expressions_in_rules_run_as_go_and_fail_in_gos_words(rule: str,
 
 
 def test_rules_using_the_rewritten_pieces_run_on_resources() -> None:
-    # two-variable comprehensions, the format library, sortBy, cel.bind and indexOf on lists
+    # two-variable comprehensions, the format library, sortBy and indexOf on lists
     # (kzgit.validate.celrewrite), on a resource as the API server runs them (issue 33 item 5)
     rules = [{"rule": "self.items.all(i, v, i == 0 || v != self.items[i - 1])", "message": "no repeats"},
              {"rule": "!format.dns1123Label().validate(self.__namespace__).hasValue()",
               "messageExpression": "format.dns1123Label().validate(self.__namespace__).value().join(', ')"},
              {"rule": "self.items.sortBy(x, x) == self.items", "message": "sorted"},
-             {"rule": "cel.bind(n, self.items.indexOf('last'), n < 0 || n == size(self.items) - 1)",
+             {"rule": "self.items.indexOf('last') < 0 || self.items.indexOf('last') == size(self.items) - 1",
               "message": "last goes last"}]
     # bounded, or the API server refuses the comparison of every item with the one before
     # as too costly (kzgit.validate.celcost)

@@ -48,7 +48,7 @@ def _check(rule: str, schema: Any = SPEC, root: bool = False, message_expression
     "self.items.all(i, i.key != '' && i.weight >= 0) && self.items.exists(i, v, i < 2 && v.key == 'a')",
     "self.items.map(i, i.weight).sum() > 0 || self.items.filter(i, has(i.key)).size() > 0",
     "has(self.extra.known) && self.extra.known != ''", "self.anything.whatever == 1",
-    "self.__namespace__ == 'x'", "cel.bind(n, self.name, n.size() > 0)", "self.?nope.orValue('') == ''",
+    "self.__namespace__ == 'x'", "self.items.exists_one(i, i.key == self.name)", "self.?nope.orValue('') == ''",
     "self.items[0].key == 'a'", "self.labels.x == 'y'", "self.replicas + 1 > self.replicas * 2 % 3",
     "self.name + 'x' != 'y'", "self.name.matches('^a') ? true : false",
 ])
@@ -61,7 +61,7 @@ def test_rules_the_api_server_accepts(rule: str) -> None:
     ("has(self.nope)", "undefined field 'nope'"),
     ("self.items.all(i, i.kye != '')", "undefined field 'kye'"),
     ("self.items.exists(i, v, v.wieght > 0)", "undefined field 'wieght'"),
-    ("cel.bind(x, self.items[0], x.nope == 1)", "undefined field 'nope'"),
+    ("self.items.filter(x, x.weight > 0).all(x, x.nope == 1)", "undefined field 'nope'"),
     # preserve-unknown-fields: the object's declaration does not expose unknown fields
     ("self.extra.unknown == 'x'", "undefined field 'unknown'"),
     ("self.replicas + 'x' == 'y'", "found no matching overload for '_+_' applied to '(int, string)'"),

@@ -1,5 +1,5 @@
 """The CEL pieces kzgit's runtime lacks, run through kzgit.validate.celrewrite: upstream test
-tables (cel-go's two-variable comprehensions, sortBy and cel.bind; Kubernetes' lists and format
+tables (cel-go's two-variable comprehensions and sortBy; Kubernetes' lists and format
 libraries: tests/validate/data/cel_rewrite), the syntax layer's round trip, and real-shaped rules."""
 from __future__ import annotations
 
@@ -26,6 +26,10 @@ UNSUPPORTED: Dict[str, str] = {
         "cel-go refuses a conditional whose branches differ in type (list(int) and int); the "
         "runtime's checker joins them as dyn and runs the rule",
 }
+#: cases that use the strings extension's reverse (its version 3): Kubernetes declares version 2,
+#: so the API server refuses them; kzgit's runtime types the keys as dyn and fails when it runs
+UNSUPPORTED.update({c["expr"]: "string reverse is not in Kubernetes' environment (strings v2)"
+                    for c in CASES if ".reverse()" in c["expr"] and "transformMapEntry" in c["expr"]})
 
 
 def _eval(expr: str, value: Any = None) -> Tuple[Any, Any]:
@@ -38,6 +42,13 @@ def test_upstream_case(case: Dict[str, Any]) -> None:
     expr, want = case["expr"], case["expect"]
     if expr in UNSUPPORTED:
         pytest.skip(UNSUPPORTED[expr])
+    if "cel.bind(" in expr:
+        # cel-go's test environment has ext.Bindings, Kubernetes' has not (k8s.io/apiserver
+        # pkg/cel/environment/base.go): the API server refuses the rule, and so does kzgit
+        with pytest.raises(cel_k8s.CompileError) as e:
+            cel_k8s.compile_expression(expr)
+        assert not e.value.unsupported
+        return
     if "compile" in want:
         with pytest.raises(cel_k8s.CompileError) as e:
             cel_k8s.compile_expression(expr)
@@ -116,7 +127,7 @@ def test_capture_safe_substitution() -> None:
     # the inner macro binds v again: its v is its own, not the pair's
     assert _eval("self.all(k, v, v.all(v, v > 0) && k != 'z')", {"a": [1, 2]}) == (True, None)
     assert _eval("self.all(k, v, v.exists(k, k == 2) && k == 'a')", {"a": [1, 2]}) == (True, None)
-    assert _eval("cel.bind(x, 2, [1, 2].exists(x, x == 1) && x == 2)") == (True, None)
+    assert _eval("self.a.map(v, v * 2).all(k, v, v > k)", {"a": [1, 2]}) == (True, None)
 
 
 def test_helpers_are_reserved() -> None:
@@ -145,8 +156,7 @@ def test_errors_name_the_rule_as_written() -> None:
     ("self.a.indexOf(1.0)", {"a": [0, 1]}, 1),
     ("self.a.indexOf(true)", {"a": [1, True]}, 1),
     ("self.a.indexOf({'x': [1]})", {"a": [{"x": [2]}, {"x": [1]}]}, 1),
-    ("'abc'.indexOf('c') + [1, 2].indexOf(2) + 'abc'.reverse().size() + [1].reverse()[0]", None, 7),
-    ("['a', 'b'].reverse() == ['b', 'a'] && 'ab'.reverse() == 'ba'", None, True),
+    ("'abc'.indexOf('c') + [1, 2].indexOf(2) + [1].reverse()[0]", None, 4),
     ("string(1) + string(b'x')", None, "1x"),
     # string() of an IP or CIDR (ip.go, cidr.go), and of anything else as before
     ("string(ip('2001:DB8::1'))", None, "2001:db8::1"),
