@@ -41,21 +41,22 @@ def parsed(store: Optional[Store], flavour: str, files: List[Tuple[str, bytes]],
                for name, data in files]
     key = sha256(json.dumps([flavour, PARSED_FORMAT, cache_key("/", BuildOptions(), flavour),
                              listing]).encode("utf-8", "surrogateescape")).hexdigest()
-    for entry in store.variants(key):
-        got = store.read(entry, key)
-        if got is None:
-            continue
-        try:
-            results = json.loads(got[1].decode("utf-8"))
-        except ValueError:
-            continue
-        if isinstance(results, list) and len(results) == len(files):
-            store.touch(entry)
-            return results
+    cached = store.lookup(key, lambda _, payload: _json_list(payload, len(files)))
+    if cached is not None:
+        return cached
     results = [parse(name, data) for name, data in files]
     if json_faithful(results, set()):
         store.write(key, {"trace": None}, json.dumps(results).encode("utf-8"))
     return results
+
+
+def _json_list(payload: bytes, length: int) -> Optional[List[Any]]:
+    """The list of ``length`` items an entry holds as JSON (None: not one)."""
+    try:
+        got = json.loads(payload.decode("utf-8"))
+    except ValueError:
+        return None
+    return got if isinstance(got, list) and len(got) == length else None
 
 
 def json_faithful(value: Any, seen: Set[int]) -> bool:

@@ -58,6 +58,16 @@ def repository_urls(remotes: Iterable[str], configured: Iterable[str]) -> Frozen
     return frozenset(out)
 
 
+def _json_strings(payload: bytes) -> Optional[List[str]]:
+    """The list of strings an entry holds as JSON (None: not one)."""
+    import json   # start-up: only discovery asks
+    try:
+        got = json.loads(payload.decode("utf-8"))
+    except ValueError:
+        return None
+    return got if isinstance(got, list) and all(isinstance(u, str) for u in got) else None
+
+
 def git_remotes(top: str, store: Optional[Store] = None) -> list:
     """The URLs of the repository's remotes (``remote.<name>.url``; none: an empty list), as
     ``git config --get-regexp`` lists them: read from the repository's configuration file
@@ -72,17 +82,9 @@ def git_remotes(top: str, store: Optional[Store] = None) -> list:
             return got
     key = _remotes_key(top, files) if store is not None and files is not None else None
     if key is not None and store is not None:
-        for entry in store.variants(key):
-            cached = store.read(entry, key)
-            if cached is None:
-                continue
-            try:
-                urls = json.loads(cached[1].decode("utf-8"))
-            except ValueError:
-                continue
-            if isinstance(urls, list) and all(isinstance(u, str) for u in urls):
-                store.touch(entry)
-                return urls
+        cached = store.lookup(key, lambda _, payload: _json_strings(payload))
+        if cached is not None:
+            return cached
     from kzgit import gitio   # start-up: only discovery asks git
     from kzgit.errors import KzgitError   # start-up: loaded only by what uses it
     try:

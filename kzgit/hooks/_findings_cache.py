@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from kzgit.sha import sha256
 from kzgit.validate import Finding
@@ -90,19 +90,12 @@ def key_for(ws: "Workspace", root: str, digest: str, sources: List[str], state: 
 
 def load(store: "Store", key: str) -> Optional[Tuple[List[Finding], int]]:
     """The stored findings of ``key`` and how many resources were validated, else None."""
-    for entry in store.variants(key):
-        got = store.read(entry, key)
-        if got is None:
-            continue
-        header = got[0]
+    def accept(header: Dict[str, Any], _: bytes) -> Optional[Tuple[List[Finding], int]]:
         try:
-            findings = [Finding(**f) for f in header["findings"]]
-            count = int(header["validated"])
+            return [Finding(**f) for f in header["findings"]], int(header["validated"])
         except (KeyError, TypeError, ValueError):
-            continue
-        store.touch(entry)
-        return findings, count
-    return None
+            return None   # not an entry this code wrote
+    return store.lookup(key, accept)
 
 
 def save(store: "Store", key: str, findings: List[Finding], count: int) -> None:

@@ -83,11 +83,10 @@ def index_files(top: str, index: "Optional[str]", store: "Optional[Store]") -> "
     if before is not None and store is not None:
         key = sha256(json.dumps(["index-files", FORMAT, top, index, before]).encode(
             "utf-8", "surrogateescape")).hexdigest()
-        for entry in store.variants(key):
-            got = store.read(entry, key)
-            if got is not None:
-                store.touch(entry)
-                return [p for p in got[1].decode("utf-8", "surrogateescape").split("\0") if p]
+        cached = store.lookup(key, lambda _, payload: [
+            p for p in payload.decode("utf-8", "surrogateescape").split("\0") if p])
+        if cached is not None:
+            return cached
     from kzgit import gitio   # start-up: git runs only when the index changed
     if key is None or index is None or store is None:
         return gitio.index_files(top)

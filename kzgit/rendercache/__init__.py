@@ -244,21 +244,18 @@ def lookup(path: str, options: BuildOptions, store: Store, flavour: str,
         from kzgit.rendercache.reads import Checker   # start-up: only the builds that need it pay for it
         checker = Checker(options.fs if options.fs is not None else DiskFS())
     key = key or cache_key(path, options, flavour)
-    for entry in store.variants(key):
-        got = store.read(entry, key, payload)
-        if got is None:
-            continue
-        header, output = got
-        if not checker.same(header.get("trace")):
-            continue
-        store.touch(entry)
+    same = checker.same
+
+    def accept(header: Dict[str, Any], output: bytes) -> Optional[RenderOutcome]:
+        if not same(header.get("trace")):
+            return None   # what the build read then is not what it would read now
         warnings = [str(w) for w in header.get("warnings") or []]
         if header.get("error_class"):
             return RenderOutcome(FAILED, time.monotonic() - start, warnings=warnings,
-                            error=_replay_error(header))
+                                 error=_replay_error(header))
         digest = str(header.get("payload_sha256", "")) if payload else ""
         return RenderOutcome(CACHED, time.monotonic() - start, output, warnings, digest=digest)
-    return None
+    return store.lookup(key, accept, payload)
 
 
 def _uncached(options: BuildOptions, produce: Produce, start: float) -> RenderOutcome:

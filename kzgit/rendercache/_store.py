@@ -32,7 +32,8 @@ from kzgit.sha import sha256
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, BinaryIO, Dict, Iterator, List, Optional, Tuple
+    from typing import Any, BinaryIO, Callable, Dict, Iterator, List, Optional, Tuple, TypeVar
+    T = TypeVar("T")
 
 MAGIC = b"KZGIT-RENDER 2\n"
 SUFFIX = ".kzr"
@@ -85,6 +86,20 @@ class Store:
         if parsed is None:
             _remove(path)
         return parsed
+
+    def lookup(self, key: str, accept: Callable[[Dict[str, Any], bytes], Optional[T]],
+               payload: bool = True) -> Optional[T]:
+        """The first entry of ``key`` (most recently used first) that ``accept`` turns into a
+        value (None: not this one), marked used; None when no entry does."""
+        for entry in self.variants(key):
+            got = self.read(entry, key, payload)
+            if got is None:
+                continue
+            value = accept(*got)
+            if value is not None:
+                self.touch(entry)
+                return value
+        return None
 
     def write(self, key: str, header: Dict[str, Any], payload: bytes) -> None:
         """Store an entry (best effort: an error leaves the cache as it was)."""
