@@ -14,7 +14,7 @@ import re
 from kzgit.errors import KzgitError, UsageError
 from kzgit.gitops import argocd
 from kzgit.gitops.model import (FLUX_SOURCE_GROUP, App, Doc, Repository, app_kind, as_dict,
-                                first_line_offset, group_of)
+                                file_reader, first_line_offset, group_of)
 from kzgit.record import Record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
@@ -372,14 +372,7 @@ class Catalog:
         atexit.register(shutil.rmtree, top, True)
         gitio.export_rev(self.repo.git_top, commit, top)
         files = gitio.rev_files(self.repo.git_top, commit)
-
-        def read(rel: str) -> Optional[bytes]:
-            try:
-                with open(os.path.join(top, rel), "rb") as f:
-                    return f.read()
-            except OSError:
-                return None
-        tree = self.repo.replace(top=top, files=files, read=read, fs=None, label=label,
+        tree = self.repo.replace(top=top, files=files, read=file_reader(top), fs=None, label=label,
                                  _dirs=None, _files=None)
         self._trees[commit] = tree
         return tree

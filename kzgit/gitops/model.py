@@ -8,6 +8,8 @@ renders (a parent's patches applied), or the file's own for an entry point.  Its
 """
 from __future__ import annotations
 
+import os
+
 from kzgit.config import GitopsPolicy
 from kzgit.record import Record
 
@@ -84,6 +86,17 @@ class Repository(Record):
         self._files: Optional[Set[str]] = None   # its files as a set (discover._file_set)
         #: the git work tree it comes from (another ref of it is read there); "" none
         self.git_top = git_top
+
+
+def file_reader(top: str) -> Callable[[str], Optional[bytes]]:
+    """A tree's reader: the bytes of a repository-relative file under ``top`` (None: none)."""
+    def read(rel: str) -> Optional[bytes]:
+        try:
+            with open(os.path.join(top, rel), "rb") as f:
+                return f.read()
+        except OSError:
+            return None
+    return read
 
 
 class Doc(Record):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from kzgit.gitops.model import Repository, Settings
+from kzgit.gitops.model import Repository, Settings, file_reader
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
@@ -44,11 +44,4 @@ def open_worktree(top: str, config: Config, files: Optional[List[str]] = None) -
     if files is None:
         from kzgit.walk import tree_files   # start-up: as the module's own
         files = tree_files(top)
-
-    def read(rel: str) -> Optional[bytes]:
-        try:
-            with open(os.path.join(top, rel), "rb") as f:
-                return f.read()
-        except OSError:
-            return None
-    return repository_for(top, files, read, None, config, remotes_of=top)
+    return repository_for(top, files, file_reader(top), None, config, remotes_of=top)
