@@ -588,11 +588,20 @@ def disk_reader(repo_root: str) -> ReadFn:
     """A :data:`ReadFn` over the working tree at ``repo_root`` (regular files only)."""
 
     top = os.path.realpath(repo_root)
+    # a directory's real path, resolved once for all the files in it (realpath walks every
+    # component of the path: per file, that was most of a hook's reading)
+    real_dirs: Dict[str, str] = {}
 
     def read(path: str) -> Optional[bytes]:
-        full = os.path.join(repo_root, *path.split("/"))
+        parent, _, name = path.rpartition("/")
         try:
-            real = os.path.realpath(full)
+            real_dir = real_dirs.get(parent)
+            if real_dir is None:
+                real_dir = real_dirs[parent] = os.path.realpath(
+                    os.path.join(repo_root, *parent.split("/")) if parent else repo_root)
+            real = os.path.join(real_dir, name)
+            if stat.S_ISLNK(os.lstat(real).st_mode):
+                real = os.path.realpath(real)
             if real != top and not real.startswith(top + os.sep):
                 return None  # a symlink out of the repository is not followed
             st = os.stat(real)

@@ -543,6 +543,18 @@ def test_graph_does_not_follow_symlinks_out_of_the_repo(tmp_path: Path) -> None:
     (repo / "in.yaml").write_text("a")
     read = disk_reader(str(repo))
     assert read("kustomization.yaml") is None and read("in.yaml") == b"a"
+    # nor a directory linked out of it, nor a path climbing out; a link within it is read
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "k.yaml").write_text("secret")
+    (repo / "ext").symlink_to(outside)
+    (repo / "sub").mkdir()
+    (repo / "sub" / "link.yaml").symlink_to("../in.yaml")
+    (repo / "sub" / "deeper").symlink_to(repo / "sub")
+    read = disk_reader(str(repo))
+    assert read("ext/k.yaml") is None and read("../outside/k.yaml") is None
+    assert read("sub/../../outside/k.yaml") is None and read("sub") is None
+    assert read("sub/link.yaml") == b"a" and read("sub/deeper/link.yaml") == b"a"
 
 
 def test_all_files_means_every_root_and_untracked_overlays_are_ignored(
