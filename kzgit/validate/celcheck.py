@@ -15,7 +15,10 @@ out, on the AST of :mod:`kzgit.validate.celsyntax`, in cel-go's words:
   ``found no matching overload for '_+_' applied to '(int, string)'``;
 * a rule whose result is no boolean: ``cel expression must evaluate to a bool``
   (compilation.go), a messageExpression whose result is no string: ``messageExpression must
-  evaluate to a string``.
+  evaluate to a string``;
+* what cel-go's literal validators refuse (cel/validator.go, enabled by base.go from 1.29):
+  an invalid ``matches`` pattern, ``duration``/``timestamp`` literal, a list or map literal
+  of mixed types.
 
 What it cannot type (a function's result, an index into a value of unknown type, a schema
 without a type) is ``dyn``, which the checker accepts everywhere, as cel-go accepts ``dyn``:
@@ -23,6 +26,7 @@ the check finds fewer errors than the API server, never one it would not find.
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Dict, List, Optional, Tuple
 
 from kzgit.validate.celsyntax import (Binary, Call, Cond, Ident, Index, ListLit, Lit, MapLit, Node, Select,
@@ -52,7 +56,8 @@ class CelType:
             return f"list({self.elem.name() if self.elem else 'dyn'})"
         if self.kind == "map":
             return f"map(string, {self.elem.name() if self.elem else 'dyn'})"
-        return {"timestamp": "google.protobuf.Timestamp", "duration": "google.protobuf.Duration"}.get(self.kind, self.kind)
+        return {"timestamp": "google.protobuf.Timestamp", "duration": "google.protobuf.Duration",
+                "null": "null_type"}.get(self.kind, self.kind)
 
 
 DYN = CelType("dyn")
@@ -262,6 +267,7 @@ class _Checker:
     def __init__(self, env: Dict[str, CelType]) -> None:
         self.scopes: List[Dict[str, CelType]] = [env]
         self.times: List[str] = []   # the fields read of a timestamp or duration type
+        self.exempt = 0   # within a format() call: literals may mix types
 
     def lookup(self, name: str) -> CelType:
         for scope in reversed(self.scopes):
@@ -287,13 +293,15 @@ class _Checker:
         if isinstance(n, Call):
             return self.call(n)
         if isinstance(n, ListLit):
-            for e, _ in n.items:
-                self.type(e)
+            self.homogeneous([self.type(e) for e, _ in n.items])
             return DYN
         if isinstance(n, MapLit):
+            keys, values = [], []
             for k, v, _ in n.entries:
-                self.type(k)
-                self.type(v)
+                keys.append(self.type(k))
+                values.append(self.type(v))
+            self.homogeneous(keys)
+            self.homogeneous(values)
             return DYN
         if isinstance(n, Unary):
             inner = self.type(n.operand)
@@ -354,8 +362,31 @@ class _Checker:
                              f"'({a.name()}, {b.name()})'")
         return CelType(result)
 
+    def homogeneous(self, types: List[CelType]) -> None:
+        """cel.ValidateHomogeneousAggregateLiterals (the API server's from Kubernetes 1.29): a
+        list's items, a map's keys and its values are all of the first one's type.  Only the
+        types this check knows are compared (an unknown one may be dyn to cel-go, or not);
+        literals within a ``format`` call are exempt."""
+        if self.exempt or not types or types[0].kind not in _EXACT:
+            return
+        for t in types[1:]:
+            if t.kind not in _EXACT:
+                return
+            if t.kind != types[0].kind:
+                raise CheckError(f"expected type '{types[0].name()}' but found '{t.name()}'")
+
     def call(self, n: Call) -> CelType:
         args = n.args
+        _literal_arguments(n)
+        if n.name == "format" and n.target is not None:   # exempt from the homogeneity check
+            target = self.type(n.target)
+            self.exempt += 1
+            try:
+                for a in args:
+                    self.type(a)
+            finally:
+                self.exempt -= 1
+            return CelType("string") if target.kind == "string" else DYN
         if n.target is None:
             if n.name == "has" and len(args) == 1 and isinstance(args[0], Select):
                 # checker.go checkSelect: a presence test resolves the field too
@@ -400,6 +431,70 @@ class _Checker:
             return self.type(n)
         finally:
             self.scopes.pop()
+
+
+#: the types whose equivalence this check can tell (FormatCELType: null is null_type)
+_EXACT = _PRIMITIVE | {"null"}
+
+
+def _literal_arguments(n: Call) -> None:
+    """cel-go's literal validators the API server enables (base.go, from Kubernetes 1.29:
+    cel.ValidateRegexLiterals, ValidateDurationLiterals, ValidateTimestampLiterals): a literal
+    first argument of ``matches``, ``duration`` or ``timestamp`` must be valid ("invalid
+    matches argument", as cel/validator.go formatValidator reports it)."""
+    if n.name not in ("matches", "duration", "timestamp") or not n.args or not isinstance(n.args[0], Lit):
+        return
+    if n.name != "matches" and n.target is not None:
+        return
+    text = _string_literal(n.args[0].text)
+    if text is None:
+        return
+    if n.name == "matches":
+        from kzgit import gore   # start-up: RE2 loads with the first rule that needs it
+        try:
+            gore.compile(text)
+        except gore.RegexError:
+            raise CheckError("invalid matches argument") from None
+    elif n.name == "duration" and not _GO_DURATION.fullmatch(text):
+        raise CheckError("invalid duration argument")
+    elif n.name == "timestamp" and not _valid_timestamp(text):
+        raise CheckError("invalid timestamp argument")
+
+
+#: Go's time.ParseDuration, which cel-go's duration() calls: a sign, then numbers with units
+_GO_DURATION = re.compile(r"[-+]?(?:0|(?:(?:\d+\.?\d*|\.\d+)(?:ns|us|\u00b5s|\u03bcs|ms|s|m|h))+)")
+_RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:Z|([+-])(\d{2}):(\d{2}))")
+
+
+def _valid_timestamp(text: str) -> bool:
+    """cel-go's timestamp(): time.Parse(time.RFC3339, ...) within years 1 to 9999."""
+    m = _RFC3339.fullmatch(text)
+    if not m:
+        return False
+    import datetime   # start-up: only a rule with a timestamp literal
+    y, mo, d, h, mi, sec = (int(x) for x in m.groups()[:6])
+    if y < 1 or h > 23 or mi > 59 or sec > 59:
+        return False
+    if m.group(8) and (int(m.group(8)) > 23 or int(m.group(9)) > 59):
+        return False
+    try:
+        datetime.date(y, mo, d)
+    except ValueError:
+        return False
+    return True
+
+
+def _string_literal(text: str) -> Optional[str]:
+    """The value of a plain string literal ('...', "...", r'...'), or None for another form
+    (an escape sequence, a triple-quoted or bytes literal: not checked)."""
+    raw = text[:1] in ("r", "R")
+    body = text[1:] if raw else text
+    if len(body) < 2 or body[0] not in ("'", '"') or body[-1] != body[0] or body[:3] in ("'''", '"""'):
+        return None
+    inner = body[1:-1]
+    if not raw and "\\" in inner:
+        return None
+    return inner
 
 
 def _iteration(t: CelType, two: bool) -> Tuple[CelType, CelType]:

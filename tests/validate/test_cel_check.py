@@ -51,6 +51,10 @@ def _check(rule: str, schema: Any = SPEC, root: bool = False, message_expression
     "self.__namespace__ == 'x'", "self.items.exists_one(i, i.key == self.name)", "self.?nope.orValue('') == ''",
     "self.items[0].key == 'a'", "self.labels.x == 'y'", "self.replicas + 1 > self.replicas * 2 % 3",
     "self.name + 'x' != 'y'", "self.name.matches('^a') ? true : false",
+    "self.name.matches(r'^\\d+$') && self.timeout < duration('1h30m') && self.when > timestamp('2020-01-01T00:00:00Z')",
+    "['a', self.name].size() == 2 && [1, self.replicas].size() == 2 && {'a': 1, 'b': 2}.size() == 2",
+    "'%s=%d'.format(['a', 1]) != ''",   # format's argument may mix types
+    "[self.port, 1].size() == 2",        # int-or-string: dyn, which this check does not compare
 ])
 def test_rules_the_api_server_accepts(rule: str) -> None:
     assert _check(rule) is None
@@ -71,6 +75,15 @@ def test_rules_the_api_server_accepts(rule: str) -> None:
      "'(google.protobuf.Timestamp, google.protobuf.Timestamp)'"),
     ("self.name == 1", "found no matching overload for '_==_' applied to '(string, int)'"),
     ("self == 10", "found no matching overload for '_==_' applied to '(object, int)'"),
+    # the literal validators base.go enables from Kubernetes 1.29 (cel-go cel/validator.go)
+    ("self.name.matches('[a-z')", "invalid matches argument"),
+    ("self.name.matches('(?=x)')", "invalid matches argument"),   # Go's RE2 has no lookahead
+    ("self.timeout > duration('1x')", "invalid duration argument"),
+    ("self.when < timestamp('2020-13-01T00:00:00Z')", "invalid timestamp argument"),
+    ("['a', 1].size() == 2", "expected type 'string' but found 'int'"),
+    ("[self.replicas, 1.5].size() == 2", "expected type 'int' but found 'double'"),
+    ("{'a': 1, 'b': 'x'}.size() == 2", "expected type 'int' but found 'string'"),
+    ("[null, 'a'].size() == 2", "expected type 'null_type' but found 'string'"),
     ("42", "cel expression must evaluate to a bool"),
     ("self.name", "cel expression must evaluate to a bool"),
     ("self.items", "cel expression must evaluate to a bool"),
