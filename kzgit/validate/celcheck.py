@@ -417,12 +417,20 @@ class _Checker:
         if n.name in ("optMap", "optFlatMap") and len(args) == 2 and names[0]:
             self.scoped({names[0]: DYN}, args[1])
             return DYN
-        for a in args:
-            self.type(a)
+        kinds = [self.type(a) for a in args]
         if n.name == "size" and not args:
             return CelType("int")
-        if n.name in ("startsWith", "endsWith", "contains", "matches") and target.kind in ("string", "dyn"):
-            return CelType("bool")
+        overloads = _STRING_METHODS.get(n.name)
+        if overloads is not None and target.kind == "string":
+            if all(k.kind in _EXACT for k in kinds):
+                for params, result in overloads:
+                    if tuple(k.kind for k in kinds) == params:
+                        return _result(result)
+                # cel-go checker/errors.go noMatchingOverload, a member function's signature
+                raise CheckError(f"found no matching overload for '{n.name}' applied to "
+                                 f"'string.({', '.join(k.name() for k in kinds)})'")
+            results = {r for _, r in overloads}
+            return _result(results.pop()) if len(results) == 1 else DYN
         return DYN
 
     def scoped(self, scope: Dict[str, CelType], n: Node) -> CelType:
@@ -431,6 +439,30 @@ class _Checker:
             return self.type(n)
         finally:
             self.scopes.pop()
+
+
+#: the member functions of a string, by their arguments' kinds: the standard ones and the
+#: strings extension's version 2 (cel-go ext/strings.go), Kubernetes' regex library's
+#: (k8s.io/apiserver pkg/cel/library/regex.go); ``format`` is checked apart
+_STRING_METHODS: Dict[str, List[Tuple[Tuple[str, ...], str]]] = {
+    "startsWith": [(("string",), "bool")], "endsWith": [(("string",), "bool")],
+    "contains": [(("string",), "bool")], "matches": [(("string",), "bool")],
+    "charAt": [(("int",), "string")],
+    "indexOf": [(("string",), "int"), (("string", "int"), "int")],
+    "lastIndexOf": [(("string",), "int"), (("string", "int"), "int")],
+    "lowerAscii": [((), "string")], "upperAscii": [((), "string")], "trim": [((), "string")],
+    "replace": [(("string", "string"), "string"), (("string", "string", "int"), "string")],
+    "split": [(("string",), "list(string)"), (("string", "int"), "list(string)")],
+    "substring": [(("int",), "string"), (("int", "int"), "string")],
+    "find": [(("string",), "string")],
+    "findAll": [(("string",), "list(string)"), (("string", "int"), "list(string)")],
+}
+
+
+def _result(name: str) -> CelType:
+    if name == "list(string)":
+        return CelType("list", elem=CelType("string"))
+    return CelType(name)
 
 
 #: the types whose equivalence this check can tell (FormatCELType: null is null_type)

@@ -54,6 +54,8 @@ def _check(rule: str, schema: Any = SPEC, root: bool = False, message_expression
     "self.name.matches(r'^\\d+$') && self.timeout < duration('1h30m') && self.when > timestamp('2020-01-01T00:00:00Z')",
     "['a', self.name].size() == 2 && [1, self.replicas].size() == 2 && {'a': 1, 'b': 2}.size() == 2",
     "'%s=%d'.format(['a', 1]) != ''",   # format's argument may mix types
+    "self.name.substring(1, 2) == 'a' && self.name.indexOf('a', self.replicas) >= 0 && "
+    "self.name.split('-', 2).size() <= 2 && self.name.find('[0-9]+') != '' && self.name.trim() != ''",
     "[self.port, 1].size() == 2",        # int-or-string: dyn, which this check does not compare
 ])
 def test_rules_the_api_server_accepts(rule: str) -> None:
@@ -84,6 +86,11 @@ def test_rules_the_api_server_accepts(rule: str) -> None:
     ("[self.replicas, 1.5].size() == 2", "expected type 'int' but found 'double'"),
     ("{'a': 1, 'b': 'x'}.size() == 2", "expected type 'int' but found 'string'"),
     ("[null, 'a'].size() == 2", "expected type 'null_type' but found 'string'"),
+    # a string's member functions (the standard ones, strings v2, the regex library)
+    ("self.name.startsWith(1)", "found no matching overload for 'startsWith' applied to 'string.(int)'"),
+    ("self.name.replace('a', 1) == ''", "found no matching overload for 'replace' applied to 'string.(string, int)'"),
+    ("self.name.split(',')[0] == 1", "found no matching overload for '_==_' applied to '(string, int)'"),
+    ("self.name.lowerAscii() + 1 == ''", "found no matching overload for '_+_' applied to '(string, int)'"),
     ("42", "cel expression must evaluate to a bool"),
     ("self.name", "cel expression must evaluate to a bool"),
     ("self.items", "cel expression must evaluate to a bool"),
