@@ -108,12 +108,6 @@ def _expand(catalog: Catalog, appset: App) -> List[App]:
     return out
 
 
-# k8s.io/apimachinery validation.IsQualifiedName: an optional DNS-subdomain prefix and '/', then
-# a name of at most 63 characters
-_QUALIFIED = re.compile(r"^(?:[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*/)?"
-                        r"[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
-
-
 def _selector(spec: Any) -> Callable[[Dict[str, str]], bool]:
     """A generator's ``selector`` over its flattened parameters: applicationset/utils
     selector.go ``LabelSelectorAsSelector`` (label values unrestricted; ``matchLabels`` are
@@ -142,10 +136,12 @@ def _selector(spec: Any) -> Callable[[Dict[str, str]], bool]:
             raise NotExpanded("error parsing label selector: values: Invalid value: "
                               f"{values}: values set must be empty for exists and does not exist")
         reqs.append((str(e.get("key") or ""), op, values))
+    from kzgit.resource.labels import qualified_name_errors   # start-up: only a selector
     for key, _, _ in reqs:
-        if not _QUALIFIED.match(key) or len(key.rpartition("/")[0]) > 253:
-            raise NotExpanded(f"error parsing label selector: key: Invalid value: {key!r}: "
-                              "not a qualified name")
+        errs = qualified_name_errors(key)   # selector.go validateLabelKey
+        if errs:
+            raise NotExpanded(f'error parsing label selector: key: Invalid value: "{key}": '
+                              + "; ".join(errs))
 
     def matches(flat: Dict[str, str]) -> bool:
         for key, op, values in reqs:
