@@ -265,11 +265,7 @@ class _Parser:
         s.escape_chars = _ESCAPE_ALL
         if s.peek() == "#":
             return self._len_func()
-        s.accept = _accept_ident
-        s.mode = _SCAN_IDENT
-        if s.scan() != _IDENT:
-            raise SubstitutionError(PARSE_VARIABLE_NAME)
-        name = s.string()
+        name = self._ident(_accept_ident, PARSE_VARIABLE_NAME)
         r = s.peek()
         if r == ":":
             return self._default_or_substr(name)
@@ -312,11 +308,7 @@ class _Parser:
     def _substr_func(self, name: str) -> Node:
         s = self.s
         node = _Func(name)
-        s.accept = _accept_one_colon
-        s.mode = _SCAN_IDENT
-        if s.scan() != _IDENT:
-            raise SubstitutionError(BAD_SUBSTITUTION)
-        node.name = s.string()
+        node.name = self._ident(_accept_one_colon)
         node.args.append(self._param(_reject_colon_close, _SCAN_IDENT))
         s.accept = _accept_colon
         s.mode = _SCAN_IDENT | _SCAN_RBRACK
@@ -330,13 +322,8 @@ class _Parser:
         return node
 
     def _remove_func(self, name: str, accept: Callable[[str, int], bool]) -> Node:
-        s = self.s
         node = _Func(name)
-        s.accept = accept
-        s.mode = _SCAN_IDENT
-        if s.scan() != _IDENT:
-            raise SubstitutionError(BAD_SUBSTITUTION)
-        node.name = s.string()
+        node.name = self._ident(accept)
         node.args.append(self._param(_accept_not_closing, _SCAN_IDENT))
         self._rbrack()
         return node
@@ -344,16 +331,9 @@ class _Parser:
     def _replace_func(self, name: str) -> Node:
         s = self.s
         node = _Func(name)
-        s.accept = _accept_replace_func
-        s.mode = _SCAN_IDENT
-        if s.scan() != _IDENT:
-            raise SubstitutionError(BAD_SUBSTITUTION)
-        node.name = s.string()
+        node.name = self._ident(_accept_replace_func)
         node.args.append(self._param(_accept_not_slash, _SCAN_IDENT | _SCAN_ESCAPE))
-        s.accept = _accept_slash
-        s.mode = _SCAN_IDENT
-        if s.scan() != _IDENT:
-            raise SubstitutionError(BAD_SUBSTITUTION)
+        self._ident(_accept_slash)
         if s.peek() == "}":
             self._rbrack()
             return node
@@ -364,11 +344,8 @@ class _Parser:
     def _default_func(self, name: str) -> Node:
         s = self.s
         node = _Func(name)
-        s.accept = _accept_one_equal if s.peek() == "=" else _accept_default_func
-        s.mode = _SCAN_IDENT
-        if s.scan() != _IDENT:
-            raise SubstitutionError(PARSE_DEFAULT_FUNCTION)
-        node.name = s.string()
+        node.name = self._ident(_accept_one_equal if s.peek() == "=" else _accept_default_func,
+                                PARSE_DEFAULT_FUNCTION)
         while True:
             if s.peek() == "}":
                 self._rbrack()
@@ -376,31 +353,26 @@ class _Parser:
             node.args.append(self._param(_accept_not_closing, _SCAN_IDENT))
 
     def _casing_func(self, name: str) -> Node:
-        s = self.s
         node = _Func(name)
-        s.accept = _accept_casing_func
-        s.mode = _SCAN_IDENT
-        if s.scan() != _IDENT:
-            raise SubstitutionError(BAD_SUBSTITUTION)
-        node.name = s.string()
+        node.name = self._ident(_accept_casing_func)
         self._rbrack()
         return node
 
     def _len_func(self) -> Node:
-        s = self.s
         node = _Func()
-        s.accept = _accept_one_hash
-        s.mode = _SCAN_IDENT
-        if s.scan() != _IDENT:
-            raise SubstitutionError(BAD_SUBSTITUTION)
-        node.name = s.string()
-        s.accept = _accept_ident
-        s.mode = _SCAN_IDENT
-        if s.scan() != _IDENT:
-            raise SubstitutionError(BAD_SUBSTITUTION)
-        node.param = s.string()
+        node.name = self._ident(_accept_one_hash)
+        node.param = self._ident(_accept_ident)
         self._rbrack()
         return node
+
+    def _ident(self, accept: Callable[[str, int], bool], error: str = BAD_SUBSTITUTION) -> str:
+        """Scan an identifier the ``accept`` function delimits (``error`` when there is none)."""
+        s = self.s
+        s.accept = accept
+        s.mode = _SCAN_IDENT
+        if s.scan() != _IDENT:
+            raise SubstitutionError(error)
+        return s.string()
 
     def _rbrack(self) -> None:
         self.s.mode = _SCAN_RBRACK
