@@ -38,6 +38,7 @@ from __future__ import annotations
 import posixpath
 import re
 
+from kzgit.gitops.govalues import go_print
 from kzgit.gitops.sprig import sanitize_name
 from kzgit.gitops.model import ARGOCD, App, Doc, as_dict
 
@@ -484,18 +485,7 @@ def _pathspec(pattern: str) -> "re.Pattern[str]":
 
 def _go_v(value: Any) -> str:
     """Go's ``fmt.Sprintf("%v", v)`` of a value decoded from JSON (numbers are float64)."""
-    from kzgit.yamlio.gonum import format_float_g   # start-up: as _pathspec
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return format_float_g(float(value))
-    if isinstance(value, dict):
-        return "map[" + " ".join(f"{k}:{_go_v(v)}" for k, v in sorted(value.items())) + "]"
-    if isinstance(value, list):
-        return "[" + " ".join(_go_v(v) for v in value) + "]"
-    return str(value)
+    return go_print(_json_numbers(value))
 
 
 def _flatten(obj: Any, prefix: str, out: Dict[str, str]) -> None:
