@@ -232,6 +232,28 @@ def _resolve_argo(catalog: Catalog, app: App) -> None:
 
 # -- the walk ------------------------------------------------------------------------------
 
+def _placed(candidates: List[App]) -> Tuple[Dict[str, List[App]], Dict[str, List[App]]]:
+    """Which candidates each directory holds (a file's every ancestor), and which render each
+    path: "delivered by another" and "holds a candidate" without n*n scans."""
+    under: Dict[str, List[App]] = {}
+    renders_at: Dict[str, List[App]] = {}
+    for a in candidates:
+        for d in _ancestor_dirs(a.file):
+            under.setdefault(d, []).append(a)
+        if a.rendered:
+            for p in a.extra.get("paths") or [a.path]:
+                renders_at.setdefault(p or "", []).append(a)
+    return under, renders_at
+
+
+def _entry_points(candidates: List[App], renders_at: Dict[str, List[App]],
+                  patch_files: Any) -> List[App]:
+    """The candidates no other one renders (nor used as a patch file): the entry points."""
+    return [a for a in candidates if a.file not in patch_files
+            and not any(d is not a for p in _ancestor_dirs(a.file)
+                        for d in renders_at.get(p, ()))]
+
+
 def _ancestor_dirs(file: str) -> List[str]:
     """The directories above ``file``, the top ("") included."""
     out = [""]
@@ -270,16 +292,7 @@ def discover(repo: Repository, render_children: bool = True, store: Optional[Sto
             continue
         resolve(catalog, app)
         candidates.append(app)
-    # which candidates each directory holds (a file's every ancestor), and which candidates
-    # render each path: "delivered by another" and "holds a candidate" without n*n scans
-    under: Dict[str, List[App]] = {}
-    renders_at: Dict[str, List[App]] = {}
-    for a in candidates:
-        for d in _ancestor_dirs(a.file):
-            under.setdefault(d, []).append(a)
-        if a.rendered:
-            for p in a.extra.get("paths") or [a.path]:
-                renders_at.setdefault(p or "", []).append(a)
+    under, renders_at = _placed(candidates)
     for rel in index.templates:
         # Applications a Helm chart's template makes: listed, with why, never rendered
         chart = _chart_of(repo, rel) or posixpath.dirname(posixpath.dirname(rel)) or "."
@@ -298,23 +311,13 @@ def discover(repo: Repository, render_children: bool = True, store: Optional[Sto
         app = App(group, doc.obj, doc)
         app.error = f"{rel}:{line}: malformed: {error}"
         candidates.append(app)
-    entries = [a for a in candidates if a.file not in index.patch_files
-               and not any(d is not a for p in _ancestor_dirs(a.file)
-                           for d in renders_at.get(p, ()))]
+    entries = _entry_points(candidates, renders_at, index.patch_files)
     replaced = _applied_roots(catalog, entries, renders_at)
     if replaced:
         # what those entries deliver is found from their paths as applied
         candidates = [replaced.get(id(a), a) for a in candidates]
-        under, renders_at = {}, {}
-        for a in candidates:
-            for d in _ancestor_dirs(a.file):
-                under.setdefault(d, []).append(a)
-            if a.rendered:
-                for p in a.extra.get("paths") or [a.path]:
-                    renders_at.setdefault(p or "", []).append(a)
-        entries = [a for a in candidates if a.file not in index.patch_files
-                   and not any(d is not a for p in _ancestor_dirs(a.file)
-                               for d in renders_at.get(p, ()))]
+        under, renders_at = _placed(candidates)
+        entries = _entry_points(candidates, renders_at, index.patch_files)
     seen_docs: Set[Tuple[str, int]] = set()
     queue: List[App] = []
     for a in entries:
