@@ -166,28 +166,23 @@ def parse_config(table: Dict[str, Any], source: str, prefix: str = "",
     if cfg.kustomize_version is not None:
         cfg.kustomize_version_origin = f"{os.path.basename(source)} {prefix}kustomize-version"
     if refs is not None:
-        if not isinstance(refs, dict):
-            raise UsageError(f"{source}: bad value for '{prefix}refs': expected a table")
+        _expect_table(refs, source, f"{prefix}refs")
         apply(cfg.refs, refs, REF_KEYS, f"{prefix}refs.", source)
     if validate is not None:
-        if not isinstance(validate, dict):
-            raise UsageError(f"{source}: bad value for '{prefix}validate': expected a table")
+        _expect_table(validate, source, f"{prefix}validate")
         cfg.validate.source = source
         apply(cfg.validate, validate, VALIDATE_KEYS, f"{prefix}validate.", source)
     if lint is not None:
-        if not isinstance(lint, dict):
-            raise UsageError(f"{source}: bad value for '{prefix}lint': expected a table")
+        _expect_table(lint, source, f"{prefix}lint")
         # each key a rule id (one severity each), checked when lint runs against the rule
         # registry, the one list of rule ids (kzgit.lint.policy)
         cfg.lint = LintTable(dict(lint), source, f"{prefix}lint.")
     if gitops is not None:
-        if not isinstance(gitops, dict):
-            raise UsageError(f"{source}: bad value for '{prefix}gitops': expected a table")
+        _expect_table(gitops, source, f"{prefix}gitops")
         cfg.gitops = GitopsPolicy(source=source)
         apply(cfg.gitops, gitops, GITOPS_KEYS, f"{prefix}gitops.", source)
     if sandbox is not None:
-        if not isinstance(sandbox, dict):
-            raise UsageError(f"{source}: bad value for '{prefix}sandbox': expected a table")
+        _expect_table(sandbox, source, f"{prefix}sandbox")
         cfg.sandbox.source = source
         apply(cfg.sandbox, sandbox, SANDBOX_KEYS, f"{prefix}sandbox.", source)
         # the repository's own: it may only narrow what the user grants (SandboxSettings.granted)
@@ -201,6 +196,12 @@ def parse_config(table: Dict[str, Any], source: str, prefix: str = "",
         if grants:
             check_grants(table, prefix, source, trust_key)
     return cfg
+
+
+def _expect_table(value: Any, source: str, key: str) -> None:
+    """A sub-table of the configuration (``[refs]``, ``[validate]``, ...) must be a table."""
+    if not isinstance(value, dict):
+        raise UsageError(f"{source}: bad value for '{key}': expected a table")
 
 
 def check_programs(cfg: Config, table: Dict[str, Any], prefix: str, source: str,
