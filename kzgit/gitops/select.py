@@ -3,14 +3,17 @@
 An application is reached by a change of: a file its rendering reads (its path as a directory,
 with what each kustomization there reaches: :meth:`kzgit.graph.Graph.directory_reach`), its own
 manifest or an ancestor's (the parent that delivers it, the ApplicationSet that generates it),
+a kustomization or patch file the parent's rendering applies to the file that defines it,
 what configures its controller (an ``argocd-cm``, a Flux source, a ``substituteFrom``
 ConfigMap or Secret it names, a ``.sourceignore``), or kzgit's configuration.
 """
 from __future__ import annotations
 
+import posixpath
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable, Iterable, List, Optional, Protocol, Set, Tuple
+    from typing import Any, Callable, Dict, Iterable, List, Optional, Protocol, Set, Tuple
     from kzgit.gitops.catalog import Catalog
     from kzgit.gitops.model import App
 
@@ -18,6 +21,8 @@ if TYPE_CHECKING:  # pragma: no cover
         """kzgit.graph.Graph by its shape (the graph is a sibling of this package)."""
 
         def directory_reach(self, d: str) -> Any: ...
+
+        def reach(self, kdir: str) -> Any: ...
 
     Reach = Any   # kzgit.graph.Reach: files, trees, kustomization_dirs, touches(), replace()
 
@@ -49,6 +54,12 @@ def affected(catalog: Catalog, graph: Graph, changed: Optional[Iterable[str]]) -
     argo_touched = any(p in argo_config for p in paths)
     flux_touched = any(p in flux_config for p in paths)
     by_id = {a.id: a for a in catalog.apps}
+    # changed files that can change an object a kustomization lists (not only add one): its
+    # kustomization files and patch files; a parent rendering one reaches the child it lists
+    from kzgit.loader import KUSTOMIZATION_FILE_NAMES   # start-up: as the builds' own
+    machinery = [p for p in paths if posixpath.basename(p) in KUSTOMIZATION_FILE_NAMES
+                 or p in index.patch_files]
+    listing: Dict[Tuple[str, str], List[Reach]] = {}
     out = []
     for a in catalog.apps:
         if (argo_touched and a.controller == "argocd") or (flux_touched and a.controller == "flux"):
@@ -57,18 +68,42 @@ def affected(catalog: Catalog, graph: Graph, changed: Optional[Iterable[str]]) -
         own = {a.file} | _substitute_files(catalog, a)
         # the kustomizations that applied it or an ancestor (a bootstrap: kubectl apply -k)
         applied = [a.extra["applied_by"]] if "applied_by" in a.extra else []
-        up = by_id.get(a.parent or "") or by_id.get(a.appset or "")
+        delivered: List[Tuple[App, App]] = []   # (an application, the parent rendering it)
+        x, up = a, by_id.get(a.parent or "") or by_id.get(a.appset or "")
         while up is not None:
             own.add(up.file)
             if "applied_by" in up.extra:
                 applied.append(up.extra["applied_by"])
-            up = by_id.get(up.parent or "")
+            if x.parent == up.id and up.rendered:
+                delivered.append((x, up))
+            x, up = up, by_id.get(up.parent or "")
         if any(p in own for p in paths) or any(
-                graph.directory_reach(d).touches(p) for d in applied for p in paths):
+                graph.directory_reach(d).touches(p) for d in applied for p in paths) or (
+                machinery and any(r.touches(p) for x, up in delivered
+                                  for r in _listing(graph, up, x.file, listing)
+                                  for p in machinery)):
             out.append(a)
         elif a.rendered and any(app_reach(graph, a).touches(p) for p in paths):
             out.append(a)
     return out
+
+
+def _listing(graph: Graph, parent: App, file: str, memo: Dict[Tuple[str, str], List[Reach]]
+             ) -> List[Reach]:
+    """What each kustomization ``parent``'s rendering builds that lists ``file`` (directly or
+    through a base) reaches: its patches, components and transformers apply to the objects of
+    ``file`` as the parent delivers them (fluxcd/flux2-multi-tenancy's ``tenants/production``
+    patches the tenant's Kustomization it lists from ``tenants/base``)."""
+    key = (parent.id, file)
+    got = memo.get(key)
+    if got is None:
+        dirs = memo.get((parent.id, ""))
+        if dirs is None:
+            dirs = [graph.reach(d) for d in sorted(app_reach(graph, parent).kustomization_dirs)]
+            memo[(parent.id, "")] = dirs
+        got = [r for r in dirs if file in r.files]
+        memo[key] = got
+    return got
 
 
 def _substitute_files(catalog: Catalog, app: App) -> Set[str]:

@@ -143,3 +143,25 @@ def test_an_application_deploying_a_root_as_it_is_is_one_section(
     assert main(["diff", "--base", "HEAD~1", "--head", "HEAD", "--format", "json"]) == 0
     roots = json.loads(capsys.readouterr().out)["roots"]
     assert {r["root"] for r in roots} >= {"apps/web", "argocd:argocd/web"}, roots
+
+
+def test_a_parents_patch_of_its_children_shows_as_their_change(
+        repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """An app of apps whose kustomization patches the Applications it lists: a pull request
+    changing only that patch changes what each child deploys, and each child's section says so."""
+    patch = ("resources: [one.yaml]\npatches:\n- target: {kind: Application}\n  patch: |-\n"
+             "    - {op: add, path: /spec/source/kustomize, value: {namePrefix: %s}}\n")
+    top = repo({
+        "bootstrap/root.yaml": app("root", "root"),
+        "root/kustomization.yaml": patch % "a-",
+        "root/one.yaml": app("one", "apps/one"),
+        "apps/one/kustomization.yaml": "resources: [cm.yaml]\n",
+        "apps/one/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n",
+    })
+    monkeypatch.chdir(top)
+    commit(top, {"root/kustomization.yaml": patch % "b-"}, "rename")
+    assert main(["diff", "--base", "HEAD~1", "--head", "HEAD"]) == 0
+    out = capsys.readouterr().out
+    assert "app argocd:argocd/one: 1 added, 1 removed\n" in out
+    assert "removed ConfigMap/a-cm\n" in out and "added ConfigMap/b-cm\n" in out

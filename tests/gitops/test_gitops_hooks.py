@@ -163,3 +163,59 @@ def test_an_application_that_does_not_parse_is_one_finding(
     assert "clusters/prod/flux-system/gotk-sync.yaml:10: flux:flux-system/flux-system: does not " \
            "render: failed to decode Kubernetes YAML from " in out
     assert "clusters/prod/broken.yaml" in out
+
+
+TENANT = """apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: {name}
+  namespace: apps
+spec:
+  path: ./apps/{name}
+  sourceRef: {{kind: GitRepository, name: flux-system, namespace: flux-system}}
+"""
+
+
+@pytest.fixture
+def tenants(repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch) -> Path:
+    """fluxcd/flux2-multi-tenancy's shape: a Flux Kustomization renders a kustomization that
+    lists tenants' Kustomizations from a base and patches them with a file of its own."""
+    top = repo({
+        "clusters/prod/tenants.yaml": ks("tenants", "./tenants/prod"),
+        "tenants/base/kustomization.yaml": "resources: [team.yaml, other.yaml]\n",
+        "tenants/base/team.yaml": TENANT.format(name="team"),
+        "tenants/base/other.yaml": TENANT.format(name="other"),
+        "tenants/prod/kustomization.yaml": "resources: [../base]\npatches:\n- path: patch.yaml\n",
+        "tenants/prod/patch.yaml": "apiVersion: kustomize.toolkit.fluxcd.io/v1\n"
+                                   "kind: Kustomization\nmetadata:\n  name: team\n"
+                                   "  namespace: apps\nspec:\n  path: ./apps/team-prod\n",
+        "apps/team-prod/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: team\n",
+        "apps/other/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n",
+    })
+    monkeypatch.chdir(top)
+    return top
+
+
+def test_a_change_to_what_patches_a_delivered_application_checks_it(
+        tenants: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A patch of the parent's kustomization changes the child as the cluster receives it: a
+    commit changing only that patch renders the child (and one breaking it fails), as a
+    commit changing the child's own manifest does."""
+    assert main(["hook", "render", "--all"]) == 0, capsys.readouterr().out
+    capsys.readouterr()
+    (tenants / "tenants/prod/patch.yaml").write_text(
+        (tenants / "tenants/prod/patch.yaml").read_text().replace("team-prod", "team-gone"))
+    assert main(["hook", "render", "tenants/prod/patch.yaml"]) == 1
+    out = capsys.readouterr().out
+    assert "flux:apps/team: kustomization path not found: stat apps/team-gone: no such file or " \
+           "directory" in out
+    assert "flux:apps/other" not in out
+    # the kustomization that lists and patches them reaches both; a sibling's manifest only itself
+    (tenants / "tenants/prod/patch.yaml").write_text(
+        (tenants / "tenants/prod/patch.yaml").read_text().replace("team-gone", "team-prod"))
+    assert main(["hook", "render", "-v", "tenants/prod/kustomization.yaml"]) == 0
+    err = capsys.readouterr().err
+    assert "flux:apps/team" in err and "flux:apps/other" in err
+    assert main(["hook", "render", "-v", "tenants/base/other.yaml"]) == 0
+    err = capsys.readouterr().err
+    assert "flux:apps/other" in err and "flux:apps/team" not in err
