@@ -215,14 +215,21 @@ def parse_image(arg: str) -> Dict[str, str]:
     return out
 
 
+# types.Image's fields, in its order (kustomize api/types/image.go)
+_IMAGE_FIELDS = ("newName", "tagSuffix", "newTag", "digest")
+
+
 def _set_images(kus: Dict[str, Any], args: List[str]) -> None:
     """setimage.go RunSetImage: the arguments replace entries of the same name whole; ``*``
-    keeps the existing field; the list sorted by name."""
+    keeps the existing field; an entry no argument names is kept whole (its ``tagSuffix``
+    too); the list sorted by name.  The file is read as kustfile.Read reads it:
+    FixKustomization appends the deprecated ``imageTags`` to ``images`` first."""
     wanted: Dict[str, Dict[str, str]] = {}
     for arg in args:
         img = parse_image(arg)
         wanted[img["name"]] = img
-    for im in kus.get("images") or []:
+    legacy = kus.pop("imageTags", None)
+    for im in [*(kus.get("images") or []), *(legacy if isinstance(legacy, list) else [])]:
         if not isinstance(im, dict):
             continue
         name = str(im.get("name") or "")
@@ -232,15 +239,14 @@ def _set_images(kus: Dict[str, Any], args: List[str]) -> None:
                 if arg_im[f] == "*":
                     arg_im[f] = str(im.get(f) or "")
             continue
-        wanted[name] = {"name": name, **{f: str(im.get(f) or "") for f in
-                                         ("newName", "newTag", "digest")}}
+        wanted[name] = {"name": name, **{f: str(im.get(f) or "") for f in _IMAGE_FIELDS}}
     images = []
     for name in sorted(wanted, key=lambda s: s.encode("utf-8")):
         v = wanted[name]
         entry = {"name": name}
-        for f in ("newName", "newTag", "digest"):
-            value = "" if v[f] == "*" else v[f]
-            if value:
+        for f in _IMAGE_FIELDS:
+            value = v.get(f, "")
+            if value and value != "*":
                 entry[f] = value
         images.append(entry)
     kus["images"] = images

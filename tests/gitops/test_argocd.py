@@ -113,6 +113,44 @@ kustomize:
     assert got == want
 
 
+def test_set_image_keeps_the_other_entries_whole(repo: Callable[..., Path]) -> None:
+    """``kustomize edit set image`` keeps an entry it is not given as the file has it, every
+    field included (setimage.go RunSetImage: ``o.imageMap[im.Name] = im``), so a ``tagSuffix``
+    (types.Image, every supported release) survives an override of another image."""
+    top = repo({
+        "argocd/web.yaml": application("web", "apps/web", "kustomize:\n  images: [busybox:1.37]\n"),
+        "apps/web/kustomization.yaml": "resources: [deploy.yaml]\nimages:\n- name: nginx\n"
+                                       "  newName: mirror/nginx\n  tagSuffix: -alpine\n",
+        "apps/web/deploy.yaml": DEPLOY,
+    })
+    catalog = catalog_of(top)
+    app = catalog.find("web")
+    source = app.extra["sources"][0]
+    _, text = argocd.edited_kustomization(DiskFS(), str(top / "apps/web"), source["kustomize"],
+                                          argocd.app_env(app, source), str(top))
+    assert yaml.safe_load(text)["images"] == [
+        {"name": "busybox", "newTag": "1.37"},
+        {"name": "nginx", "newName": "mirror/nginx", "tagSuffix": "-alpine"}]
+    got = render_yaml(top, "web")
+    images = [c["image"] for c in yaml.safe_load(got)["spec"]["template"]["spec"]["containers"]]
+    assert images == ["mirror/nginx:1.0-alpine", "busybox:1.37"]
+    want = kubectl_build(kubectl(), top, "apps/web", {"apps/web/kustomization.yaml": (
+        b"resources: [deploy.yaml]\nimages:\n- name: busybox\n  newTag: '1.37'\n"
+        b"- name: nginx\n  newName: mirror/nginx\n  tagSuffix: -alpine\n")},
+        restrictor="LoadRestrictionsRootOnly")
+    assert got == want
+
+
+def test_set_image_reads_the_deprecated_image_tags_as_images() -> None:
+    """kustfile.Read runs FixKustomization before ``set image``: ``imageTags`` entries join
+    ``images`` (api/types/kustomization.go), where an argument of the same name replaces one."""
+    kus = {"images": [{"name": "redis", "newTag": "7"}],
+           "imageTags": [{"name": "nginx", "newTag": "1.0"}, {"name": "pg", "newTag": "16"}]}
+    argocd._set_images(kus, ["nginx:1.27"])
+    assert kus == {"images": [{"name": "nginx", "newTag": "1.27"}, {"name": "pg", "newTag": "16"},
+                              {"name": "redis", "newTag": "7"}]}
+
+
 def test_label_already_present_needs_force(repo: Callable[..., Path]) -> None:
     top = repo({
         "argocd/web.yaml": application("web", "apps/web", "kustomize:\n  commonLabels:\n"
