@@ -133,12 +133,24 @@ def discovered_type(fs: FileSystem, app_dir: str) -> str:
 
 # -- environment (ARGOCD_APP_*) -----------------------------------------------------------
 
+def instance_name(app: App) -> str:
+    """v1alpha1 Application.InstanceName of the controller's namespace (``argocd``): the
+    request's AppName, ``<namespace>_<name>`` for an Application outside that namespace."""
+    from kzgit.gitops.catalog import ARGOCD_NAMESPACE   # (catalog imports this module)
+    if not app.namespace or app.namespace == ARGOCD_NAMESPACE:
+        return app.name
+    return f"{app.namespace}_{app.name}"
+
+
 def app_env(app: App, source: Dict[str, Any]) -> Dict[str, str]:
-    """repository.go newEnv: the build environment Argo CD gives an Application's source."""
-    return {"ARGOCD_APP_NAME": app.name, "ARGOCD_APP_NAMESPACE": _dest_namespace(app.obj),
+    """repository.go newEnv: the build environment Argo CD gives an Application's source.  The
+    revision is the one the source names (the repo-server has the commit it resolves to)."""
+    revision = str(source.get("targetRevision") or "HEAD")
+    return {"ARGOCD_APP_NAME": instance_name(app), "ARGOCD_APP_NAMESPACE": _dest_namespace(app.obj),
             "ARGOCD_APP_PROJECT_NAME": str((app.obj.get("spec") or {}).get("project") or ""),
-            "ARGOCD_APP_REVISION": str(source.get("targetRevision") or "HEAD"),
-            "ARGOCD_APP_REVISION_SHORT": str(source.get("targetRevision") or "HEAD")[:7],
+            "ARGOCD_APP_REVISION": revision,
+            "ARGOCD_APP_REVISION_SHORT": revision[:7],
+            "ARGOCD_APP_REVISION_SHORT_8": revision[:8],
             "ARGOCD_APP_SOURCE_PATH": str(source.get("path") or ""),
             "ARGOCD_APP_SOURCE_REPO_URL": str(source.get("repoURL") or ""),
             "ARGOCD_APP_SOURCE_TARGET_REVISION": str(source.get("targetRevision") or "")}

@@ -151,6 +151,27 @@ def test_set_image_reads_the_deprecated_image_tags_as_images() -> None:
                               {"name": "redis", "newTag": "7"}]}
 
 
+def test_the_build_environment_names_the_instance(repo: Callable[..., Path]) -> None:
+    """repository.go newEnv: ARGOCD_APP_NAME is the request's AppName, the Application's
+    InstanceName (types.go: ``<namespace>_<name>`` outside the control plane's namespace), and
+    ARGOCD_APP_REVISION_SHORT_8 is there beside ARGOCD_APP_REVISION_SHORT."""
+    images = "kustomize:\n  images: ['busybox=b:${ARGOCD_APP_NAME}-${ARGOCD_APP_REVISION_SHORT_8}']\n"
+    top = repo({
+        "argocd/web.yaml": application("web", "apps/web", images),
+        "teams/web.yaml": application("web", "apps/web", images).replace(
+            "namespace: argocd", "namespace: team-a", 1),
+        "apps/web/kustomization.yaml": "resources: [deploy.yaml]\n",
+        "apps/web/deploy.yaml": DEPLOY,
+    })
+    catalog = catalog_of(top)
+
+    def image(app_id: str) -> str:
+        doc = yaml.safe_load(render_app(catalog, catalog.find(app_id)).to_yaml())
+        return str(doc["spec"]["template"]["spec"]["containers"][1]["image"])
+    assert image("argocd:argocd/web") == "b:web-HEAD"
+    assert image("argocd:team-a/web") == "b:team-a_web-HEAD"
+
+
 def test_label_already_present_needs_force(repo: Callable[..., Path]) -> None:
     top = repo({
         "argocd/web.yaml": application("web", "apps/web", "kustomize:\n  commonLabels:\n"
