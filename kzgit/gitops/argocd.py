@@ -533,6 +533,33 @@ def _glob_match(pattern: str, path: str) -> bool:
         return False
 
 
+def _json_object(data: bytes, name: str) -> Optional[Dict[str, Any]]:
+    """getObjsFromYAMLOrJSON of a ``.json`` file: one value read by Go's json.Decoder into an
+    Unstructured; a value after it (``decoder.More()``) is an error, as is one that decodes
+    neither as an object with a kind nor (Argo CD 3.1 and later, "potentially an OCI
+    manifest") as an image manifest struct, which any JSON object does: such an object adds
+    an empty one, nothing kzgit renders (None)."""
+    import json   # start-up: only directory applications with JSON files
+    text = data.decode("utf-8", "replace").lstrip("\ufeff")   # utfutil: a BOM is no content
+    try:
+        value, end = json.JSONDecoder().raw_decode(text, len(text) - len(text.lstrip(" \t\r\n")))
+    except ValueError as e:
+        raise ArgoError(f'Failed to unmarshal "{name}": {e}') from None
+    rest = text[end:].lstrip(" \t\r\n")
+    if value is None:
+        return None   # null: decoded into the manifest struct, it is an empty object too
+    if not isinstance(value, dict):
+        go_type = {list: "array", str: "string", bool: "bool"}.get(type(value), "number")
+        raise ArgoError(f'Failed to unmarshal "{name}": json: cannot unmarshal {go_type} into '
+                        "Go value of type map[string]interface {}")
+    if rest and rest[0] not in "]}":
+        raise ArgoError(f'Found multiple objects in "{name}". Only single objects are allowed '
+                        "in JSON files.")
+    if not isinstance(value.get("kind"), str) or not value["kind"]:
+        return None
+    return value
+
+
 def directory_objects(fs: FileSystem, app_dir: str, directory: Dict[str, Any]) -> List[Dict[str, Any]]:
     """findManifests: the objects of a plain directory application, in the walk's order."""
     from kzgit.yamlio import load_documents   # start-up: only directory applications
@@ -567,15 +594,17 @@ def directory_objects(fs: FileSystem, app_dir: str, directory: Dict[str, Any]) -
             continue
         if name.endswith(".jsonnet"):
             raise ArgoError(f"{rel}: jsonnet is not rendered by kzgit", ("spec", "source"))
+        if name.endswith(".json"):
+            obj = _json_object(data, name)
+            if obj is not None:
+                objs.append(obj)
+            continue
         try:
             docs = load_documents(data, p)
         except KzgitError as e:
             if b"apiVersion:" in data and b"kind:" in data and b"metadata:" in data:
                 raise ArgoError(f'Failed to unmarshal "{name}": {e}') from None
             continue   # "it might be an unrelated YAML file which we will ignore"
-        if name.endswith(".json") and len([d for d in docs if d is not None]) > 1:
-            raise ArgoError(f'Found multiple objects in "{name}". Only single objects are '
-                            "allowed in JSON files.")
         found: List[Dict[str, Any]] = []
         for d in docs:
             if d is None:

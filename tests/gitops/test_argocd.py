@@ -273,6 +273,31 @@ directory:
     assert names == ["a", "b", "c"]
 
 
+@pytest.mark.parametrize("text,error", [
+    ('{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b"}}\n'
+     '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}',
+     'Found multiple objects in "b.json". Only single objects are allowed in JSON files.'),
+    ('[{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b"}}]',
+     'Failed to unmarshal "b.json": '),
+    ('{"apiVersion": "v1", "kind": ', 'Failed to unmarshal "b.json": '),
+])
+def test_a_json_file_of_a_directory_application_holds_one_object(
+        repo: Callable[..., Path], text: str, error: str) -> None:
+    """repository.go getObjsFromYAMLOrJSON: a ``.json`` file is one JSON object read with Go's
+    json.Decoder (not kustomize's reader, which keeps the first object of several): a second
+    one (``decoder.More()``) or a value that decodes neither as an object nor as an OCI image
+    manifest fails the application."""
+    top = repo({
+        "argocd/plain.yaml": application("plain", "manifests"),
+        "manifests/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+        "manifests/b.json": text,
+    })
+    catalog = catalog_of(top)
+    with pytest.raises(AppError) as e:
+        render_app(catalog, catalog.find("plain"))
+    assert error in str(e.value)
+
+
 def test_source_type_as_argo_cd_discovers_it(repo: Callable[..., Path]) -> None:
     top = repo({
         "argocd/chart.yaml": application("chart", "charts/web"),
