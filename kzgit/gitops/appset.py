@@ -6,7 +6,8 @@ Sources (argoproj/argo-cd, ``master`` of 2026-08):
   ``goTemplate`` every value must be a string (``values`` a map of strings, flattened as
   ``values.<key>``).
 - ``applicationset/generators/git.go`` (directories): every directory of the repository
-  matched by ``path.Match`` against ``directories[].path``; one matching an ``exclude: true``
+  (``reposerver/repository/repository.go`` GetGitDirectories: the walk's order, hidden
+  directories skipped) matched by ``path.Match`` against ``directories[].path``; one matching an ``exclude: true``
   entry is left out whatever else includes it (``filterApps``); parameters ``path``,
   ``path.basename``, ``path.basenameNormalized`` (``utils.SanitizeName``), ``path[N]``, or
   with ``goTemplate`` a ``path`` map (``path``, ``basename``, ``basenameNormalized``,
@@ -434,11 +435,13 @@ def _git_param_sets(catalog: Catalog, gen: Any, go: bool) -> List[Dict[str, Any]
     dirs = gen.get("directories")
     if not isinstance(dirs, list) or not dirs:
         raise NotExpanded("malformed git generator: no directories")
-    all_dirs = sorted({posixpath.dirname(f) for f in catalog.repo.files} |
-                      {d for f in catalog.repo.files for d in _ancestors(f)})
+    # GetGitDirectories: filepath.WalkDir's order (a directory's subtree before its next
+    # sibling), hidden directories skipped with all below them (the repo-server's default)
+    all_dirs = sorted({d for f in catalog.repo.files for d in _ancestors(f)},
+                      key=lambda d: d.split("/"))
     chosen = []
     for d in all_dirs:
-        if not d:
+        if not d or any(seg.startswith(".") for seg in d.split("/")):
             continue
         inc = exc = False
         for item in dirs:

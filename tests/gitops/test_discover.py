@@ -247,6 +247,45 @@ def test_argo_app_of_apps_and_applicationsets(repo: Callable[..., Path]) -> None
     assert "name: api" in render_app(catalog, catalog.find("api-east")).to_yaml()
 
 
+def test_applicationset_git_directories_as_the_repo_server_walks_them(
+        repo: Callable[..., Path]) -> None:
+    """repository.go GetGitDirectories: filepath.WalkDir of the checkout, hidden directories
+    (and all below them) skipped (the repo-server's default, no --include-hidden-directories),
+    in the walk's order (a directory's subtree before its next sibling: ``apps/one`` before
+    ``apps-x``)."""
+    top = repo({
+        "set.yaml": f"""
+            apiVersion: argoproj.io/v1alpha1
+            kind: ApplicationSet
+            metadata:
+              name: dirs
+              namespace: argocd
+            spec:
+              generators:
+              - git:
+                  repoURL: {REPO_URL}
+                  revision: HEAD
+                  directories:
+                  - path: '*'
+                  - path: 'apps/*'
+                  - path: '.hidden/*'
+              template:
+                metadata:
+                  name: 'x-{{{{path.basenameNormalized}}}}'
+                spec:
+                  destination: {{namespace: x}}
+                  source:
+                    repoURL: {REPO_URL}
+                    path: '{{{{path}}}}'
+            """,
+        **{f"{d}/cm.yaml": CM.format(name="cm") for d in (
+            ".hidden/x", "apps/one/base", "apps/.two", "apps/three", "apps-x")},
+    })
+    catalog = catalog_of(top)
+    assert [a.path for a in catalog.apps if a.appset] == ["apps", "apps/one", "apps/three",
+                                                          "apps-x"]
+
+
 def test_kzgit_apps_json(repo: Callable[..., Path], capsys: pytest.CaptureFixture[str]) -> None:
     top = repo({
         "clusters/prod/flux-system/gotk-sync.yaml": GIT_SYNC.replace("{cluster}", "prod"),
