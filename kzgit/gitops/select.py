@@ -5,7 +5,8 @@ with what each kustomization there reaches: :meth:`kzgit.graph.Graph.directory_r
 manifest or an ancestor's (the parent that delivers it, the ApplicationSet that generates it),
 a kustomization or patch file the parent's rendering applies to the file that defines it,
 what configures its controller (an ``argocd-cm``, a Flux source, a ``substituteFrom``
-ConfigMap or Secret it names, a ``.sourceignore``), or kzgit's configuration.
+ConfigMap or Secret it names or the generator making one, a ``.sourceignore``), or kzgit's
+configuration.
 """
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ if TYPE_CHECKING:  # pragma: no cover
         def directory_reach(self, d: str) -> Any: ...
 
         def reach(self, kdir: str) -> Any: ...
+
+        nodes: Dict[str, Any]
 
     Reach = Any   # kzgit.graph.Reach: files, trees, kustomization_dirs, touches(), replace()
 
@@ -60,12 +63,13 @@ def affected(catalog: Catalog, graph: Graph, changed: Optional[Iterable[str]]) -
     machinery = [p for p in paths if posixpath.basename(p) in KUSTOMIZATION_FILE_NAMES
                  or p in index.patch_files]
     listing: Dict[Tuple[str, str], List[Reach]] = {}
+    generated: Dict[Tuple[str, str], Set[str]] = {}
     out = []
     for a in catalog.apps:
         if (argo_touched and a.controller == "argocd") or (flux_touched and a.controller == "flux"):
             out.append(a)
             continue
-        own = {a.file} | _substitute_files(catalog, a)
+        own = {a.file} | _substitute_files(catalog, a, graph, generated)
         # the kustomizations that applied it or an ancestor (a bootstrap: kubectl apply -k)
         applied = [a.extra["applied_by"]] if "applied_by" in a.extra else []
         delivered: List[Tuple[App, App]] = []   # (an application, the parent rendering it)
@@ -106,17 +110,62 @@ def _listing(graph: Graph, parent: App, file: str, memo: Dict[Tuple[str, str], L
     return got
 
 
-def _substitute_files(catalog: Catalog, app: App) -> Set[str]:
+def _substitute_files(catalog: Catalog, app: App, graph: Graph,
+                      generated: Dict[Tuple[str, str], Set[str]]) -> Set[str]:
     """The files defining the ConfigMaps and Secrets a Flux Kustomization's substituteFrom
-    names (any namespace: where a file's object lands is known only once rendered)."""
+    names (any namespace: where a file's object lands is known only once rendered), and those
+    a kustomization generating one of that name reads (:func:`_generator_files`)."""
     spec = app.obj.get("spec")
     post = spec.get("postBuild") if isinstance(spec, dict) else None
     refs = post.get("substituteFrom") if isinstance(post, dict) else None
     out: Set[str] = set()
     for ref in refs if isinstance(refs, list) else []:
         if isinstance(ref, dict):
-            for d in catalog.index.named(catalog.repo, str(ref.get("kind")), str(ref.get("name"))):
+            kind, name = str(ref.get("kind")), str(ref.get("name"))
+            for d in catalog.index.named(catalog.repo, kind, name):
                 out.add(d.file)
+            key = (kind, name)
+            if key not in generated:
+                generated[key] = _generator_files(catalog, graph, kind, name)
+            out |= generated[key]
+    return out
+
+
+_GENERATOR_FIELDS = {"ConfigMap": "configMapGenerator", "Secret": "secretGenerator"}
+
+
+def _generator_files(catalog: Catalog, graph: Graph, kind: str, name: str) -> Set[str]:
+    """The kustomization files with a ``configMapGenerator`` (``secretGenerator``) entry named
+    ``name`` and the files that entry reads (``envs``, ``env``, ``files``): the ConfigMap a
+    substituteFrom names is often generated (flux2's documented ``cluster-settings``), and
+    a change of what makes it changes every Kustomization substituting from it."""
+    field = _GENERATOR_FIELDS.get(kind)
+    if field is None or not name:
+        return set()
+    from kzgit.errors import KzgitError   # start-up: only repositories with substituteFrom
+    from kzgit.kustomization import KUSTOMIZATION   # start-up: as above
+    from kzgit.yamlio import load_yaml11   # start-up: as above
+    from kzgit.yamlio.gostruct import GoDecodeError, decode_json   # start-up: as above
+    want = name.encode("utf-8", "surrogateescape")
+    out: Set[str] = set()
+    for kdir, node in graph.nodes.items():
+        data = catalog.repo.read(node.file)
+        if not data or want not in data:
+            continue
+        try:
+            raw = load_yaml11(data, node.file)
+            doc = decode_json(raw, KUSTOMIZATION) if isinstance(raw, dict) else {}
+        except (KzgitError, GoDecodeError):
+            continue   # (the build reports it)
+        base = "" if kdir == "." else kdir
+        for gen in doc.get(field) or []:
+            if not isinstance(gen, dict) or gen.get("name") != name:
+                continue
+            out.add(node.file)
+            refs = [*(gen.get("envs") or []), gen.get("env"),
+                    *[f.split("=", 1)[-1] for f in gen.get("files") or [] if isinstance(f, str)]]
+            out.update(posixpath.normpath(posixpath.join(base, r)) for r in refs
+                       if isinstance(r, str) and r)
     return out
 
 

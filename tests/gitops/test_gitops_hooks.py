@@ -219,3 +219,42 @@ def test_a_change_to_what_patches_a_delivered_application_checks_it(
     assert main(["hook", "render", "-v", "tenants/base/other.yaml"]) == 0
     err = capsys.readouterr().err
     assert "flux:apps/other" in err and "flux:apps/team" not in err
+
+
+def test_a_change_to_a_generated_substitute_from_config_map_checks_its_users(
+        repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The ConfigMap a Kustomization's substituteFrom names, made by a configMapGenerator of
+    the kustomization that delivers it (flux2 docs' cluster-settings): a change of the
+    generator's env file or of the kustomization changes what the user renders."""
+    top = repo({
+        "clusters/prod/flux-system/gotk-sync.yaml": SYNC,
+        "clusters/prod/flux-system/kustomization.yaml": "resources: [gotk-sync.yaml]\n",
+        "clusters/prod/kustomization.yaml": (
+            "resources: [flux-system, web.yaml]\nconfigMapGenerator:\n- name: cluster-settings\n"
+            "  namespace: flux-system\n  envs: [settings.env]\n"
+            "generatorOptions: {disableNameSuffixHash: true}\n"),
+        "clusters/prod/settings.env": "REPLICAS=2\n",
+        "clusters/prod/web.yaml": ks("web", "./apps/web", (
+            "  postBuild:\n    substituteFrom:\n    - {kind: ConfigMap, name: cluster-settings}\n")),
+        "apps/web/kustomization.yaml": "resources: [deploy.yaml]\n",
+        "apps/web/deploy.yaml": DEPLOY,
+        ".kzgit.toml": "[validate]\nstrict = true\nmissing-schemas = \"skip\"\n",
+    })
+    monkeypatch.chdir(top)
+    assert main(["hook", "validate", "--all"]) == 0, capsys.readouterr().out
+    capsys.readouterr()
+    (top / "clusters/prod/settings.env").write_text("REPLICAS=two\n")
+    assert main(["hook", "validate", "clusters/prod/settings.env"]) == 1
+    assert 'flux:flux-system/web: Deployment/web: /spec/replicas: expected integer, got string ' \
+           '"two"' in capsys.readouterr().out
+    (top / "clusters/prod/settings.env").write_text("REPLICAS=3\n")
+    (top / "clusters/prod/kustomization.yaml").write_text(
+        (top / "clusters/prod/kustomization.yaml").read_text().replace(
+            "envs: [settings.env]", "literals: [REPLICAS=four]"))
+    assert main(["hook", "validate", "clusters/prod/kustomization.yaml"]) == 1
+    assert '"four"' in capsys.readouterr().out
+    # a file no generator of it reads reaches no user
+    (top / "clusters/prod/other.env").write_text("X=1\n")
+    assert main(["hook", "render", "-v", "clusters/prod/other.env"]) == 0
+    assert "flux:flux-system/web" not in capsys.readouterr().err
