@@ -35,7 +35,7 @@ import posixpath
 import re
 
 from kzgit.errors import KzgitError
-from kzgit.gitops.model import as_dict
+from kzgit.gitops.model import as_dict, json_type
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
@@ -392,11 +392,62 @@ def _glob(fs: FileSystem, base: str, pattern: str) -> Optional[List[str]]:
     return sorted(results) or None
 
 
+# v1alpha1 ApplicationSourceKustomize as the Application CRD's schema types it
+# (manifests/crds/application-crd.yaml): scalar fields, and the lists and maps of scalars
+_KUSTOMIZE_TYPES: Dict[str, str] = {
+    "namePrefix": "string", "nameSuffix": "string", "namespace": "string", "version": "string",
+    "kubeVersion": "string", "forceCommonLabels": "boolean",
+    "forceCommonAnnotations": "boolean", "commonAnnotationsEnvsubst": "boolean",
+    "labelWithoutSelector": "boolean", "labelIncludeTemplates": "boolean",
+    "ignoreMissingComponents": "boolean", "images": "array", "components": "array",
+    "apiVersions": "array", "replicas": "array", "patches": "array",
+    "commonLabels": "object", "commonAnnotations": "object"}
+_ITEM_TYPES = {"images": "string", "components": "string", "apiVersions": "string",
+               "replicas": "object", "patches": "object", "commonLabels": "string",
+               "commonAnnotations": "string"}
+
+
+def check_kustomize(opts: Dict[str, Any]) -> None:
+    """The API server's validation of ``spec.source.kustomize`` against the CRD's schema: an
+    Application whose fields have another type is refused (never rendered by Argo CD); the
+    error in its words ("... in body must be of type array: \"integer\"")."""
+    def bad(where: str, want: str, got: Any, field: str) -> ArgoError:
+        return ArgoError(f"malformed: spec.source.kustomize.{where} in body must be of type "
+                         f'{want}: "{json_type(got)}"', ("spec", "source", "kustomize", field))
+    for field, want in _KUSTOMIZE_TYPES.items():
+        value = opts.get(field)
+        if value is None:
+            continue
+        if json_type(value) != want:
+            raise bad(field, want, value, field)
+        item = _ITEM_TYPES.get(field)
+        entries = (list(value.items()) if isinstance(value, dict)
+                   else list(enumerate(value)) if isinstance(value, list) else [])
+        for k, v in entries:
+            where = f"{field}.{k}" if isinstance(value, dict) else f"{field}[{k}]"
+            if item is not None and json_type(v) != item:
+                raise bad(where, item, v, field)
+            if field == "replicas":
+                if not isinstance(v.get("name"), str):
+                    raise bad(f"{where}.name", "string", v.get("name"), field)
+                if not isinstance(v.get("count"), (int, str)) or isinstance(v.get("count"), bool):
+                    raise ArgoError(f"malformed: spec.source.kustomize.{where}.count in body "
+                                    "must be of type integer or string", (
+                                        "spec", "source", "kustomize", field))
+            if field == "patches":
+                for key in ("path", "patch"):
+                    if v.get(key) is not None and not isinstance(v[key], str):
+                        raise bad(f"{where}.{key}", "string", v[key], field)
+                if v.get("target") is not None and not isinstance(v["target"], dict):
+                    raise bad(f"{where}.target", "object", v["target"], field)
+
+
 def edited_kustomization(fs: FileSystem, app_dir: str, opts: Dict[str, Any],
                          env: Dict[str, str], repo_top: str) -> Optional[Tuple[str, bytes]]:
     """(the kustomization file, its text after Argo CD's ``kustomize edit`` commands), or None
     when ``opts`` asks for no edit."""
     from kzgit.yamlio import dump, load_yaml11   # start-up: only edited Applications
+    check_kustomize(opts)
     edits = [k for k in ("namePrefix", "nameSuffix", "images", "replicas", "commonLabels",
                          "commonAnnotations", "namespace", "patches", "components") if opts.get(k)]
     if not edits:

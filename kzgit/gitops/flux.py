@@ -39,7 +39,7 @@ import re
 
 from kzgit.errors import BuildError, KzgitError
 from kzgit.gitops import envsubst
-from kzgit.gitops.model import Doc, as_dict
+from kzgit.gitops.model import Doc, as_dict, json_type
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
@@ -69,6 +69,10 @@ def spec_path(spec: Dict[str, Any]) -> str:
     """``spec.path`` joined to the artifact as ``securejoin`` joins it: repo-relative, ``..``
     clamped at the top ("" the top itself)."""
     raw = spec.get("path")
+    if raw is not None and not isinstance(raw, str):
+        # the CRD types it: the API server refuses the object (apiextensions' schema error)
+        raise FluxError(f'malformed: spec.path in body must be of type string: '
+                        f'"{json_type(raw)}"', ("spec", "path"))
     text = raw if isinstance(raw, str) else ""
     parts: List[str] = []
     for p in text.replace("\\", "/").split("/"):
@@ -547,11 +551,25 @@ def decrypted(resources: List[Resource], spec: Dict[str, Any], notes: List[str])
 def common_metadata(resources: List[Resource], spec: Dict[str, Any]) -> None:
     """ssa/utils SetCommonMetadata: merged into each object's own labels and annotations."""
     cm = spec.get("commonMetadata")
-    if not isinstance(cm, dict):
+    if cm is None:
         return
+    if not isinstance(cm, dict):
+        raise FluxError(f'malformed: spec.commonMetadata in body must be of type object: '
+                        f'"{json_type(cm)}"', ("spec", "commonMetadata"))
     for field in ("labels", "annotations"):
         extra = cm.get(field)
-        if not isinstance(extra, dict) or not extra:
+        if extra is None:
+            continue
+        # the CRD's map[string]string: the API server refuses another shape
+        if not isinstance(extra, dict):
+            raise FluxError(f"malformed: spec.commonMetadata.{field} in body must be of type "
+                            f'object: "{json_type(extra)}"', ("spec", "commonMetadata", field))
+        for k, v in extra.items():
+            if not isinstance(v, str):
+                raise FluxError(f"malformed: spec.commonMetadata.{field}.{k} in body must be of "
+                                f'type string: "{json_type(v)}"',
+                                ("spec", "commonMetadata", field))
+        if not extra:
             continue
         for r in resources:
             meta = r.obj.setdefault("metadata", {})

@@ -180,6 +180,22 @@ def as_dict(value: Any) -> Dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def json_type(v: Any) -> str:
+    """The OpenAPI type of a value, as the API server names it in a schema error
+    (apiextensions-apiserver's "in body must be of type string: \"integer\"")."""
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int):
+        return "integer"
+    if isinstance(v, float):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "array"
+    return "object" if isinstance(v, dict) else "null"
+
+
 def field_line(doc: Doc, path: Tuple[str, ...]) -> int:
     """The line of the key ``path[-1]`` under ``path[:-1]`` in ``doc``'s text (by
     indentation), else of the deepest key found, else the document's first line."""

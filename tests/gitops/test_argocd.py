@@ -172,6 +172,39 @@ def test_the_build_environment_names_the_instance(repo: Callable[..., Path]) -> 
     assert image("argocd:team-a/web") == "b:team-a_web-HEAD"
 
 
+@pytest.mark.parametrize("kustomize,error", [
+    ("replicas: 3", 'spec.source.kustomize.replicas in body must be of type array: "integer"'),
+    ("images:\n- {name: nginx, newTag: '1.2'}",
+     'spec.source.kustomize.images[0] in body must be of type string: "object"'),
+    ("commonLabels: [a, b]",
+     'spec.source.kustomize.commonLabels in body must be of type object: "array"'),
+    ("commonAnnotations: {tier: 1}",
+     'spec.source.kustomize.commonAnnotations.tier in body must be of type string: "integer"'),
+    ("namePrefix: [p]", 'spec.source.kustomize.namePrefix in body must be of type string: "array"'),
+    ("forceCommonLabels: 'yes'",
+     'spec.source.kustomize.forceCommonLabels in body must be of type boolean: "string"'),
+    ("patches: [patch]", 'spec.source.kustomize.patches[0] in body must be of type object: "string"'),
+    ("components: {a: b}",
+     'spec.source.kustomize.components in body must be of type array: "object"'),
+])
+def test_a_kustomize_block_of_the_wrong_shape_is_a_finding(
+        repo: Callable[..., Path], kustomize: str, error: str) -> None:
+    """The Application CRD's schema types spec.source.kustomize: the API server refuses an
+    Application whose fields have another type (in its words), so Argo CD never renders it;
+    kzgit says so, naming the field's line, instead of failing on it."""
+    top = repo({
+        "argocd/web.yaml": application("web", "apps/web", "kustomize:\n" + "".join(
+            f"  {line}\n" for line in kustomize.split("\n"))),
+        "apps/web/kustomization.yaml": BASE_KUST,
+        "apps/web/deploy.yaml": DEPLOY,
+    })
+    catalog = catalog_of(top)
+    with pytest.raises(AppError) as e:
+        render_app(catalog, catalog.find("web"))
+    assert error in str(e.value)
+    assert e.value.line is not None and e.value.line >= 14   # the field's line, not the app's
+
+
 def test_label_already_present_needs_force(repo: Callable[..., Path]) -> None:
     top = repo({
         "argocd/web.yaml": application("web", "apps/web", "kustomize:\n  commonLabels:\n"

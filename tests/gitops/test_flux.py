@@ -299,3 +299,34 @@ def test_path_not_found_is_one_finding(repo: Callable[..., Path]) -> None:
     assert gone.error is not None and gone.error.startswith("clusters/prod/gone.yaml:")
     assert "kustomization path not found" in gone.error
     assert "name: c" in render_app(catalog, catalog.find("apps")).to_yaml()   # others render
+
+
+@pytest.mark.parametrize("extra,error", [
+    ("commonMetadata:\n  labels: [a]",
+     'spec.commonMetadata.labels in body must be of type object: "array"'),
+    ("commonMetadata:\n  annotations: {a: 1}",
+     'spec.commonMetadata.annotations.a in body must be of type string: "integer"'),
+])
+def test_a_spec_field_of_the_wrong_shape_is_a_finding(repo: Callable[..., Path], extra: str,
+                                                      error: str) -> None:
+    """The Kustomization CRD's schema types these fields: the API server refuses the object in
+    its words (so the controller never renders it); kzgit neither drops nor converts them."""
+    top = repo({
+        "clusters/prod/apps.yaml": ks("apps", "./apps/web", extra),
+        "apps/web/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
+    })
+    catalog = catalog_of(top)
+    with pytest.raises(AppError) as e:
+        render_app(catalog, catalog.find("apps"))
+    assert error in str(e.value)
+
+
+def test_a_path_that_is_no_string_is_a_finding(repo: Callable[..., Path]) -> None:
+    """A ``spec.path`` of another type is refused by the API server; it is not the top."""
+    top = repo({
+        "clusters/prod/apps.yaml": ks("apps", "3"),
+        "apps/web/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
+    })
+    app = catalog_of(top).find("apps")
+    assert app.error == 'clusters/prod/apps.yaml:8: malformed: spec.path in body must be of ' \
+                        'type string: "integer"'
