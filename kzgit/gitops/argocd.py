@@ -133,11 +133,15 @@ def discovered_type(fs: FileSystem, app_dir: str) -> str:
 
 # -- environment (ARGOCD_APP_*) -----------------------------------------------------------
 
+# the namespace the controller runs in (the install's default), whose Applications are
+# named by their name alone (controller/state.go: app.InstanceName(m.namespace))
+CONTROLLER_NAMESPACE = "argocd"
+
+
 def instance_name(app: App) -> str:
     """v1alpha1 Application.InstanceName of the controller's namespace (``argocd``): the
     request's AppName, ``<namespace>_<name>`` for an Application outside that namespace."""
-    from kzgit.gitops.catalog import ARGOCD_NAMESPACE   # (catalog imports this module)
-    if not app.namespace or app.namespace == ARGOCD_NAMESPACE:
+    if not app.namespace or app.namespace == CONTROLLER_NAMESPACE:
         return app.name
     return f"{app.namespace}_{app.name}"
 
