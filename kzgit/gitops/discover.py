@@ -30,7 +30,7 @@ from __future__ import annotations
 import posixpath
 
 from kzgit.errors import KzgitError
-from kzgit.gitops import appset, argocd, flux, render
+from kzgit.gitops import argocd, flux, render
 from kzgit.gitops.catalog import (ARGOCD_NAMESPACE, FLUX_NAMESPACE, KUSTOMIZATION_NAMES, Catalog,
                                   scan, scan_file)
 from kzgit.gitops.model import (DIRECTORY, FLUX, NOT_RENDERED, App, Doc, Repository, app_kind,
@@ -62,6 +62,20 @@ def resolve(catalog: Catalog, app: App) -> None:
     except (flux.FluxError, argocd.ArgoError) as e:
         app.error = _located(app, str(e), e.field)
         app.path = None
+
+
+def _resolved_as(app: App, other: App) -> None:
+    """Set ``app``'s resolution to ``other``'s, the candidate of the same object and namespace
+    (what :func:`resolve` reads of an application): a child passed through as its file
+    defines it is not resolved twice."""
+    app.path, app.renderer, app.reason, app.error = other.path, other.renderer, other.reason, \
+        other.error
+    app.version, app.version_origin = other.version, other.version_origin
+    app.extra.update((k, v) for k, v in other.extra.items() if k in _RESOLVED)
+
+
+# what resolve sets in App.extra
+_RESOLVED = ("repo", "source", "matcher", "sources", "skipped", "paths")
 
 
 def _located(app: App, message: str, field: Tuple[str, ...]) -> str:
@@ -331,6 +345,7 @@ def discover(repo: Repository, render_children: bool = True, store: Optional[Sto
             continue   # an entry point some application delivers after all
         out.append(app)
         if app.kind == "ApplicationSet":
+            from kzgit.gitops import appset   # start-up: Go templates load only where used
             for child in appset.expand(catalog, app):
                 resolve(catalog, child)
                 queue.append(child)
@@ -349,7 +364,10 @@ def discover(repo: Repository, render_children: bool = True, store: Optional[Sto
                 child = App(c.controller, c.obj, c.doc, parent=_ref(app))
                 child.namespace = c.namespace if c.obj.get("metadata", {}).get("namespace") \
                     else _child_namespace(app)
-                resolve(catalog, child)
+                if child.namespace == c.namespace:
+                    _resolved_as(child, c)   # the same object in the same namespace
+                else:
+                    resolve(catalog, child)
                 queue.append(child)
             continue
         try:

@@ -38,7 +38,7 @@ EXCLUDE_EXTRA = "**/.goreleaser.yml,**/.sops.yaml,**/.flux.yaml"
 class Pattern:
     """One gitignore pattern with its domain (the directory of the file that holds it)."""
 
-    __slots__ = ("domain", "parts", "inclusion", "dir_only", "is_glob", "literal")
+    __slots__ = ("domain", "parts", "inclusion", "dir_only", "is_glob", "literal", "names")
 
     def __init__(self, text: str, domain: Sequence[str]) -> None:
         self.domain = tuple(domain)
@@ -54,12 +54,20 @@ class Pattern:
         self.parts = text.split("/")
         # a name without pattern characters matches by equality (filepath.Match agrees)
         self.literal = None if self.is_glob or any(c in text for c in "*?[\\") else text
+        # the elements of a glob without pattern characters: each matches one path element
+        # by equality, so a path holding none of them is no match (the default patterns'
+        # ``**/.sops.yaml`` is asked of every path a build reads)
+        self.names = frozenset(p for p in self.parts if p and p != "**"
+                               and not any(c in p for c in "*?[\\")) if self.is_glob \
+            else frozenset()
 
     def match(self, path: Sequence[str], is_dir: bool) -> int:
         """0 no match, 1 exclude, 2 include (pattern.go MatchResult)."""
         if len(path) <= len(self.domain) or tuple(path[:len(self.domain)]) != self.domain:
             return 0
         rest = path[len(self.domain):]
+        if self.names and not self.names.issubset(rest):
+            return 0
         hit = self._glob(rest, is_dir) if self.is_glob else self._simple(rest, is_dir)
         if not hit:
             return 0

@@ -48,3 +48,25 @@ def test_glob_with_double_star() -> None:
     assert excluded_path(m, "apps/a/b/secret.yaml")
     assert excluded_path(m, "apps/secret.yaml")
     assert not excluded_path(m, "other/secret.yaml")
+
+
+def test_glob_names_filter_agrees_with_the_walk() -> None:
+    # Pattern.names turns a path down before pattern.go's walk when it lacks one of the
+    # glob's plain elements; over every pattern and path of a small alphabet the answer is
+    # the walk's own
+    import itertools
+
+    from kzgit.gitops.sourceignore import Pattern
+    elements = ["a", "b", ".sops.yaml", "x.md"]
+    paths = [list(p) for n in range(1, 4) for p in itertools.product(elements, repeat=n)]
+    texts = ["**/.sops.yaml", "a/**/b", "/a/b", "a/*/x.md", "**/a/**", "a/b/", "*/b",
+             "**/x.md/", "!a/**/b", "a/[ab]/b", "\\a/b", "a/**"]
+    checked = 0
+    for text in texts:
+        fast = Pattern(text, ())
+        slow = Pattern(text, ())
+        slow.names = frozenset()
+        for path, is_dir in itertools.product(paths, (False, True)):
+            assert fast.match(path, is_dir) == slow.match(path, is_dir), (text, path, is_dir)
+            checked += fast.match(path, is_dir) != 0
+    assert checked > 50   # the alphabet reaches matches, not only refusals
