@@ -450,7 +450,7 @@ def edited_kustomization(fs: FileSystem, app_dir: str, opts: Dict[str, Any],
                          env: Dict[str, str], repo_top: str) -> Optional[Tuple[str, bytes]]:
     """(the kustomization file, its text after Argo CD's ``kustomize edit`` commands), or None
     when ``opts`` asks for no edit."""
-    from kzgit.yamlio import dump, load_yaml11   # start-up: only edited Applications
+    from kzgit.yamlio import dump_read_back, load_yaml11   # start-up: only edited Applications
     check_kustomize(opts)
     edits = [k for k in ("namePrefix", "nameSuffix", "images", "replicas", "commonLabels",
                          "commonAnnotations", "namespace", "patches", "components") if opts.get(k)]
@@ -499,7 +499,7 @@ def edited_kustomization(fs: FileSystem, app_dir: str, opts: Dict[str, Any],
                      and _inside(posixpath.normpath(posixpath.join(app_dir, c)), repo_top)]
         if comps:
             _add_components(kus, fs, app_dir, comps)
-    return kfile, dump(kus).encode("utf-8")
+    return kfile, dump_read_back(kus).encode("utf-8")
 
 
 def _inside(path: str, top: str) -> bool:

@@ -139,7 +139,7 @@ def generate(fs: FileSystem, dir_path: str, spec: Dict[str, Any],
     ``check=False``: a created kustomization's manifests are listed without decoding them
     first; the caller builds it (which decodes each) and, when the build fails, generates
     again with ``check`` so that a manifest that does not decode fails as Flux fails."""
-    from kzgit.yamlio import dump, load_yaml11   # start-up: only Flux renders need them
+    from kzgit.yamlio import dump_read_back, load_yaml11   # start-up: only Flux renders need them
     kfile = ""
     for name in KUSTOMIZATION_FILE_NAMES:
         p = posixpath.join(dir_path, name)
@@ -202,7 +202,7 @@ def generate(fs: FileSystem, dir_path: str, spec: Dict[str, Any],
         kus.setdefault("patchesJson6902", []).append(entry)
     for image in _dicts(spec.get("images"), "images"):
         _merge_image(kus, image)
-    return kfile, dump(kus).encode("utf-8"), created
+    return kfile, dump_read_back(kus).encode("utf-8"), created
 
 
 def _dicts(v: Any, field: str) -> List[Dict[str, Any]]:

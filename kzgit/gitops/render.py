@@ -227,8 +227,9 @@ def _render_argo(catalog: Catalog, app: App, recorder: Optional[Recorder] = None
         build_options = _build_options(catalog, app, opts)
         restrictor = str(build_options.pop("--load-restrictor", ROOT_ONLY))
         extra = _plugin_options(repo, build_options)
-        result = _build(app_dir, _options(app, _view(ConfinedFS(fs, repo.top), recorder),
-                                          restrictor, extra),
+        # (confined once: every file not edited is read through ``base``, and the edited
+        # kustomization is the one in app_dir)
+        result = _build(app_dir, _options(app, _view(fs, recorder), restrictor, extra),
                         edited[0] if edited else None)
         resources.extend(result.resources)
         warnings.extend(result.warnings)

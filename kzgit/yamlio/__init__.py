@@ -10,7 +10,7 @@ Each module's docstring names the go-yaml / kyaml rules it reproduces.
 """
 from __future__ import annotations
 
-from kzgit.yamlio.emit import dump, dump_documents, key_less, sorted_keys
+from kzgit.yamlio.emit import dump, dump_documents, dump_read_back, key_less, sorted_keys
 from kzgit.yamlio.gojson import go_json_dumps
 from kzgit.yamlio.load import (MAX_ALIAS_EXPANSION, MAX_DEPTH, load_documents, load_yaml11,
                                plain_scalar_is_string)
@@ -20,6 +20,7 @@ __all__ = [
     "MAX_DEPTH",
     "dump",
     "dump_documents",
+    "dump_read_back",
     "go_json_dumps",
     "key_less",
     "load_documents",

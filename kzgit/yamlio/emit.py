@@ -25,6 +25,7 @@ import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from kzgit.errors import YamlError
+from kzgit.yamlio import parsed
 from kzgit.yamlio.load import MAX_DEPTH, no_gc
 from kzgit.yamlio.gonum import DOT_FLOAT, parse_timestamp, resolve_number, yaml_number_text
 from kzgit.yamlio.tree import DupKeys, LazyError, SharedStr, SpelledDict
@@ -423,6 +424,25 @@ def dump(obj: Any) -> str:
     w = _Writer()
     with no_gc():
         return _emit([w.node(obj)], w)
+
+
+def dump_read_back(obj: Any) -> str:
+    """:func:`dump` of a kustomization kzgit writes for a build to read (Flux's generated one,
+    Argo CD's after ``kustomize edit``): where the reader gives ``obj`` back
+    (:func:`kzgit.yamlio.parsed.reads_back`), its parse is kept, and the build does not
+    read the text again."""
+    text = dump(obj)
+    if parsed.reads_back(obj):
+        parsed.remember(parsed.YAML11, text, _in_written_order(obj))
+    return text
+
+
+def _in_written_order(value: Any) -> Any:
+    if type(value) is dict:
+        return {k: _in_written_order(value[k]) for k in sorted_keys(value)}
+    if type(value) is list:
+        return [_in_written_order(v) for v in value]
+    return value
 
 
 def dump_documents(objs: List[Any]) -> str:

@@ -37,6 +37,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from kzgit.errors import YamlError
+from kzgit.yamlio import parsed
 from kzgit.yamlio.gonum import DOT_FLOAT, parse_timestamp, resolve_number
 from kzgit.yamlio.tree import DupKeys, LazyError, SpelledDict, canonical_text, copy_tree
 
@@ -825,12 +826,19 @@ def load_documents(data: Union[bytes, str], source: str = "", first_wins: bool =
         utf16 = True
     else:
         text = _to_text(data, source).replace("\r\n", "\n")
+        try:
+            return parsed.recall(parsed.DOCUMENTS, text)   # this text was parsed already
+        except KeyError:
+            pass
         parts = split_documents(text, source)
         utf16 = False
     deep = _nesting_bound(text) > MAX_DEPTH
     anchors = "&" in text
     with no_gc():
-        return _load_parts(text, parts, source, deep, anchors, stream=not utf16, first_wins=first_wins)
+        out = _load_parts(text, parts, source, deep, anchors, stream=not utf16, first_wins=first_wins)
+    if not utf16 and not anchors:
+        parsed.remember(parsed.DOCUMENTS, text, out)
+    return out
 
 
 def _load_parts(text: str, parts: List[Tuple[str, int]], source: str, deep: bool, anchors: bool,
@@ -891,6 +899,11 @@ def load_yaml11(data: Union[bytes, str], source: str = "", strict: bool = False)
     ``strict``: ``yaml.UnmarshalStrict``, where a key written twice is an error.
     """
     text = _first_document_text(data, source)
+    if not strict:
+        try:
+            return parsed.recall(parsed.YAML11, text)   # this text was parsed already
+        except KeyError:
+            pass
     _check_v2_version(text, source)
     deep = _nesting_bound(text) > MAX_DEPTH
     try:
@@ -907,5 +920,8 @@ def load_yaml11(data: Union[bytes, str], source: str = "", strict: bool = False)
         raise _yaml_error(source, e, text, v2=True) from None
     if node is None:
         return None
-    return _build_value(node, source, False, "&" in text, strict=strict)
+    value = _build_value(node, source, False, "&" in text, strict=strict)
+    if not strict and "&" not in text:
+        parsed.remember(parsed.YAML11, text, value)
+    return value
 

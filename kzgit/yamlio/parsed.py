@@ -1,0 +1,92 @@
+"""Parses this process has made already, by their exact text (:func:`recall`, :func:`remember`).
+
+One hook run parses some texts more than once: the graph's scan parses every kustomization
+file and its build parses it again; discovery parses each application's manifest and the
+render of the application delivering it reads the same file; Flux's generated kustomization
+is written from an object and read back by the build.  A parse is a function of its text
+alone (the name of the file only words an error, and an error is never kept), so a parse
+kept by its text is never stale, whatever file it came from and whenever.
+
+Kept are plain trees only (:func:`~kzgit.yamlio.tree.json_faithful`: ``dict`` with string
+keys, ``list``, ``str``, ``int``, ``float``, ``bool``, ``None``, each container reached
+once): a tree holding a type that remembers more than its value
+(:class:`~kzgit.yamlio.tree.DupKeys`, :class:`~kzgit.yamlio.tree.LazyError`, which names its
+file ...) or a node a YAML alias shares is parsed again each time.  What is kept is a copy,
+and each recall hands out another: builds change what they load.  A table is bounded by the
+text it holds; full, it starts again.
+"""
+from __future__ import annotations
+
+from kzgit.yamlio.tree import copy_tree, json_faithful
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict
+
+#: the tables: resource files (load_documents), kustomization files (load_yaml11)
+DOCUMENTS = "documents"
+YAML11 = "yaml11"
+# the text a table keeps, in characters (a repository's YAML is rarely more than a few MB)
+MAX_CHARS = 32 << 20
+
+_TABLES: Dict[str, Dict[str, Any]] = {DOCUMENTS: {}, YAML11: {}}
+_CHARS: Dict[str, int] = {DOCUMENTS: 0, YAML11: 0}
+
+
+def recall(table: str, text: str) -> Any:
+    """A copy of what ``text`` parsed to in ``table``; ``KeyError`` when it is not kept."""
+    value = _TABLES[table][text]
+    try:
+        return copy_tree(value)
+    except RecursionError:
+        raise KeyError(text) from None   # deeper than this caller's stack: parse it again
+
+
+def remember(table: str, text: str, value: Any) -> None:
+    """Keep a copy of ``value``, the parse of ``text`` (nothing when it is not a plain tree)."""
+    t = _TABLES[table]
+    if text in t:
+        return
+    try:
+        if not json_faithful(value, set()):
+            return
+        kept = copy_tree(value)
+    except RecursionError:
+        return   # nested deeper than Python's stack walks: parsed again when asked
+    if _CHARS[table] + len(text) > MAX_CHARS:
+        t.clear()
+        _CHARS[table] = 0
+    t[text] = kept
+    _CHARS[table] += len(text)
+
+
+def reads_back(value: Any) -> bool:
+    """Whether a kustomization parse of ``dump(value)`` gives ``value`` back, its mappings in
+    the writer's key order (:func:`kzgit.yamlio.emit.dump_read_back`).
+
+    The writer and the reader agree on a tree of strings of one line of printable ASCII (a
+    key too), booleans, nulls and integers within int64: the writer quotes each string YAML
+    1.1 would read as something else.  Not on a key ``<<`` (a merge to the reader), a float (the writer may spell one as an
+    integer), a larger integer (go-yaml v2 reads it as a float), nor, as far as this
+    knows, a multi-line string (written as a block)."""
+    t = type(value)
+    if t is str:
+        return value.isascii() and value.isprintable()
+    if t is bool or value is None:
+        return True
+    if t is int:
+        return -(1 << 63) <= value < (1 << 63)
+    if t is dict:
+        # (a key "<<" written plain is YAML 1.1's merge key to the reader)
+        return all(type(k) is str and k != "<<" and reads_back(k) and reads_back(v)
+                   for k, v in value.items())
+    if t is list:
+        return all(reads_back(v) for v in value)
+    return False
+
+
+def forget() -> None:
+    """Empty every table (tests that count parses)."""
+    for name, t in _TABLES.items():
+        t.clear()
+        _CHARS[name] = 0
