@@ -513,14 +513,24 @@ def _written_plain(text: str) -> bool:
 
 def _has_dollar(node: Any) -> bool:
     """Whether a key or string of ``node`` holds ``$`` (else its YAML text holds none: a
-    number, a boolean or null is written without one), without writing the text."""
+    number, a boolean or null is written without one), without writing the YAML text: its
+    JSON text holds a ``$`` exactly where a key or a string does (JSON escapes no ``$``, and
+    writes a number, a boolean or null without one), and C writes it fastest."""
+    import json   # start-up: only substitutions
+    try:
+        return "$" in json.dumps(node, check_circular=False)
+    except (TypeError, ValueError, RecursionError):
+        return _walk_has_dollar(node)   # a key JSON cannot write, a node nested too deep
+
+
+def _walk_has_dollar(node: Any) -> bool:
     if isinstance(node, str):
         return "$" in node
     if isinstance(node, dict):
-        return any(("$" in k if isinstance(k, str) else _has_dollar(k)) or _has_dollar(v)
-                   for k, v in node.items())
+        return any(("$" in k if isinstance(k, str) else _walk_has_dollar(k))
+                   or _walk_has_dollar(v) for k, v in node.items())
     if isinstance(node, list):
-        return any(_has_dollar(v) for v in node)
+        return any(_walk_has_dollar(v) for v in node)
     return False
 
 

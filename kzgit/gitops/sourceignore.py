@@ -170,6 +170,17 @@ class Matcher:
             (dir_globs if p.dir_only else globs).append(rx)
         self._glob = re.compile("|".join(f"(?:{g})" for g in globs)) if globs else None
         self._dir_glob = re.compile("|".join(f"(?:{g})" for g in dir_globs)) if dir_globs else None
+        # whether a pattern asked one by one tells a directory from a file (a trailing "/")
+        self._rest_dir_only = any(p.dir_only for p in (self._rest if self._fast else patterns))
+
+    def kind_matters(self, name: str) -> bool:
+        """Whether a path ending in ``name`` may be excluded as a directory and kept as a file
+        (or the other way): only a directory-only pattern tells them apart, so elsewhere a
+        file system need not ask what the path is."""
+        if self._rest_dir_only:
+            return True
+        return name in self._dir_names or (self._dir_glob is not None
+                                           and self._dir_glob.fullmatch(name) is not None)
 
     def excluded(self, path: Sequence[str], is_dir: bool) -> bool:
         key = (tuple(path), is_dir)
@@ -267,8 +278,9 @@ class IgnoreFS:
         else:
             rel = path[len(self.top) + 1:]
             parent = posixpath.dirname(path)
-            hidden = (parent != self.top and self._hidden(parent)) or \
-                self.matcher.excluded(rel.split("/"), self.base.is_dir(path))
+            parts = rel.split("/")
+            hidden = (parent != self.top and self._hidden(parent)) or self.matcher.excluded(
+                parts, self.matcher.kind_matters(parts[-1]) and self.base.is_dir(path))
         self._memo[path] = hidden
         return hidden
 

@@ -70,3 +70,20 @@ def test_glob_names_filter_agrees_with_the_walk() -> None:
             assert fast.match(path, is_dir) == slow.match(path, is_dir), (text, path, is_dir)
             checked += fast.match(path, is_dir) != 0
     assert checked > 50   # the alphabet reaches matches, not only refusals
+
+
+@pytest.mark.parametrize("ignore", ["", "drafts/\n*.md\n", "!keep.md\nsecret*/\n", "a/**/b/\n"])
+def test_kind_matters_only_where_a_directory_pattern_could_tell(ignore: str) -> None:
+    # IgnoreFS asks the disk whether a path is a directory only where Matcher.kind_matters
+    # says the answer could change; elsewhere both answers are the same
+    import itertools
+    m = matcher({".sourceignore": ignore} if ignore else {})
+    names = [".git", ".github", "drafts", "secret1", "a", "b", "x.md", "keep.md", "deploy.yaml"]
+    differ = 0
+    for n in range(1, 4):
+        for path in itertools.product(names, repeat=n):
+            file_, dir_ = m.excluded(list(path), False), m.excluded(list(path), True)
+            if not m.kind_matters(path[-1]):
+                assert file_ == dir_, path
+            differ += file_ != dir_
+    assert differ > 0   # the directory-only patterns do tell some paths apart

@@ -134,3 +134,14 @@ def test_generated_resources() -> None:
         if check(obj) is not None:
             went += 1
     assert went > 300, "the in-place way covers a good share of them"
+
+
+@pytest.mark.parametrize("node,want", [
+    ({"a": "x"}, False), ({"a": "${X}"}, True), ({"$a": 1}, True), ({1: "b", False: None}, False),
+    ({"a": [1, 2.5, None, {"b": "c$"}]}, True), ([], False), ("$", True), (3, False),
+    ({("t",): "x$"}, True),   # a key JSON cannot write: walked instead
+    ({"a": b"$"}, False),     # bytes are no string of the object: neither way reads them
+])
+def test_has_dollar_reads_the_json_text_as_the_walk_reads_the_object(node: Any, want: bool) -> None:
+    assert flux._has_dollar(node) is want
+    assert flux._walk_has_dollar(node) is want
