@@ -416,10 +416,12 @@ def _substituted_in_place(obj: Dict[str, Any], lookup: Any, where: str
     from kzgit.yamlio.tree import SharedStr   # start-up: as above
     checks: List[Tuple[str, Any]] = []   # (YAML text of the value, what it must read as)
     subs: List[str] = []   # substituted texts, in the order of the walk
+    slots: List[Tuple[Any, Any]] = []   # where each goes in the copy: (container, key or index)
+    seen = _PLAIN_TEXT
 
     def walk(node: Any) -> Any:
-        """The node's copy in the writer's key order (``_CHANGED`` after it where a value
-        inside was substituted), or raises LookupError where this way does not hold."""
+        """The node's copy in the writer's key order (``_CHANGED`` for a value substituted,
+        its place noted in ``slots``), or raises LookupError where this way does not hold."""
         t = type(node)
         if t is SharedStr:   # (one value a transformer wrote at several places: the round
             node, t = str(node), str   # trip gives each place its own string)
@@ -437,20 +439,29 @@ def _substituted_in_place(obj: Dict[str, Any], lookup: Any, where: str
                     raise LookupError
                 subs.append(got)
                 return _CHANGED
-            if node and not _PLAIN_STR.match(node):
+            if node and not (seen.get(node) or _plain_text(node)):
                 if "\n" in node or not node.isascii() or not node.isprintable():
                     raise LookupError
                 checks.append((dump({"k": node})[3:], node))
             return node
         if t is dict:
-            out = {}
+            out: Dict[str, Any] = {}
             for k in sorted_keys(node):
-                if "$" in k or not _PLAIN_STR.match(k):
+                if "$" in k or not (seen.get(k) or _plain_text(k)):
                     raise LookupError
-                out[k] = walk(node[k])
+                v = walk(node[k])
+                if v is _CHANGED:
+                    slots.append((out, k))
+                out[k] = v
             return out
         if t is list:
-            return [walk(v) for v in node]
+            items: List[Any] = []
+            for v in node:
+                v = walk(v)
+                if v is _CHANGED:
+                    slots.append((items, len(items)))
+                items.append(v)
+            return items
         if t is bool or node is None:
             return node
         if t is int and -(1 << 31) < node < (1 << 31):
@@ -463,6 +474,8 @@ def _substituted_in_place(obj: Dict[str, Any], lookup: Any, where: str
         return None
     if not subs:
         return obj   # nothing changed: the round trip gives back the same text
+    if copy is _CHANGED:
+        return None   # (a resource is a mapping)
     text = "".join(f"c{i}: {yaml}" for i, (yaml, _) in enumerate(checks)) + \
         "".join(f"s{i}: {sub}\n" for i, sub in enumerate(subs))
     read = _READ.get(text)
@@ -481,23 +494,27 @@ def _substituted_in_place(obj: Dict[str, Any], lookup: Any, where: str
         got = read.get(f"c{i}")
         if type(got) is not str or got != want:
             return None
-    values = iter(read[f"s{i}"] for i in range(len(subs)))
-
-    def fill(node: Any) -> Any:
-        if node is _CHANGED:
-            return next(values)
-        if type(node) is dict:
-            return {k: fill(v) for k, v in node.items()}
-        if type(node) is list:
-            return [fill(v) for v in node]
-        return node
-    return fill(copy)
+    for i, (container, at) in enumerate(slots):
+        container[at] = read[f"s{i}"]
+    return copy
 
 
 # what _substituted_in_place learned of a text: whether the writer writes a string plain as
 # it is, what the reader reads in a small document (many applications deploy one manifest)
 _PLAIN: Dict[str, bool] = {}
 _READ: Dict[str, Any] = {}
+
+
+def _plain_text(text: str) -> bool:
+    """Whether ``text`` reads plainly as a string (``_PLAIN_STR``); kept in ``_PLAIN_TEXT``
+    (the keys and values of resources repeat from one application to the next)."""
+    got = _PLAIN_TEXT[text] = _PLAIN_STR.match(text) is not None
+    if len(_PLAIN_TEXT) > 10_000:
+        _PLAIN_TEXT.clear()
+    return got
+
+
+_PLAIN_TEXT: Dict[str, bool] = {}
 
 
 def _written_plain(text: str) -> bool:

@@ -427,22 +427,18 @@ def dump(obj: Any) -> str:
 
 
 def dump_read_back(obj: Any) -> str:
-    """:func:`dump` of a kustomization kzgit writes for a build to read (Flux's generated one,
-    Argo CD's after ``kustomize edit``): where the reader gives ``obj`` back
-    (:func:`kzgit.yamlio.parsed.reads_back`), its parse is kept, and the build does not
-    read the text again."""
-    text = dump(obj)
+    """The text of a kustomization kzgit writes for a build to read (Flux's generated one,
+    Argo CD's after ``kustomize edit``): the build reads its values, never its spelling (a
+    line its error names there is left out, kzgit.gitops.render._build).  Where the reader
+    gives ``obj`` back from its JSON text (:func:`kzgit.yamlio.parsed.reads_back`), that
+    text, written by C, with its parse kept, so that the build does not read it again;
+    else :func:`dump`'s."""
     if parsed.reads_back(obj):
-        parsed.remember(parsed.YAML11, text, _in_written_order(obj))
-    return text
-
-
-def _in_written_order(value: Any) -> Any:
-    if type(value) is dict:
-        return {k: _in_written_order(value[k]) for k in sorted_keys(value)}
-    if type(value) is list:
-        return [_in_written_order(v) for v in value]
-    return value
+        import json   # start-up: only the builds of GitOps applications
+        text = json.dumps(obj, separators=(", ", ": ")) + "\n"
+        parsed.remember(parsed.YAML11, text, obj)
+        return text
+    return dump(obj)
 
 
 def dump_documents(objs: List[Any]) -> str:

@@ -61,14 +61,16 @@ def remember(table: str, text: str, value: Any) -> None:
 
 
 def reads_back(value: Any) -> bool:
-    """Whether a kustomization parse of ``dump(value)`` gives ``value`` back, its mappings in
-    the writer's key order (:func:`kzgit.yamlio.emit.dump_read_back`).
+    """Whether the kustomization reader (:func:`~kzgit.yamlio.load_yaml11`, YAML 1.1) gives
+    ``value`` back from its JSON text, its mappings in their order
+    (:func:`kzgit.yamlio.emit.dump_read_back`).
 
-    The writer and the reader agree on a tree of strings of one line of printable ASCII (a
-    key too), booleans, nulls and integers within int64: the writer quotes each string YAML
-    1.1 would read as something else.  Not on a key ``<<`` (a merge to the reader), a float (the writer may spell one as an
-    integer), a larger integer (go-yaml v2 reads it as a float), nor, as far as this
-    knows, a multi-line string (written as a block)."""
+    JSON is YAML, and the two agree on a tree of strings of one line of printable ASCII (a key
+    too; JSON quotes each one, and escapes only ``"`` and ``\\``, as YAML's double quotes
+    do), booleans, nulls and integers within int64.  Not on a float (``1.0`` is a float to
+    one and may be written ``1``), a larger integer (go-yaml v2 reads it as a float), a key
+    ``<<`` (kept out: the reader's merge key when written plain), nor, as far as this knows,
+    on other text."""
     t = type(value)
     if t is str:
         return value.isascii() and value.isprintable()
@@ -77,7 +79,6 @@ def reads_back(value: Any) -> bool:
     if t is int:
         return -(1 << 63) <= value < (1 << 63)
     if t is dict:
-        # (a key "<<" written plain is YAML 1.1's merge key to the reader)
         return all(type(k) is str and k != "<<" and reads_back(k) and reads_back(v)
                    for k, v in value.items())
     if t is list:

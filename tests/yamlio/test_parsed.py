@@ -88,7 +88,7 @@ def _ordered(value: object) -> object:
 
 def test_what_dump_read_back_keeps_is_what_the_reader_reads() -> None:
     # the promise parsed.reads_back makes, checked against the reader over strings built
-    # to trouble a writer: YAML 1.1 words, numbers, dates, indicators, spaces at the ends
+    # to trouble a writer and a reader: YAML 1.1 words, numbers, dates, indicators, spaces at the ends
     import itertools
     import random
 
@@ -105,7 +105,7 @@ def test_what_dump_read_back_keeps_is_what_the_reader_reads() -> None:
         if i % 29:
             continue
         tree = {"resources": [value, "x.yaml"], key or "k": {"z": value, "a": [True, None, 3]},
-                "namespace": value}
+                "namespace": value, "n": [-12, (1 << 63) - 1, -(1 << 63), {}, []]}
         parsed.forget()
         text = dump_read_back(tree)
         kept = parsed._TABLES[parsed.YAML11].get(text)
@@ -114,6 +114,7 @@ def test_what_dump_read_back_keeps_is_what_the_reader_reads() -> None:
             continue
         assert kept is not None, tree
         parsed.forget()
+        assert _ordered(kept) == _ordered(tree)
         assert _ordered(load_yaml11(text)) == _ordered(kept), (tree, text)
         checked += 1
     assert checked > 2000
