@@ -7,17 +7,16 @@ is written from an object and read back by the build.  A parse is a function of 
 alone (the name of the file only words an error, and an error is never kept), so a parse
 kept by its text is never stale, whatever file it came from and whenever.
 
-Kept are plain trees only (:func:`~kzgit.yamlio.tree.json_faithful`: ``dict`` with string
-keys, ``list``, ``str``, ``int``, ``float``, ``bool``, ``None``, each container reached
-once): a tree holding a type that remembers more than its value
-(:class:`~kzgit.yamlio.tree.DupKeys`, :class:`~kzgit.yamlio.tree.LazyError`, which names its
-file ...) or a node a YAML alias shares is parsed again each time.  What is kept is a copy,
+Kept are plain trees only (what :func:`~kzgit.yamlio.tree.json_faithful` accepts: ``dict``
+with string keys, ``list``, ``str``, ``int``, ``float``, ``bool``, ``None``) of texts
+without anchors (so no node is shared): a tree holding a type that remembers more than its
+value (:class:`~kzgit.yamlio.tree.DupKeys`, :class:`~kzgit.yamlio.tree.LazyError`, which
+names its file ...) or a text with an anchor is parsed again each time.  What is kept is a copy,
 and each recall hands out another: builds change what they load.  A table is bounded by the
 text it holds; full, it starts again.
 """
 from __future__ import annotations
 
-from kzgit.yamlio.tree import copy_tree, json_faithful
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
@@ -33,26 +32,60 @@ _TABLES: Dict[str, Dict[str, Any]] = {DOCUMENTS: {}, YAML11: {}}
 _CHARS: Dict[str, int] = {DOCUMENTS: 0, YAML11: 0}
 
 
+class _NotPlain(Exception):
+    pass
+
+
+def _plain_copy(value: Any) -> Any:
+    """A copy of a plain tree; :class:`_NotPlain` for any other (one walk that checks and
+    copies: a parse is kept as it is made)."""
+    t = type(value)
+    if t is dict:
+        out: Dict[str, Any] = {}
+        for k, v in value.items():
+            if type(k) is not str:
+                raise _NotPlain
+            tv = type(v)
+            out[k] = v if (tv is str or tv is int or tv is bool or v is None or tv is float) \
+                else _plain_copy(v)
+        return out
+    if t is list:
+        return [v if (type(v) is str or type(v) is int or type(v) is bool or v is None
+                      or type(v) is float) else _plain_copy(v) for v in value]
+    if t is str or t is int or t is bool or value is None or t is float:
+        return value
+    raise _NotPlain
+
+
+def _copy(value: Any) -> Any:
+    """A copy of a kept (plain) tree."""
+    if type(value) is dict:
+        return {k: (_copy(v) if type(v) is dict or type(v) is list else v)
+                for k, v in value.items()}
+    if type(value) is list:
+        return [_copy(v) if type(v) is dict or type(v) is list else v for v in value]
+    return value
+
+
 def recall(table: str, text: str) -> Any:
     """A copy of what ``text`` parsed to in ``table``; ``KeyError`` when it is not kept."""
     value = _TABLES[table][text]
     try:
-        return copy_tree(value)
+        return _copy(value)
     except RecursionError:
         raise KeyError(text) from None   # deeper than this caller's stack: parse it again
 
 
 def remember(table: str, text: str, value: Any) -> None:
-    """Keep a copy of ``value``, the parse of ``text`` (nothing when it is not a plain tree)."""
+    """Keep a copy of ``value``, the parse of ``text``, a text without anchors (nothing when
+    it is not a plain tree)."""
     t = _TABLES[table]
     if text in t:
         return
     try:
-        if not json_faithful(value, set()):
-            return
-        kept = copy_tree(value)
-    except RecursionError:
-        return   # nested deeper than Python's stack walks: parsed again when asked
+        kept = _plain_copy(value)
+    except (_NotPlain, RecursionError):
+        return   # (nested deeper than Python's stack walks: parsed again when asked)
     if _CHARS[table] + len(text) > MAX_CHARS:
         t.clear()
         _CHARS[table] = 0
