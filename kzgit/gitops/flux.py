@@ -99,9 +99,15 @@ def is_local_relative(path: str) -> bool:
 
 def _kustomization_fields(version: Tuple[int, int, int]) -> Dict[str, str]:
     """The JSON names of ``types.Kustomization``'s fields, by their lower-case spelling
-    (encoding/json matches names case-insensitively)."""
-    from kzgit.kustomization import schema   # start-up: only Flux renders need it
-    return {k.lower(): k for k in schema(version)["Kustomization"]}
+    (encoding/json matches names case-insensitively); made once per release."""
+    got = _FIELDS.get(version)
+    if got is None:
+        from kzgit.kustomization import schema   # start-up: only Flux renders need it
+        got = _FIELDS[version] = {k.lower(): k for k in schema(version)["Kustomization"]}
+    return got
+
+
+_FIELDS: Dict[Tuple[int, int, int], Dict[str, str]] = {}
 
 
 def _scan_manifests(fs: FileSystem, base: str, check: bool = True) -> List[str]:

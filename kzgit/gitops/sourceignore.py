@@ -66,8 +66,9 @@ class Pattern:
         if len(path) <= len(self.domain) or tuple(path[:len(self.domain)]) != self.domain:
             return 0
         rest = path[len(self.domain):]
-        if self.names and not self.names.issubset(rest):
-            return 0
+        for name in self.names:
+            if name not in rest:
+                return 0
         hit = self._glob(rest, is_dir) if self.is_glob else self._simple(rest, is_dir)
         if not hit:
             return 0
@@ -186,15 +187,18 @@ class Matcher:
         key = (tuple(path), is_dir)
         got = self._memo.get(key)
         if got is None:
-            got = self._fast_hit(path, is_dir) if self._fast else False
-            if not got:
-                for p in reversed(self._rest if self._fast else self.patterns):
-                    hit = p.match(path, is_dir)
-                    if hit:
-                        got = hit == 1
-                        break
-            self._memo[key] = got
+            got = self._memo[key] = self.decide(path, is_dir)
         return got
+
+    def decide(self, path: Sequence[str], is_dir: bool) -> bool:
+        """:meth:`excluded`, asked again (for a caller that keeps the answers itself)."""
+        if self._fast and self._fast_hit(path, is_dir):
+            return True
+        for p in reversed(self._rest if self._fast else self.patterns):
+            hit = p.match(path, is_dir)
+            if hit:
+                return hit == 1
+        return False
 
     def _fast_hit(self, path: Sequence[str], is_dir: bool) -> bool:
         last = len(path) - 1
@@ -252,6 +256,7 @@ class IgnoreFS:
     def __init__(self, base: FileSystem, top: str, matcher: Matcher, shared: bool = True) -> None:
         self.base = base
         self.top = top.rstrip("/")
+        self._below = self.top + "/"
         self.matcher = matcher
         # what is hidden, and where each path leads, asked once per run: shared by every
         # build through the same matcher and tree (the builds of one run see one tree);
@@ -273,13 +278,13 @@ class IgnoreFS:
         got = self._memo.get(path)
         if got is not None:
             return got
-        if not path.startswith(self.top + "/"):
+        if not path.startswith(self._below):
             hidden = False
         else:
-            rel = path[len(self.top) + 1:]
-            parent = posixpath.dirname(path)
-            parts = rel.split("/")
-            hidden = (parent != self.top and self._hidden(parent)) or self.matcher.excluded(
+            parent = path.rpartition("/")[0]
+            parts = path[len(self._below):].split("/")
+            # (each path is asked once: the matcher need not keep the answer too)
+            hidden = (parent != self.top and self._hidden(parent)) or self.matcher.decide(
                 parts, self.matcher.kind_matters(parts[-1]) and self.base.is_dir(path))
         self._memo[path] = hidden
         return hidden
