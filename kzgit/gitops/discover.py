@@ -530,8 +530,12 @@ def _passed_through(catalog: Catalog, app: App, holds: List[App],
 
 
 def _kustomization_dirs(repo: Repository) -> Set[str]:
-    return {posixpath.dirname(f) for f in repo.files
-            if posixpath.basename(f) in KUSTOMIZATION_NAMES}
+    """The directories holding a kustomization file (computed once per repository)."""
+    got = repo._kdirs
+    if got is None:
+        got = repo._kdirs = {d for d, _, name in (f.rpartition("/") for f in repo.files)
+                             if name in KUSTOMIZATION_NAMES}
+    return got
 
 
 def _chart_of(repo: Repository, file: str) -> Optional[str]:

@@ -60,7 +60,7 @@ class Repository(Record):
 
     __slots__ = ("top", "files", "read", "fs", "urls", "settings", "version", "version_origin",
                  "enable_helm", "enable_alpha_plugins", "enable_exec", "label", "_dirs", "_files",
-                 "git_top")
+                 "_kdirs", "git_top")
 
     def __init__(self, top: str, files: List[str], read: Callable[[str], Optional[bytes]],
                  fs: Optional[FileSystem], urls: FrozenSet[str], settings: Settings,
@@ -84,6 +84,7 @@ class Repository(Record):
         self.label = label   # "" for the work tree; "BASE", "HEAD" in kzgit diff
         self._dirs: Optional[Set[str]] = None   # its directories (discover._directories)
         self._files: Optional[Set[str]] = None   # its files as a set (discover._file_set)
+        self._kdirs: Optional[Set[str]] = None   # discover._kustomization_dirs
         #: the git work tree it comes from (another ref of it is read there); "" none
         self.git_top = git_top
 
