@@ -26,7 +26,7 @@ from kzgit.gitops.gomatch import BadPattern, match
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable, List, Optional, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Tuple
     Node = Any   # a node: text (str), a function (_Func) or a list of nodes
 
 _EOF = "\0"
@@ -489,8 +489,21 @@ def _eval(node: Node, lookup: Callable[[str], Tuple[str, bool]], out: List[str])
 
 
 def parse(text: str) -> Node:
-    """The parse tree of ``text``; :class:`SubstitutionError` where envsubst refuses it."""
-    return _Parser(text).parse_any()
+    """The parse tree of ``text``; :class:`SubstitutionError` where envsubst refuses it.  A
+    short text's tree is kept (evaluation reads a tree, never changes it): substitution in
+    place evaluates the same ``${VAR}`` values in every application's resources."""
+    tree = _TREES.get(text)
+    if tree is None:
+        tree = _Parser(text).parse_any()
+        if len(text) <= _KEPT_LENGTH:
+            if len(_TREES) >= 4096:
+                _TREES.clear()
+            _TREES[text] = tree
+    return tree
+
+
+_TREES: Dict[str, Node] = {}
+_KEPT_LENGTH = 256
 
 
 def evaluate(text: str, lookup: Callable[[str], Tuple[str, bool]]) -> str:
