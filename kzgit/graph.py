@@ -383,7 +383,7 @@ class _Ctx:
         from kzgit.yamlio import load_yaml11   # start-up: as above
         from kzgit.yamlio.gostruct import GoDecodeError, decode_json   # start-up: as above
         try:
-            raw = load_yaml11(data, kfile)
+            raw = load_yaml11(data, kfile, keep=True)   # the build reads it again
         except KzgitError as e:
             node.error = f"not valid YAML: {e}"
             return node

@@ -139,7 +139,8 @@ def _parse_file(rel: str, data: bytes) -> List[List[Any]]:
     out: List[List[Any]] = []
     for part, line in parts:
         try:
-            docs = load_documents(part, rel)
+            # kept: the render of the application delivering this file reads it again
+            docs = load_documents(part, rel, keep=True)
         except KzgitError as e:
             if any(m in part for m in _APP_TEXT) and _APP_KIND.search(part) and "{{" not in part:
                 out.append(["broken", line + first_line_offset(part), str(e)])

@@ -804,7 +804,8 @@ def no_gc() -> Iterator[None]:
 _STREAM_UNSAFE = re.compile(r"(?:^|\n)(?:\.\.\.|%)")
 
 
-def load_documents(data: Union[bytes, str], source: str = "", first_wins: bool = False) -> List[Any]:
+def load_documents(data: Union[bytes, str], source: str = "", first_wins: bool = False,
+                   keep: bool = False) -> List[Any]:
     """Parses a resource file into its non-empty documents (kio.FromBytes + DeAnchor).
 
     Raises :class:`YamlError` naming ``source`` for malformed YAML, bad
@@ -816,6 +817,9 @@ def load_documents(data: Union[bytes, str], source: str = "", first_wins: bool =
     :class:`~kzgit.yamlio.tree.DupKeys` that remembers the error kustomize raises once such a
     mapping is copied whole into a resource (kyaml keeps both keys; decoding the resource then
     fails).
+
+    A text parsed before with ``keep`` (one that will be read again, :mod:`kzgit.yamlio.parsed`)
+    is not parsed again.
     """
     if is_utf16(data):
         # kio splits the raw bytes on "\n---" lines, which UTF-16 text never holds, and
@@ -836,7 +840,7 @@ def load_documents(data: Union[bytes, str], source: str = "", first_wins: bool =
     anchors = "&" in text
     with no_gc():
         out = _load_parts(text, parts, source, deep, anchors, stream=not utf16, first_wins=first_wins)
-    if not utf16 and not anchors:
+    if keep and not utf16 and not anchors:
         parsed.remember(parsed.DOCUMENTS, text, out)
     return out
 
@@ -890,13 +894,16 @@ def _check_v2_version(text: str, source: str) -> None:
             raise YamlError(f"{source}: yaml: found incompatible YAML document")
 
 
-def load_yaml11(data: Union[bytes, str], source: str = "", strict: bool = False) -> Any:
+def load_yaml11(data: Union[bytes, str], source: str = "", strict: bool = False,
+                keep: bool = False) -> Any:
     """Parses a kustomization file as sigs.k8s.io/yaml does (go-yaml v2, YAML 1.1).
 
     ``yes``/``on``/``y`` are booleans, timestamps stay strings (v2 decodes them
     into ``interface{}`` as their text), duplicate keys: the last one wins.
     Only the first document is read, as ``yaml.Unmarshal`` and ``yaml.YAMLToJSON`` do.
     ``strict``: ``yaml.UnmarshalStrict``, where a key written twice is an error.
+    A text parsed before with ``keep`` (one that will be read again, :mod:`kzgit.yamlio.parsed`)
+    is not parsed again.
     """
     text = _first_document_text(data, source)
     if not strict:
@@ -921,7 +928,7 @@ def load_yaml11(data: Union[bytes, str], source: str = "", strict: bool = False)
     if node is None:
         return None
     value = _build_value(node, source, False, "&" in text, strict=strict)
-    if not strict and "&" not in text:
+    if keep and not strict and "&" not in text:
         parsed.remember(parsed.YAML11, text, value)
     return value
 

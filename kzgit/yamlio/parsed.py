@@ -3,7 +3,11 @@
 One hook run parses some texts more than once: the graph's scan parses every kustomization
 file and its build parses it again; discovery parses each application's manifest and the
 render of the application delivering it reads the same file; Flux's generated kustomization
-is written from an object and read back by the build.  A parse is a function of its text
+is written from an object and read back by the build.  The first of these asks to keep what
+it parsed (``keep=True`` of :func:`~kzgit.yamlio.load_documents` and
+:func:`~kzgit.yamlio.load_yaml11`, or :func:`~kzgit.yamlio.emit.dump_read_back`); a build
+looks first for what was kept, and keeps nothing of its own (a single build would only pay
+for the copies).  A parse is a function of its text
 alone (the name of the file only words an error, and an error is never kept), so a parse
 kept by its text is never stale, whatever file it came from and whenever.
 
@@ -25,8 +29,9 @@ if TYPE_CHECKING:  # pragma: no cover
 #: the tables: resource files (load_documents), kustomization files (load_yaml11)
 DOCUMENTS = "documents"
 YAML11 = "yaml11"
-# the text a table keeps, in characters (a repository's YAML is rarely more than a few MB)
-MAX_CHARS = 32 << 20
+# the text a table keeps, in characters (a repository's YAML is rarely more than a few MB;
+# its parse takes some ten times that)
+MAX_CHARS = 8 << 20
 
 _TABLES: Dict[str, Dict[str, Any]] = {DOCUMENTS: {}, YAML11: {}}
 _CHARS: Dict[str, int] = {DOCUMENTS: 0, YAML11: 0}

@@ -20,7 +20,7 @@ def empty_tables() -> Iterator[None]:
 
 def test_a_text_parsed_again_is_a_copy_of_its_own() -> None:
     text = b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {k: v}\n"
-    first = load_documents(text, "a.yaml")
+    first = load_documents(text, "a.yaml", keep=True)
     first[0]["data"]["k"] = "changed by a build"
     again = load_documents(text, "b.yaml")
     assert again == [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"},
@@ -31,30 +31,38 @@ def test_a_text_parsed_again_is_a_copy_of_its_own() -> None:
 
 def test_kustomization_parses_are_kept_and_strict_ones_are_not() -> None:
     text = "resources: [a.yaml]\nnamePrefix: on\n"
-    assert load_yaml11(text, "kustomization.yaml") == {"resources": ["a.yaml"], "namePrefix": True}
+    assert load_yaml11(text, "kustomization.yaml", keep=True) == {"resources": ["a.yaml"],
+                                                                 "namePrefix": True}
     assert parsed.recall(parsed.YAML11, text) == {"resources": ["a.yaml"], "namePrefix": True}
     dup = "a: 1\na: 2\n"
     with pytest.raises(YamlError, match="k.yaml"):
-        load_yaml11(dup, "k.yaml", strict=True)
-    assert load_yaml11(dup, "k.yaml") == {"a": 2}
+        load_yaml11(dup, "k.yaml", strict=True, keep=True)
+    assert load_yaml11(dup, "k.yaml", keep=True) == {"a": 2}
     # a strict read of a text kept from a lenient one still fails as strict
     with pytest.raises(YamlError, match="again.yaml"):
         load_yaml11(dup, "again.yaml", strict=True)
 
 
+def test_a_parse_not_asked_to_be_kept_is_not() -> None:
+    text = "kind: A\nmetadata: {name: a}\n"
+    load_documents(text, "a.yaml")
+    load_yaml11(text, "k.yaml")
+    assert not parsed._TABLES[parsed.DOCUMENTS] and not parsed._TABLES[parsed.YAML11]
+
+
 def test_what_is_not_a_plain_tree_is_parsed_again() -> None:
     alias = "a: &x {k: v}\nb: *x\n"
-    got = load_documents(alias, "alias.yaml")
+    got = load_documents(alias, "alias.yaml", keep=True)
     with pytest.raises(KeyError):
         parsed.recall(parsed.DOCUMENTS, alias)   # an alias shares a node: never kept
     assert got == [{"a": {"k": "v"}, "b": {"k": "v"}}]
     dup = "kind: A\nkind: B\n"
-    assert isinstance(load_documents(dup, "p.yaml", first_wins=True)[0], DupKeys)
+    assert isinstance(load_documents(dup, "p.yaml", first_wins=True, keep=True)[0], DupKeys)
     # the patch reader's DupKeys is not the resource reader's answer: that one fails
     with pytest.raises(YamlError, match="r.yaml"):
         load_documents(dup, "r.yaml")
     lazy = "kind: A\nv: !!binary '%%%'\n"
-    first = load_documents(lazy, "one.yaml")[0]["v"]
+    first = load_documents(lazy, "one.yaml", keep=True)[0]["v"]
     second = load_documents(lazy, "two.yaml")[0]["v"]
     assert isinstance(first, LazyError) and isinstance(second, LazyError)
     assert "one.yaml" in first.error and "two.yaml" in second.error   # each names its file
@@ -64,14 +72,14 @@ def test_an_error_is_never_kept() -> None:
     bad = "a: [1,\n"
     for name in ("x.yaml", "y.yaml"):
         with pytest.raises(YamlError, match=name):
-            load_documents(bad, name)
+            load_documents(bad, name, keep=True)
 
 
 def test_a_full_table_starts_again(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(parsed, "MAX_CHARS", 40)
     texts = [f"k: v{i}\nother: {'x' * 10}\n" for i in range(3)]
     for t in texts:
-        load_yaml11(t)
+        load_yaml11(t, keep=True)
     kept = [t for t in texts if t in parsed._TABLES[parsed.YAML11]]
     assert kept == texts[2:]   # the third did not fit beside the first two
     assert parsed._CHARS[parsed.YAML11] == len(texts[2])
