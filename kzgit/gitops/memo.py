@@ -10,11 +10,10 @@ from __future__ import annotations
 import json
 
 from kzgit.sha import sha256
-from kzgit.yamlio.tree import json_faithful
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable, List, Optional, Tuple
+    from typing import Any, Callable, List, Optional, Set, Tuple
     from kzgit.rendercache import Store
 
 # the layout of an entry of parses (:func:`parsed`)
@@ -58,3 +57,19 @@ def _json_list(payload: bytes, length: int) -> Optional[List[Any]]:
     except ValueError:
         return None
     return got if isinstance(got, list) and len(got) == length else None
+
+
+def json_faithful(value: Any, seen: Set[int]) -> bool:
+    """Whether ``json.loads(json.dumps(value))`` gives ``value`` back, types and all, with no
+    container reached twice (a YAML alias shares one object: JSON would copy it)."""
+    t = type(value)
+    if t is str or t is int or t is float or t is bool or value is None:
+        return True
+    if t is dict or t is list:
+        if id(value) in seen:
+            return False
+        seen.add(id(value))
+        if t is dict:
+            return all(type(k) is str and json_faithful(v, seen) for k, v in value.items())
+        return all(json_faithful(v, seen) for v in value)
+    return False

@@ -11,7 +11,7 @@ for the copies).  A parse is a function of its text
 alone (the name of the file only words an error, and an error is never kept), so a parse
 kept by its text is never stale, whatever file it came from and whenever.
 
-Kept are plain trees only (what :func:`~kzgit.yamlio.tree.json_faithful` accepts: ``dict``
+Kept are plain trees only (what JSON gives back as it is: ``dict``
 with string keys, ``list``, ``str``, ``int``, ``float``, ``bool``, ``None``) of texts
 without anchors (so no node is shared): a tree holding a type that remembers more than its
 value (:class:`~kzgit.yamlio.tree.DupKeys`, :class:`~kzgit.yamlio.tree.LazyError`, which

@@ -13,7 +13,7 @@ import json
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; typing itself costs every run
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
+    from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 
 def copy_tree(value: Any) -> Any:
@@ -38,23 +38,6 @@ def copy_tree(value: Any) -> Any:
 
 
 _CONTAINERS = (dict, list)
-
-
-def json_faithful(value: Any, seen: Set[int]) -> bool:
-    """Whether ``json.loads(json.dumps(value))`` gives ``value`` back, types and all, with no
-    container reached twice (a YAML alias shares one object: JSON would copy it)."""
-    t = type(value)
-    if t is str or t is int or t is float or t is bool or value is None:
-        return True
-    if t is dict or t is list:
-        if id(value) in seen:
-            return False
-        seen.add(id(value))
-        if t is dict:
-            return all(type(k) is str and json_faithful(v, seen) for k, v in value.items())
-        return all(json_faithful(v, seen) for v in value)
-    return False
-
 
 # kyaml's node kinds, spelled as its errors print them ("expected ScalarNode but got ...").
 MAPPING, SEQUENCE, SCALAR = "MappingNode", "SequenceNode", "ScalarNode"

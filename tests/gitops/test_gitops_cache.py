@@ -100,3 +100,4 @@ def test_a_failure_is_replayed_with_its_line(fleet: Path,
     (fleet / "apps/gen/broken.yaml").unlink()
     got = statuses(capsys, "--all")
     assert got[APPS[1]] == "built" and got["exit"] == "0", got
+

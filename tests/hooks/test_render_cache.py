@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Dict, List, Tuple
 
 import pytest
-from helpers import grant_user
+from helpers import WEB_DEPLOYMENT, grant_user
 from test_hooks import git, kz, make_repo, write
 
 from kzgit.graph import parse_shard, shard
@@ -247,3 +247,57 @@ def test_a_warm_hook_imports_and_spawns_only_what_it_needs(tmp_path: Path) -> No
     assert int(cold["SPAWNED"]) >= 1   # git listed the index once (the probe sees programs start)
     assert warm["MODULES"] == ""
     assert int(warm["SPAWNED"]) == 0
+
+
+FLEET = {
+    "clusters/prod/flux-system/gotk-sync.yaml": """\
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: flux-system, namespace: flux-system}
+spec: {url: "https://github.com/acme/fleet.git", ref: {branch: main}}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: flux-system, namespace: flux-system}
+spec:
+  path: ./clusters/prod
+  sourceRef: {kind: GitRepository, name: flux-system}
+""",
+    "clusters/prod/web.yaml": """\
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: web, namespace: flux-system}
+spec:
+  path: ./apps/web
+  targetNamespace: web
+  sourceRef: {kind: GitRepository, name: flux-system}
+  postBuild: {substitute: {REPLICAS: "3"}}
+""",
+    "apps/web/kustomization.yaml": "resources: [deploy.yaml]\n",
+    "apps/web/deploy.yaml": WEB_DEPLOYMENT.replace("replicas: 1", "replicas: ${REPLICAS:=1}"),
+    "argocd/shop.yaml": """\
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: shop, namespace: argocd}
+spec:
+  destination: {namespace: shop}
+  source: {repoURL: "https://github.com/acme/fleet.git", path: apps/web,
+           kustomize: {namePrefix: shop-}}
+""",
+}
+
+
+def test_a_warm_hook_over_applications_imports_no_yaml(tmp_path: Path) -> None:
+    """The same guard in a repository of Flux Kustomizations and an Argo CD Application: the
+    catalog and each application's verdict come from the cache (kzgit.gitops.snapshot,
+    kzgit.gitops.cache), so neither YAML nor discovery nor the build engine is loaded."""
+    repo = make_repo(tmp_path / "fleet", FLEET, commit=False)
+    git(repo, "remote", "add", "origin", "https://github.com/acme/fleet.git")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    modules = NOT_FOR_A_WARM_HOOK + ["kzgit.gitops.discover", "kzgit.gitops.flux",
+                                     "kzgit.gitops.render"]
+    (first, _), (second, warm) = probe_twice(repo, tmp_path / "cache", modules,
+                                             "hook", "render", "--all", "-v")
+    assert first.returncode == second.returncode == 0, (first, second)
+    assert "built" in first.stderr and "flux:flux-system/web" in second.stderr, second.stderr
+    assert warm["MODULES"] == "", (warm, second.stderr)
