@@ -64,12 +64,17 @@ def affected(catalog: Catalog, graph: Graph, changed: Optional[Iterable[str]]) -
                  or p in index.patch_files]
     listing: Dict[Tuple[str, str], List[Reach]] = {}
     generated: Dict[Tuple[str, str], Set[str]] = {}
+    # the kustomizations a changed file is (or is read by): only their generators can make a
+    # substituteFrom ConfigMap the change reaches (a warm hook parses nothing otherwise)
+    changed_set = set(paths)
+    touched = [(k, n) for k, n in graph.nodes.items()
+               if n.file in changed_set or not changed_set.isdisjoint(n.files)]
     out = []
     for a in catalog.apps:
         if (argo_touched and a.controller == "argocd") or (flux_touched and a.controller == "flux"):
             out.append(a)
             continue
-        own = {a.file} | _substitute_files(catalog, a, graph, generated)
+        own = {a.file} | _substitute_files(catalog, a, touched, generated)
         # the kustomizations that applied it or an ancestor (a bootstrap: kubectl apply -k)
         applied = [a.extra["applied_by"]] if "applied_by" in a.extra else []
         delivered: List[Tuple[App, App]] = []   # (an application, the parent rendering it)
@@ -110,11 +115,12 @@ def _listing(graph: Graph, parent: App, file: str, memo: Dict[Tuple[str, str], L
     return got
 
 
-def _substitute_files(catalog: Catalog, app: App, graph: Graph,
+def _substitute_files(catalog: Catalog, app: App, touched: List[Tuple[str, Any]],
                       generated: Dict[Tuple[str, str], Set[str]]) -> Set[str]:
     """The files defining the ConfigMaps and Secrets a Flux Kustomization's substituteFrom
     names (any namespace: where a file's object lands is known only once rendered), and those
-    a kustomization generating one of that name reads (:func:`_generator_files`)."""
+    a kustomization of ``touched`` generating one of that name reads
+    (:func:`_generator_files`)."""
     spec = app.obj.get("spec")
     post = spec.get("postBuild") if isinstance(spec, dict) else None
     refs = post.get("substituteFrom") if isinstance(post, dict) else None
@@ -126,7 +132,7 @@ def _substitute_files(catalog: Catalog, app: App, graph: Graph,
                 out.add(d.file)
             key = (kind, name)
             if key not in generated:
-                generated[key] = _generator_files(catalog, graph, kind, name)
+                generated[key] = _generator_files(catalog, touched, kind, name)
             out |= generated[key]
     return out
 
@@ -134,13 +140,15 @@ def _substitute_files(catalog: Catalog, app: App, graph: Graph,
 _GENERATOR_FIELDS = {"ConfigMap": "configMapGenerator", "Secret": "secretGenerator"}
 
 
-def _generator_files(catalog: Catalog, graph: Graph, kind: str, name: str) -> Set[str]:
-    """The kustomization files with a ``configMapGenerator`` (``secretGenerator``) entry named
-    ``name`` and the files that entry reads (``envs``, ``env``, ``files``): the ConfigMap a
-    substituteFrom names is often generated (flux2's documented ``cluster-settings``), and
-    a change of what makes it changes every Kustomization substituting from it."""
+def _generator_files(catalog: Catalog, nodes: List[Tuple[str, Any]], kind: str, name: str
+                     ) -> Set[str]:
+    """Of the kustomizations ``nodes`` ((directory, graph node)), the files of those with a
+    ``configMapGenerator`` (``secretGenerator``) entry named ``name`` and the files that entry
+    reads (``envs``, ``env``, ``files``): the ConfigMap a substituteFrom names is often
+    generated (flux2's documented ``cluster-settings``), and a change of what makes it
+    changes every Kustomization substituting from it."""
     field = _GENERATOR_FIELDS.get(kind)
-    if field is None or not name:
+    if field is None or not name or not nodes:
         return set()
     from kzgit.errors import KzgitError   # start-up: only repositories with substituteFrom
     from kzgit.kustomization import KUSTOMIZATION   # start-up: as above
@@ -148,7 +156,7 @@ def _generator_files(catalog: Catalog, graph: Graph, kind: str, name: str) -> Se
     from kzgit.yamlio.gostruct import GoDecodeError, decode_json   # start-up: as above
     want = name.encode("utf-8", "surrogateescape")
     out: Set[str] = set()
-    for kdir, node in graph.nodes.items():
+    for kdir, node in nodes:
         data = catalog.repo.read(node.file)
         if not data or want not in data:
             continue
