@@ -22,7 +22,7 @@ from kzgit.yamlio.tree import node_kind
 from kzgit.errors import BuildError, KzgitError, RemoteError, YamlError
 from kzgit.kustomization import Kustomization, KustomizationError, parse_kustomization
 from kzgit.versions import V5_8
-from kzgit.loader import Loader, new_root_loader
+from kzgit.loader import KUSTOMIZATION_FILE_NAMES, Loader, new_root_loader
 from kzgit.resource import ResMap, Resource
 from kzgit.resource.factory import resources_from_bytes
 from kzgit.plugins.helpers import PluginHelpers
@@ -371,20 +371,27 @@ class Target:
         if cache is None or schema is None:
             fresh: Accumulator = yield _Accumulate(sub, None)
             return fresh
-        from kzgit.builder.cache import cache_key   # start-up: only runs sharing bases load it
+        from kzgit.builder.cache import cache_key, view_of   # start-up: only runs sharing bases load it
         # kyaml's lazy parse of the builtin schema (delayed by a custom resource type, see
         # oa.note_resource_type) is state a base leaves behind: keyed and replayed
         parse_state = oa.builtin_parse_state()
         key = cache_key(sub.loader, sub.origin, sub.k.get("buildMetadata"), self.options,
                         (schema, parse_state))
-        hit = cache.get(key, self.loader.roots_chain())
+        # a controller's view (kzgit.gitops.render) notes the kustomization files asked about
+        view = view_of(sub.loader)
+        log: Optional[List[str]] = getattr(view, "kustomization_log", None)
+        overlaid = getattr(view, "overlaid", None)
+        hit = cache.get(key, self.loader.roots_chain(), overlaid)
         if hit is not None:
-            ra, warnings, roots, after = hit
+            ra, warnings, roots, after, asked = hit
             self.ctx.warnings.extend(warnings)
             self.ctx.record_roots(roots)
             oa.restore_builtin_parse_state(after)
+            if log is not None:
+                log.extend(asked)   # (a base holding this one asked them too)
             return ra
         first_warning = len(self.ctx.warnings)
+        first_asked = len(log) if log is not None else 0
         rec = self.ctx.start_recording()
         self.ctx.record_target(sub)
         try:
@@ -393,7 +400,14 @@ class Target:
             self.ctx.stop_recording(rec)
         if self.ctx.schema_state() != schema:
             rec.cacheable = False
-        cache.put(key, ra, rec, self.ctx.warnings[first_warning:], oa.builtin_parse_state())
+        # (the base's own kustomization file was found before its accumulation began)
+        asked = tuple(dict.fromkeys([*(os.path.join(sub.loader.root, n)
+                                       for n in KUSTOMIZATION_FILE_NAMES),
+                                     *log[first_asked:]])) if log is not None else ()
+        if overlaid and any(p in overlaid for p in asked):
+            rec.cacheable = False   # it read what this view rewrites
+        cache.put(key, ra, rec, self.ctx.warnings[first_warning:], oa.builtin_parse_state(),
+                  asked)
         return ra
 
     # -- generators, transformers, validators ---------------------------------------------------

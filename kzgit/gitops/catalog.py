@@ -235,6 +235,15 @@ class Catalog:
         #: and the part of every key the applications share (kzgit.gitops.cache.app_key)
         self.app_keys: Dict[int, Optional[str]] = {}
         self.common_key: Optional[str] = None
+        self._bases: Optional[Any] = None
+
+    def bases(self) -> Any:
+        """The bases the applications' builds share in this run (a
+        :class:`~kzgit.builder.cache.BuildCache`; a pool's worker fills its own copy)."""
+        if self._bases is None:
+            from kzgit.builder.cache import BuildCache   # start-up: only runs that build
+            self._bases = BuildCache()
+        return self._bases
 
     @property
     def index(self) -> Index:

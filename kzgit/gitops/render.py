@@ -16,11 +16,12 @@ import posixpath
 from kzgit.errors import KzgitError, LoadRestrictionError
 from kzgit.gitops import argocd, flux
 from kzgit.gitops.model import FLUX, App, as_dict
+from kzgit.loader import KUSTOMIZATION_FILE_NAMES
 from kzgit.record import Record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Dict, List, Optional
+    from typing import Any, Dict, Hashable, List, Optional
     from kzgit.builder import BuildOptions
     from kzgit.gitops.catalog import Catalog
     from kzgit.loader import FileSystem
@@ -59,12 +60,37 @@ class Rendered(Record):
 class ConfinedFS:
     """``base`` with nothing outside ``top``: a path resolving outside it does not load
     (fluxcd/pkg ``kustomize/filesys`` MakeFsOnDiskSecure; for Argo CD, kzgit's own rule that
-    a repository may narrow what a build reads, never widen it)."""
+    a repository may narrow what a build reads, never widen it).
+
+    As the file system of a controller's build (``base`` an
+    :class:`~kzgit.loader.overlay.OverlayFS` showing the kustomization the controller
+    writes), it lets the applications of a run share the bases they have in common
+    (:mod:`kzgit.builder.cache`): it names what it shows apart from the rewritten files
+    (:meth:`cache_identity`), which it lists (``overlaid``), and notes each kustomization
+    file a build asks about (``kustomization_log``)."""
 
     def __init__(self, base: FileSystem, top: str) -> None:
+        from kzgit.loader.overlay import OverlayFS   # start-up: loaded only by what uses it
         self.base = base
         self.top = top.rstrip("/")
         self._real: Dict[str, str] = {}   # one render's symlink resolutions, asked once each
+        self.overlaid: Dict[str, bytes] = base.files if isinstance(base, OverlayFS) else {}
+        self._under = base.base if isinstance(base, OverlayFS) else base
+        self.kustomization_log: List[str] = []
+
+    def cache_identity(self) -> Hashable:
+        """What this view shows, but for the files it rewrites (:attr:`overlaid`)."""
+        from kzgit.builder.cache import fs_identity   # start-up: as the module's own
+        from kzgit.gitops.sourceignore import IgnoreFS   # start-up: as the module's own
+        under = self._under
+        if isinstance(under, IgnoreFS):   # the artifact: its ignore rules are the matcher's
+            return ("confined", self.top, "artifact", under.top, under.matcher,
+                    fs_identity(under.base))
+        return ("confined", self.top, fs_identity(under))
+
+    def _asked(self, path: str) -> None:
+        if path.rpartition("/")[2] in KUSTOMIZATION_FILE_NAMES or path in self.overlaid:
+            self.kustomization_log.append(path)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ConfinedFS) and other.base == self.base and other.top == self.top
@@ -77,6 +103,7 @@ class ConfinedFS:
             raise LoadRestrictionError(f"security; file '{path}' is not in or below '{self.top}'")
 
     def read_bytes(self, path: str) -> bytes:
+        self._asked(path)
         self._check(self.realpath(path))
         return self.base.read_bytes(path)
 
@@ -84,9 +111,11 @@ class ConfinedFS:
         return self.base.is_dir(path)
 
     def is_file(self, path: str) -> bool:
+        self._asked(path)
         return self.base.is_file(path)
 
     def exists(self, path: str) -> bool:
+        self._asked(path)
         return self.base.exists(path)
 
     def realpath(self, path: str) -> str:
@@ -149,12 +178,13 @@ def render_app(catalog: Catalog, app: App, recorder: Optional[Recorder] = None) 
     return got
 
 
-def _options(app: App, fs: FileSystem, restrictor: str, extra: Optional[Dict[str, Any]] = None
-             ) -> BuildOptions:
+def _options(catalog: Catalog, app: App, fs: FileSystem, restrictor: str,
+             extra: Optional[Dict[str, Any]] = None) -> BuildOptions:
     from kzgit.builder import BuildOptions   # start-up: loaded only by what uses it
     kw: Dict[str, Any] = dict(extra or {})
     return BuildOptions(load_restrictor=restrictor, fs=fs, kustomize_version=app.version,
-                        kustomize_version_origin=app.version_origin or "the default", **kw)
+                        kustomize_version_origin=app.version_origin or "the default",
+                        cache=catalog.bases(), **kw)
 
 
 def _base(repo: Any, recorder: Optional[Recorder]) -> FileSystem:
@@ -186,7 +216,8 @@ def _render_flux(catalog: Catalog, app: App, recorder: Optional[Recorder] = None
     kfile, text, created = flux.generate(artifact, dir_path, spec, app.version, check=False)
     fs = ConfinedFS(OverlayFS(artifact, {kfile: text}), repo.top)
     try:
-        result = _build(dir_path, _options(app, _view(fs, recorder), NO_RESTRICTIONS), kfile)
+        result = _build(dir_path, _options(catalog, app, _view(fs, recorder), NO_RESTRICTIONS),
+                        kfile)
     except KzgitError:
         if created:
             flux.generate(artifact, dir_path, spec, app.version)
@@ -214,7 +245,8 @@ def _render_argo(catalog: Catalog, app: App, recorder: Optional[Recorder] = None
     for source in app.extra.get("sources") or []:
         path = flux.spec_path({"path": source.get("path")})
         app_dir = posixpath.join(repo.top, path) if path else repo.top
-        base = ConfinedFS(_base(repo, recorder), repo.top)
+        raw = _base(repo, recorder)
+        base = ConfinedFS(raw, repo.top)
         if source.get("_kzgit_type") == argocd.DIRECTORY:
             directory = as_dict(source.get("directory"))
             resources.extend(Resource(o, source=app_dir) for o in
@@ -223,13 +255,12 @@ def _render_argo(catalog: Catalog, app: App, recorder: Optional[Recorder] = None
         opts = as_dict(source.get("kustomize"))
         env = argocd.app_env(app, source)
         edited = argocd.edited_kustomization(base, app_dir, opts, env, repo.top)
-        fs: FileSystem = OverlayFS(base, {edited[0]: edited[1]}) if edited else base
+        fs: FileSystem = ConfinedFS(OverlayFS(raw, {edited[0]: edited[1]}), repo.top) \
+            if edited else base
         build_options = _build_options(catalog, app, opts)
         restrictor = str(build_options.pop("--load-restrictor", ROOT_ONLY))
         extra = _plugin_options(repo, build_options)
-        # (confined once: every file not edited is read through ``base``, and the edited
-        # kustomization is the one in app_dir)
-        result = _build(app_dir, _options(app, _view(fs, recorder), restrictor, extra),
+        result = _build(app_dir, _options(catalog, app, _view(fs, recorder), restrictor, extra),
                         edited[0] if edited else None)
         resources.extend(result.resources)
         warnings.extend(result.warnings)
