@@ -6,8 +6,9 @@ Makes two git repositories in a temp dir holding the same ``--apps`` application
 ``${REPLICAS:=1}``).  The plain one holds nothing else; the GitOps one also holds, for each
 directory, a Flux Kustomization (``targetNamespace``, ``postBuild.substitute``,
 ``commonMetadata``) or, for every fourth one, an Argo CD Application (``kustomize.images``,
-``namePrefix``), delivered by a ``flux-system`` Kustomization and an app-of-apps.  Then times,
-alternating, ``kzgit hook render --all --no-cache`` in each (the median of ``--runs``), and
+``namePrefix``), delivered by a ``flux-system`` Kustomization and an app-of-apps.
+``--shared-bases``: each directory is instead an overlay of a base shared by four of them
+(the bases are roots of both repositories).  Then times, alternating, ``kzgit hook render --all --no-cache`` in each (the median of ``--runs``), and
 prints both and the ratio; exits 1 when the ratio exceeds ``--max-ratio`` (goal: 1.2).
 
 kzgit runs from this checkout (``python -m kzgit``); the render cache is off, so each run
@@ -17,7 +18,7 @@ from the cache.  Wall and CPU seconds (the worker processes' included) are print
 busy machine the CPU figure is the steadier one.  The load average is printed before and after.
 
     python benchmarks/bench_apps.py [--apps 200] [--runs 3] [--max-ratio 1.2] [--as-they-are]
-                                    [--warm]
+                                    [--warm] [--shared-bases]
 """
 from __future__ import annotations
 
@@ -73,6 +74,30 @@ data:
   greeting: hello from app{i}
 """,
     }
+
+
+def shared_base_dirs(n: int, per_base: int = 4, extra: int = 15) -> Dict[str, str]:
+    """``--shared-bases``: each ``apps/appN`` an overlay (a patch) of ``apps/base/bK``, one base
+    for every ``per_base`` of them (as clusters or environments share them), each base the
+    three manifests of :func:`app_dir` and ``extra`` ConfigMaps."""
+    out: Dict[str, str] = {}
+    for k in range((n + per_base - 1) // per_base):
+        for rel, text in app_dir(k).items():
+            out[rel.replace(f"apps/app{k}/", f"apps/base/b{k}/")] = text
+        names = ["deploy.yaml", "svc.yaml", "cm.yaml"]
+        for j in range(extra):
+            out[f"apps/base/b{k}/extra{j}.yaml"] = (
+                f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b{k}-extra{j}\n"
+                f"data:\n  key: value {j}\n")
+            names.append(f"extra{j}.yaml")
+        out[f"apps/base/b{k}/kustomization.yaml"] = (
+            f"resources: [{', '.join(names)}]\nlabels:\n- pairs: {{tier: web}}\n")
+    for i in range(n):
+        out[f"apps/app{i}/kustomization.yaml"] = (
+            f"resources: [../base/b{i // per_base}]\npatches:\n- target: {{kind: Deployment}}\n"
+            f"  patch: |\n    - op: add\n      path: /metadata/labels/overlay\n"
+            f"      value: app{i}\n")
+    return out
 
 
 def gitops_files(n: int, as_they_are: bool = False) -> Dict[str, str]:
@@ -177,14 +202,21 @@ def main(argv: List[str]) -> int:
     ap.add_argument("--as-they-are", action="store_true",
                     help="applications without overrides or substitution (then each one's render "
                          "is its root's: the cost measured is finding them)")
+    ap.add_argument("--shared-bases", action="store_true",
+                    help="each directory an overlay of a base it shares with three others (18 "
+                         "manifests): plain roots share each base's accumulation, and so must "
+                         "the applications")
     ap.add_argument("--warm", action="store_true",
                     help="with the render cache, filled by a first run (a hook run again)")
     args = ap.parse_args(argv)
     print(f"cpus: {os.cpu_count()}; load average before: {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory(prefix="kzgit-bench-apps-") as tmp:
         dirs: Dict[str, str] = {}
-        for i in range(args.apps):
-            dirs.update(app_dir(i))
+        if args.shared_bases:
+            dirs.update(shared_base_dirs(args.apps))
+        else:
+            for i in range(args.apps):
+                dirs.update(app_dir(i))
         plain, gitops = os.path.join(tmp, "plain"), os.path.join(tmp, "gitops")
         make_repo(plain, dirs)
         make_repo(gitops, dict(dirs, **gitops_files(args.apps, args.as_they_are)))
