@@ -8,8 +8,9 @@ directory, a Flux Kustomization (``targetNamespace``, ``postBuild.substitute``,
 ``commonMetadata``) or, for every fourth one, an Argo CD Application (``kustomize.images``,
 ``namePrefix``), delivered by a ``flux-system`` Kustomization and an app-of-apps.
 ``--shared-bases``: each directory is instead an overlay of a base shared by four of them
-(the bases are roots of both repositories).  Then times, alternating, ``kzgit hook render --all --no-cache`` in each (the median of ``--runs``), and
-prints both and the ratio; exits 1 when the ratio exceeds ``--max-ratio`` (goal: 1.2).
+(the bases are roots of both repositories).  Then times, alternating, ``kzgit hook render
+--all --no-cache`` in each (the median of ``--runs``), and prints both and the ratio; exits 1
+when the ratio exceeds ``--max-ratio`` (goal: 1.2).
 
 kzgit runs from this checkout (``python -m kzgit``); the render cache is off, so each run
 renders everything.  ``--warm``: the render cache is on (each repository its own, filled by
