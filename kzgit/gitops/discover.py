@@ -254,7 +254,8 @@ def _placed(candidates: List[App]) -> Tuple[Dict[str, List[App]], Dict[str, List
     for a in candidates:
         for d in _ancestor_dirs(a.file):
             under.setdefault(d, []).append(a)
-        if a.rendered:
+        if a.rendered and a.extra.get("repo") is None:
+            # (an application reading another ref renders that ref's tree, not this one's)
             for p in a.extra.get("paths") or [a.path]:
                 renders_at.setdefault(p or "", []).append(a)
     return under, renders_at
