@@ -396,6 +396,7 @@ def discover(repo: Repository, render_children: bool = True, store: Optional[Sto
             seen_docs.add((doc.file, doc.line))
             resolve(catalog, child)
             queue.append(child)
+    out = _without_delivered_entries(out, seen_docs)
     # queue order is a breadth-first walk: parents come before their children
     catalog.apps = out
     assign_ids(out)
@@ -403,6 +404,28 @@ def discover(repo: Repository, render_children: bool = True, store: Optional[Sto
         if a.error and a.parent is not None and not a.error.startswith(a.file):
             a.error = f"{a.file}:{a.line}: {a.error}"
     return catalog
+
+
+def _without_delivered_entries(apps: List[App], seen_docs: Set[Tuple[str, int]]) -> List[App]:
+    """``apps`` less the entry points an application delivered after all, and what they
+    delivered: an entry's file that another application's rendering reaches through a
+    kustomization base (not a directory it renders: fluxcd/flux2-multi-tenancy's
+    ``tenants/base``, listed and patched by ``tenants/production``) is visited before that
+    application is rendered when it is delivered deeper in the walk; it is then that
+    application's child, as delivered, and not an application of its own."""
+    gone = {a.extra.get("ref") or f"#{id(a)}" for a in apps
+            if a.parent is None and (a.file, a.line) in seen_docs}
+    if not gone:
+        return apps
+    out = []
+    for a in apps:   # parents come before their children
+        if a.parent is None and (a.extra.get("ref") or f"#{id(a)}") in gone:
+            continue
+        if a.parent is not None and a.parent in gone:
+            gone.add(a.extra.get("ref") or f"#{id(a)}")
+            continue
+        out.append(a)
+    return out
 
 
 # kustomization fields that change the objects it lists (what a bootstrap kustomization

@@ -376,6 +376,70 @@ def test_a_git_repository_on_another_ref_renders_that_ref(repo: Callable[..., Pa
     assert "name: v1\n" in render_app(catalog, app).to_yaml()
 
 
+def test_a_tenant_on_another_branch_at_the_top_delivers_nothing_of_this_tree(
+        repo: Callable[..., Path]) -> None:
+    """fluxcd/flux2-multi-tenancy's shape: a tenant's Kustomization (no spec.path: the top)
+    follows a GitRepository of this repository on another branch.  It renders that branch's
+    tree, not the work tree: the applications of the work tree are still found from their
+    own entry points, and the tenant as its parent delivers it (patched)."""
+    top = repo({
+        "clusters/prod/tenants.yaml": ks("tenants", "./tenants/prod"),
+        "tenants/base/kustomization.yaml": "resources: [sync.yaml]\n",
+        "tenants/base/sync.yaml": """
+            apiVersion: source.toolkit.fluxcd.io/v1
+            kind: GitRepository
+            metadata:
+              name: team
+              namespace: apps
+            spec:
+              url: https://github.com/acme/fleet
+              ref: {branch: team}
+            ---
+            apiVersion: kustomize.toolkit.fluxcd.io/v1
+            kind: Kustomization
+            metadata:
+              name: team
+              namespace: apps
+            spec:
+              sourceRef: {kind: GitRepository, name: team}
+            """,
+        "tenants/prod/kustomization.yaml": "resources: [../base]\npatches:\n- path: patch.yaml\n",
+        "tenants/prod/patch.yaml": "apiVersion: kustomize.toolkit.fluxcd.io/v1\n"
+                                   "kind: Kustomization\nmetadata:\n  name: team\n"
+                                   "  namespace: apps\nspec:\n  path: ./prod\n",
+        "prod/cm.yaml": CM.format(name="team"),
+    })
+    subprocess.run(["git", "-C", str(top), "branch", "team"], check=True, timeout=60)
+    catalog = catalog_of(top)
+    assert [(a.id, a.path, a.parent) for a in catalog.apps] == [
+        ("flux:flux-system/tenants", "tenants/prod", None),
+        ("flux:apps/team", "prod", "flux:flux-system/tenants")]
+    assert "name: team\n" in render_app(catalog, catalog.find("team")).to_yaml()
+
+
+def test_an_entry_point_delivered_through_a_base_is_its_parents_child(
+        repo: Callable[..., Path]) -> None:
+    """A Kustomization in a base that a deeper application's kustomization lists (and patches)
+    is no entry point of its own, whatever order the walk meets them in."""
+    top = repo({
+        "clusters/prod/flux-system/gotk-sync.yaml": GIT_SYNC.replace("{cluster}", "prod"),
+        "clusters/prod/tenants.yaml": ks("tenants", "./tenants/prod"),
+        "tenants/base/kustomization.yaml": "resources: [team.yaml]\n",
+        "tenants/base/team.yaml": ks("team", "./apps/team", namespace="apps", source=(
+            "kind: GitRepository\n    name: flux-system\n    namespace: flux-system")),
+        "tenants/prod/kustomization.yaml": "resources: [../base]\npatches:\n- path: patch.yaml\n",
+        "tenants/prod/patch.yaml": "apiVersion: kustomize.toolkit.fluxcd.io/v1\n"
+                                   "kind: Kustomization\nmetadata:\n  name: team\n"
+                                   "  namespace: apps\nspec:\n  path: ./apps/team-prod\n",
+        "apps/team-prod/cm.yaml": CM.format(name="team"),
+    })
+    catalog = catalog_of(top)
+    assert [(a.id, a.path, a.error) for a in catalog.apps] == [
+        ("flux:flux-system/flux-system", "clusters/prod", None),
+        ("flux:flux-system/tenants", "tenants/prod", None),
+        ("flux:apps/team", "apps/team-prod", None)]
+
+
 def test_applicationset_git_files_generator(repo: Callable[..., Path]) -> None:
     """The git files generator: one Application per parameter set of each matching file."""
     top = repo({
