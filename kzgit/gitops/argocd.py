@@ -2,7 +2,9 @@
 
 Sources (argoproj/argo-cd at v3.x, ``master`` of 2026-08):
 
-- ``reposerver/repository/repository.go`` ``GetAppSourceType``: an explicit source type
+- ``reposerver/repository/repository.go`` ``GetAppSourceType``: the parameter overrides of
+  ``.argocd-source.yaml`` and ``.argocd-source-<app>.yaml`` at the path merged in first
+  (``mergeSourceParameters``); then an explicit source type
   (``helm``, ``kustomize``, ``directory``, ``plugin`` blocks; more than one is an error,
   ``ApplicationSource.ExplicitType``), else ``util/app/discovery/discovery.go`` ``AppType``:
   the files directly in the path, in lexical order, a name ending ``Chart.yaml`` making it
@@ -129,6 +131,58 @@ def discovered_type(fs: FileSystem, app_dir: str) -> str:
         if name in KUSTOMIZATION_FILE_NAMES:
             got = KUSTOMIZE
     return got
+
+
+# -- parameter overrides (.argocd-source.yaml) ---------------------------------------------
+
+def override_files(path: str, app: App) -> List[str]:
+    """repository.go mergeSourceParameters: the files at the source's path whose parameters
+    override the Application's (what Argo CD Image Updater writes back), in the order merged:
+    ``.argocd-source.yaml``, then ``.argocd-source-<AppName>.yaml`` (its instance name)."""
+    names = (".argocd-source.yaml", f".argocd-source-{instance_name(app)}.yaml")
+    return [posixpath.join(path, n) if path else n for n in names]
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch (evanphx/json-patch MergePatch): a null removes a key."""
+    if not isinstance(patch, dict):
+        return patch
+    out = dict(target) if isinstance(target, dict) else {}
+    for k, v in patch.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = merge_patch(out.get(k), v)
+    return out
+
+
+def merged_source(source: Dict[str, Any], overrides: List[Tuple[str, bytes]]
+                  ) -> Dict[str, Any]:
+    """mergeSourceParameters: each override file (repo-relative name, bytes) merged into the
+    source as a JSON merge patch, keeping only the config management fields: ``chart``,
+    ``path``, ``repoURL`` and ``targetRevision`` stay the Application's."""
+    from kzgit.yamlio import load_yaml11   # start-up: only sources with override files
+    merged: Dict[str, Any] = source
+    for rel, data in overrides:
+        try:
+            patch = load_yaml11(data, rel)
+        except KzgitError as e:
+            raise ArgoError(f"error while parsing source parameters: {rel}: {e}",
+                            ("spec", "source")) from None
+        if patch is None:
+            continue   # YAMLToJSON gives null: unmarshalled into the source, it changes nothing
+        if not isinstance(patch, dict):
+            raise ArgoError(f"error while parsing source parameters: {rel}: Invalid JSON Patch",
+                            ("spec", "source"))
+        merged = merge_patch(merged, patch)
+    if merged is source:
+        return source
+    for k in ("chart", "path", "repoURL", "targetRevision"):
+        if k in source:
+            merged[k] = source[k]
+        else:
+            merged.pop(k, None)
+    return merged
 
 
 # -- environment (ARGOCD_APP_*) -----------------------------------------------------------

@@ -210,11 +210,16 @@ def _resolve_argo(catalog: Catalog, app: App) -> None:
     app.extra["skipped"] = others
     renderers = []
     paths = []
-    for s in ours:
+    for i, s in enumerate(ours):
         path = flux.spec_path({"path": s.get("path")})
         if not _dir_exists(repo, path, None):
             raise argocd.ArgoError(f"{s.get('path')}: app path does not exist",
                                    ("spec", "source", "path"))
+        files = _file_set(repo)
+        overrides = [(f, repo.read(f) or b"") for f in argocd.override_files(path, app)
+                     if f in files]
+        if overrides:
+            s = ours[i] = argocd.merged_source(s, overrides)
         typ = argocd.explicit_type(s)
         if typ is None:
             from kzgit.loader import DiskFS   # start-up: loaded only by what uses it

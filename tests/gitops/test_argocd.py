@@ -205,6 +205,36 @@ def test_a_kustomize_block_of_the_wrong_shape_is_a_finding(
     assert e.value.line is not None and e.value.line >= 14   # the field's line, not the app's
 
 
+def test_parameter_overrides_at_the_path(repo: Callable[..., Path]) -> None:
+    """repository.go mergeSourceParameters: ``.argocd-source.yaml`` then
+    ``.argocd-source-<app>.yaml`` (what Argo CD Image Updater writes back) are merged into the
+    source before its type is chosen; the path, repoURL, chart and revision stay the
+    Application's.  A ``kustomize`` block there makes a directory of manifests Kustomize."""
+    top = repo({
+        "argocd/web.yaml": application("web", "apps/web", "kustomize:\n  namePrefix: a-\n"),
+        "argocd/other.yaml": application("other", "apps/web"),
+        "apps/web/kustomization.yaml": "resources: [deploy.yaml]\n",
+        "apps/web/deploy.yaml": DEPLOY,
+        "apps/web/.argocd-source.yaml": "kustomize:\n  nameSuffix: -all\npath: elsewhere\n",
+        "apps/web/.argocd-source-web.yaml": "kustomize:\n  images: [busybox:1.37]\n"
+                                            "  namePrefix: null\n",
+    })
+    catalog = catalog_of(top)
+    web = yaml.safe_load(render_app(catalog, catalog.find("web")).to_yaml())
+    assert web["metadata"]["name"] == "web-all"
+    assert web["spec"]["template"]["spec"]["containers"][1]["image"] == "busybox:1.37"
+    other = yaml.safe_load(render_app(catalog, catalog.find("other")).to_yaml())
+    assert other["metadata"]["name"] == "web-all"
+    assert other["spec"]["template"]["spec"]["containers"][1]["image"] == "busybox"
+    assert catalog.find("other").path == "apps/web"
+
+
+def test_merge_patch() -> None:
+    assert argocd.merge_patch({"a": {"b": 1, "c": [1]}, "d": 1},
+                              {"a": {"b": None, "c": [2]}, "e": {"f": None}}) == \
+        {"a": {"c": [2]}, "d": 1, "e": {}}
+
+
 def test_label_already_present_needs_force(repo: Callable[..., Path]) -> None:
     top = repo({
         "argocd/web.yaml": application("web", "apps/web", "kustomize:\n  commonLabels:\n"
