@@ -669,14 +669,13 @@ def _json_object(data: bytes, name: str) -> Optional[Dict[str, Any]]:
     return value
 
 
-def directory_objects(fs: FileSystem, app_dir: str, directory: Dict[str, Any]) -> List[Dict[str, Any]]:
-    """findManifests: the objects of a plain directory application, in the walk's order."""
-    from kzgit.yamlio import load_documents   # start-up: only directory applications
+def _manifest_files(fs: FileSystem, app_dir: str, directory: Dict[str, Any]
+                    ) -> List[Tuple[str, str]]:
+    """getPotentiallyValidManifests: (path, path relative to the application's) of each file
+    a directory application reads, in the walk's order, before the skip marker is looked for."""
     recurse = directory.get("recurse") is True
     include = str(directory.get("include") or "")
     exclude = str(directory.get("exclude") or "")
-    if directory.get("jsonnet"):
-        pass   # jsonnet settings matter only for .jsonnet files, refused below
     files: List[str] = []
 
     def walk(d: str) -> None:
@@ -688,16 +687,35 @@ def directory_objects(fs: FileSystem, app_dir: str, directory: Dict[str, Any]) -
                 continue
             files.append(p)
     walk(app_dir)
-    objs: List[Dict[str, Any]] = []
+    out = []
     for p in files:
-        name = posixpath.basename(p)
-        if not re.match(r"^.*\.(yaml|yml|json|jsonnet)$", name):
+        if not re.match(r"^.*\.(yaml|yml|json|jsonnet)$", posixpath.basename(p)):
             continue
         rel = p[len(app_dir) + 1:]
         if exclude and _glob_match(exclude, rel):
             continue
         if include and not _glob_match(include, rel):
             continue
+        out.append((p, rel))
+    return out
+
+
+def jsonnet_file(fs: FileSystem, app_dir: str, directory: Dict[str, Any]) -> Optional[str]:
+    """The first ``.jsonnet`` file a directory application evaluates (relative to its path),
+    or None: Argo CD evaluates them (findManifests, makeJsonnetVM); kzgit does not, so such an
+    application is listed as not rendered."""
+    for p, rel in _manifest_files(fs, app_dir, directory):
+        if rel.endswith(".jsonnet") and SKIP_MARKER not in fs.read_bytes(p):
+            return rel
+    return None
+
+
+def directory_objects(fs: FileSystem, app_dir: str, directory: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """findManifests: the objects of a plain directory application, in the walk's order."""
+    from kzgit.yamlio import load_documents   # start-up: only directory applications
+    objs: List[Dict[str, Any]] = []
+    for p, rel in _manifest_files(fs, app_dir, directory):
+        name = posixpath.basename(p)
         data = fs.read_bytes(p)
         if SKIP_MARKER in data:
             continue

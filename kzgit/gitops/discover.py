@@ -231,6 +231,16 @@ def _resolve_argo(catalog: Catalog, app: App) -> None:
         if typ == argocd.PLUGIN:
             app.renderer, app.reason = "plugin: not rendered", "a config management plugin"
             return
+        if typ == argocd.DIRECTORY:
+            from kzgit.loader import DiskFS   # start-up: loaded only by what uses it
+            probe = catalog.probe_fs if repo is catalog.repo else None
+            jsonnet = argocd.jsonnet_file(probe or repo.fs or DiskFS(), _abs(repo, path),
+                                          as_dict(s.get("directory")))
+            if jsonnet is not None:
+                app.renderer = "jsonnet: not rendered"
+                app.reason = (f"{posixpath.join(path, jsonnet) if path else jsonnet}: a jsonnet "
+                              "file of a directory application (kzgit does not evaluate jsonnet)")
+                return
         paths.append(path)
         s["_kzgit_type"] = typ
         if typ == argocd.KUSTOMIZE:

@@ -422,3 +422,23 @@ def test_target_revision(repo: Callable[..., Path]) -> None:
     assert "name: v2\n" in render_app(catalog, catalog.find("head")).to_yaml()
     assert "name: v1\n" in render_app(catalog, catalog.find("tagged")).to_yaml()
     assert catalog.find("gone").reason == "targetRevision release-9: this clone does not have it"
+
+
+def test_a_directory_application_with_jsonnet_is_listed_not_rendered(
+        repo: Callable[..., Path]) -> None:
+    """Argo CD evaluates the ``.jsonnet`` files of a directory application (findManifests);
+    kzgit does not: the application is listed with why, and not checked (docs/gitops.md),
+    unless its include/exclude globs leave the jsonnet out."""
+    top = repo({
+        "argocd/js.yaml": application("js", "manifests"),
+        "argocd/plain.yaml": application("plain", "manifests", "directory:\n  exclude: '*.jsonnet'\n"),
+        "manifests/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+        "manifests/b.jsonnet": '{apiVersion: "v1", kind: "ConfigMap", metadata: {name: "b"}}\n',
+    })
+    catalog = catalog_of(top)
+    js = catalog.find("js")
+    assert js.renderer == "jsonnet: not rendered" and not js.rendered
+    assert js.reason == "manifests/b.jsonnet: a jsonnet file of a directory application (kzgit " \
+                        "does not evaluate jsonnet)"
+    plain = catalog.find("plain")
+    assert [r.obj["metadata"]["name"] for r in render_app(catalog, plain).resources] == ["a"]
