@@ -216,8 +216,12 @@ def _render_flux(catalog: Catalog, app: App, recorder: Optional[Recorder] = None
     kfile, text, created = flux.generate(artifact, dir_path, spec, app.version, check=False)
     fs = ConfinedFS(OverlayFS(artifact, {kfile: text}), repo.top)
     try:
-        result = _build(dir_path, _options(catalog, app, _view(fs, recorder), NO_RESTRICTIONS),
-                        kfile)
+        # fluxcd/pkg kustomize Build runs krusty with Options{LoadRestrictions: None, plugins
+        # off}: its Reorder is "", neither "legacy" nor "unspecified", so
+        # api/krusty/kustomizer.go applySortOrder sorts only by the kustomization's own
+        # sortOptions: the output keeps the resources' order, as --reorder none keeps it
+        result = _build(dir_path, _options(catalog, app, _view(fs, recorder), NO_RESTRICTIONS,
+                                           {"reorder": "none"}), kfile)
     except KzgitError:
         if created:
             flux.generate(artifact, dir_path, spec, app.version)

@@ -9,6 +9,8 @@ import textwrap
 from pathlib import Path
 from typing import Callable, Dict, Mapping, Optional
 
+import yaml
+
 from kzgit.config import load_config
 from kzgit.gitops.discover import Catalog, discover, open_worktree
 from kzgit.gitops.render import render_app
@@ -68,6 +70,16 @@ def kubectl_build(binary: str, tree: Path, path: str, files: Dict[str, bytes],
                           str(copy / path)], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     return res.stdout
+
+
+def as_flux_builds(text: bytes) -> bytes:
+    """A kustomization Flux builds, for ``kubectl kustomize``: fluxcd/pkg kustomize Build runs
+    krusty with a zero Reorder, which sorts nothing the kustomization does not ask to sort
+    (api/krusty/kustomizer.go applySortOrder); kubectl's default sorts, so the oracle's copy
+    asks for the input order (``sortOptions: {order: fifo}``) where the file asks nothing."""
+    k = yaml.safe_load(text) or {}
+    k.setdefault("sortOptions", {"order": "fifo"})
+    return yaml.safe_dump(k).encode("utf-8")
 
 
 def repo_fixture(tmp_path: Path) -> Callable[..., Path]:

@@ -12,7 +12,7 @@ from typing import Callable
 import pytest
 import yaml
 
-from gitops_repos import catalog_of, kubectl, kubectl_build, render_yaml
+from gitops_repos import as_flux_builds, catalog_of, kubectl, kubectl_build, render_yaml
 from kzgit.errors import BuildError
 from kzgit.gitops import flux
 from kzgit.gitops.render import AppError, render_app
@@ -109,7 +109,8 @@ def test_generated_kustomization_is_what_kubectl_builds(repo: Callable[..., Path
     assert created and kfile == str(top / "apps/web/kustomization.yaml")
     assert yaml.safe_load(text)["resources"] == [
         "./a-deploy.yml", "./b-svc.yaml", "./kz", "./sub/cm.yaml"]
-    want = kubectl_build(kubectl(), top, "apps/web", {"apps/web/kustomization.yaml": text},
+    want = kubectl_build(kubectl(), top, "apps/web",
+                         {"apps/web/kustomization.yaml": as_flux_builds(text)},
                          hidden=("apps/web/draft/broken.yaml",))
     assert got == want
 
@@ -162,7 +163,8 @@ patches:
                                      parse("5.8.1"))
     assert not created
     assert yaml.safe_load(text)["components"] == ["../comp"]
-    want = kubectl_build(kubectl(), top, "apps/web", {"apps/web/kustomization.yaml": text})
+    want = kubectl_build(kubectl(), top, "apps/web",
+                         {"apps/web/kustomization.yaml": as_flux_builds(text)})
     assert got == want
 
 
@@ -330,3 +332,27 @@ def test_a_path_that_is_no_string_is_a_finding(repo: Callable[..., Path]) -> Non
     app = catalog_of(top).find("apps")
     assert app.error == 'clusters/prod/apps.yaml:8: malformed: spec.path in body must be of ' \
                         'type string: "integer"'
+
+
+def test_the_output_keeps_the_resources_order_as_flux_builds_it(repo: Callable[..., Path]) -> None:
+    """fluxcd/pkg kustomize Build: krusty with a zero Reorder sorts nothing the kustomization
+    does not ask to sort (api/krusty/kustomizer.go applySortOrder), where kubectl's default
+    puts a Namespace first and a Service before a Deployment."""
+    top = repo({
+        "clusters/prod/flux-system/gotk-sync.yaml": SYNC,
+        "clusters/prod/apps.yaml": ks("apps", "./apps/web", ""),
+        "apps/web/kustomization.yaml": "resources: [deploy.yaml, svc.yaml, ns.yaml]\n",
+        "apps/web/deploy.yaml": DEPLOY.replace("${REPLICAS:=2}", "1"),
+        "apps/web/svc.yaml": "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n",
+        "apps/web/ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: web\n",
+        "apps/sorted/kustomization.yaml": "resources: [../web]\nsortOptions: {order: legacy}\n",
+        "clusters/prod/sorted.yaml": ks("sorted", "./apps/sorted", ""),
+    })
+    got = render_yaml(top, "flux:flux-system/apps")
+    kinds = [d["kind"] for d in yaml.safe_load_all(got)]
+    assert kinds == ["Deployment", "Service", "Namespace"]
+    assert got == kubectl_build(kubectl(), top, "apps/web", {"apps/web/kustomization.yaml": (
+        b"resources: [deploy.yaml, svc.yaml, ns.yaml]\nsortOptions: {order: fifo}\n")})
+    # the kustomization's own sortOptions still sort
+    kinds = [d["kind"] for d in yaml.safe_load_all(render_yaml(top, "flux:flux-system/sorted"))]
+    assert kinds == ["Namespace", "Service", "Deployment"]
