@@ -176,11 +176,15 @@ def generate(fs: FileSystem, dir_path: str, spec: Dict[str, Any],
             # "if there are no resources, set the build metadata to avoid
             # 'kustomization.yaml is empty' build error"
             kus["buildMetadata"] = ["originAnnotations"]
-    if "targetNamespace" in spec and isinstance(spec["targetNamespace"], str):
-        kus["namespace"] = spec["targetNamespace"]
-    for field in ("namePrefix", "nameSuffix"):
-        if isinstance(spec.get(field), str):
-            kus[field] = spec[field]
+    for field in ("targetNamespace", "namePrefix", "nameSuffix"):
+        value = spec.get(field)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            # the CRD types each a string: the API server refuses the object
+            raise FluxError(f"malformed: spec.{field} in body must be of type string: "
+                            f'"{json_type(value)}"', ("spec", field))
+        kus["namespace" if field == "targetNamespace" else field] = value
     for patch in _dicts(spec.get("patches"), "patches"):
         entry: Dict[str, Any] = {"patch": patch.get("patch", "")}
         if isinstance(patch.get("target"), dict):

@@ -308,6 +308,9 @@ def test_path_not_found_is_one_finding(repo: Callable[..., Path]) -> None:
      'spec.commonMetadata.labels in body must be of type object: "array"'),
     ("commonMetadata:\n  annotations: {a: 1}",
      'spec.commonMetadata.annotations.a in body must be of type string: "integer"'),
+    ("targetNamespace: 3", 'spec.targetNamespace in body must be of type string: "integer"'),
+    ("namePrefix: [a]", 'spec.namePrefix in body must be of type string: "array"'),
+    ("nameSuffix: true", 'spec.nameSuffix in body must be of type string: "boolean"'),
 ])
 def test_a_spec_field_of_the_wrong_shape_is_a_finding(repo: Callable[..., Path], extra: str,
                                                       error: str) -> None:
