@@ -363,8 +363,8 @@ def _dispatch(hook: str, args: argparse.Namespace, ws: Workspace,
             store.trim()   # workers may have written: keep the cache within its bound
         if verbose:
             print_unchecked(ws)
-        _record_breaks(ws, [(r.root, r.error) for r in results + app_results]
-                       + [(a.id, a.error) for a in apps if a.error])
+        # (app_results holds the malformed applications too)
+        _record_breaks(ws, [(r.root, r.error) for r in results + app_results])
         if warnings_only:
             return render.warning_findings(results + app_results)
         found = render.findings(results, c.warnings_as_errors) + app_found + \

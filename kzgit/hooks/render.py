@@ -539,14 +539,16 @@ def app_findings(ws: Workspace, engine: Engine, catalog: Catalog, apps: Sequence
                  store: Optional[Store] = None) -> Tuple[List[HookFinding], List[RootResult]]:
     """Render each application that is not plain (through the render cache ``store``); one
     finding per application that does not render (or whose manifest is malformed), naming
-    it and the line of its definition."""
+    it and the line of its definition, and one result for each (a malformed one failed)."""
     out: List[HookFinding] = []
     todo = []
+    malformed: List[RootResult] = []   # counted with the others (summary's count line)
     for a in apps:
         if a.error:
             path, _, rest = a.error.partition(":")
             line, _, msg = rest.partition(": ")
             out.append(HookFinding(path, f"{a.id}: {msg}", int(line) if line.isdigit() else None))
+            malformed.append(RootResult(a.id, FAILED, 0.0, a.error))
         elif a.rendered and not plain_app(ws, catalog, a):
             todo.append(a)
 
@@ -562,7 +564,7 @@ def app_findings(ws: Workspace, engine: Engine, catalog: Catalog, apps: Sequence
             out.append(HookFinding(a.file, f"{a.id}: does not render: "
                                    + ws.relative_message(got.error), got.line))
         results.append(result(a, got))
-    return out, results
+    return out, malformed + results
 
 
 def app_components(catalog: Catalog) -> Set[str]:

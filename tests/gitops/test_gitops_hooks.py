@@ -118,6 +118,8 @@ def test_a_malformed_application_is_one_finding(fleet: Path,
     assert "clusters/prod/gone.yaml:7: flux:flux-system/gone: kustomization path not found: stat " \
            "apps/gone: no such file or directory" in lines
     assert not any("flux:flux-system/web" in line for line in lines)   # the others render
+    # the count line counts both (each is one finding above it)
+    assert lines[-1].startswith("2 of ") and " applications do not render; " in lines[-1], lines
 
 
 def test_a_value_only_an_encrypted_secret_gives_is_unknown_not_wrong(
