@@ -34,7 +34,7 @@ from kzgit.gitops import argocd, flux, render
 from kzgit.gitops.catalog import (ARGOCD_NAMESPACE, FLUX_NAMESPACE, KUSTOMIZATION_NAMES, Catalog,
                                   scan, scan_file)
 from kzgit.gitops.model import (DIRECTORY, FLUX, NOT_RENDERED, App, Doc, Repository, app_kind,
-                                as_dict)
+                                as_dict, transforms)
 # the repository's making lives in kzgit.gitops.repository; importable from here as before
 from kzgit.gitops.repository import open_worktree, repository_for, settings_of  # noqa: F401
 
@@ -520,10 +520,6 @@ def _transforms(repo: Repository, d: str) -> bool:
     return False
 
 
-_TRANSFORMING = ("targetNamespace", "namePrefix", "nameSuffix", "patches", "images", "components",
-                 "patchesStrategicMerge", "patchesJson6902", "postBuild", "commonMetadata")
-
-
 def _passed_through(catalog: Catalog, app: App, holds: List[App],
                     ancestors: Set[Tuple[str, str, str, str]]) -> Optional[List[App]]:
     """The children of ``app`` without rendering it, where its rendering passes their files'
@@ -537,7 +533,7 @@ def _passed_through(catalog: Catalog, app: App, holds: List[App],
     file the artifact leaves out) is rendered, as the controller would."""
     spec = as_dict(app.obj.get("spec"))
     if app.controller == FLUX:
-        if any(spec.get(k) not in (None, "", [], {}) for k in _TRANSFORMING):
+        if transforms(spec):
             return None
     else:
         sources = app.extra.get("sources") or []

@@ -43,7 +43,7 @@ from kzgit.gitops.model import Doc, as_dict, json_type
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Dict, List, Optional, Tuple
+    from typing import Any, Dict, List, Optional, Set, Tuple
     from kzgit.gitops.model import App
     from kzgit.loader import FileSystem
     from kzgit.resource import Resource
@@ -559,6 +559,120 @@ def _walk_has_dollar(node: Any) -> bool:
     if isinstance(node, list):
         return any(_walk_has_dollar(v) for v in node)
     return False
+
+
+# kustomize-controller internal/decryptor/decryptor.go sopsFormatToMarkerBytes: what shows a
+# file of each format SOPS-encrypted
+_SOPS_MARKERS = {"binary": b'"mac": "ENC[', "dotenv": b"sops_mac=ENC[", "ini": b"[sops]",
+                 "json": b'"mac": "ENC[', "yaml": b"mac: ENC["}
+
+
+def _sops_format(path: str) -> str:
+    """formatForPath (sops formats.FormatForPath, with .dockerconfigjson as JSON)."""
+    if path.endswith(".dockerconfigjson") or path.endswith(".json"):
+        return "json"
+    if path.endswith((".yaml", ".yml")):
+        return "yaml"
+    if path.endswith(".env"):
+        return "dotenv"
+    if path.endswith(".ini"):
+        return "ini"
+    return "binary"
+
+
+def decrypted_sources(fs: FileSystem, dir_path: str, top: str, spec: Dict[str, Any],
+                      notes: List[str]) -> Dict[str, bytes]:
+    """decryptor.go DecryptSources: with ``decryption.provider: sops``, the controller decrypts
+    in place, before the build, each SOPS-encrypted file a kustomization under ``dir_path``
+    (and the directories its resources and components name, recursively) reads through a
+    ``secretGenerator``'s ``files`` or ``envs`` or a ``patches[].path``.  kzgit holds no key:
+    the file is shown decrypted with its values unknown (empty: a dotenv's ``KEY=``, a YAML or
+    JSON file's encrypted strings ""; an INI or binary file empty), its SOPS metadata gone,
+    and a note says which.  Returns the files to show in place of those on disk."""
+    dec = spec.get("decryption")
+    if not isinstance(dec, dict) or dec.get("provider") != "sops":
+        return {}
+    from kzgit.yamlio import load_yaml11   # start-up: only decrypting Kustomizations
+    out: Dict[str, bytes] = {}
+    visited: Set[str] = set()
+
+    def source(rel: str, base: str, fmt: str) -> None:
+        p = posixpath.normpath(rel if rel.startswith("/") else posixpath.join(base, rel))
+        if p in out or not (p == top or p.startswith(top + "/")) or not fs.is_file(p):
+            return
+        data = fs.read_bytes(p)
+        if _SOPS_MARKERS[fmt] not in data:
+            return
+        out[p] = _unknown_plaintext(data, fmt, p)
+        notes.append(f"{p[len(top) + 1:]} is SOPS-encrypted: the controller decrypts it "
+                     "before the build; kzgit renders its values as unknown (empty)")
+
+    def walk(d: str) -> None:
+        if d in visited or not fs.is_dir(d):
+            return
+        visited.add(d)
+        kfile = next((posixpath.join(d, n) for n in KUSTOMIZATION_FILE_NAMES
+                      if fs.is_file(posixpath.join(d, n))), None)
+        if kfile is None:
+            return
+        try:
+            kus = load_yaml11(fs.read_bytes(kfile), kfile)
+        except KzgitError:
+            return   # the build says what is wrong with it
+        if not isinstance(kus, dict):
+            return
+        for gen in kus.get("secretGenerator") or []:
+            if not isinstance(gen, dict):
+                continue
+            for f in gen.get("files") or []:
+                if isinstance(f, str):
+                    key, _, path = f.partition("=")
+                    source(path or key, d, _sops_format(key))
+            for e in gen.get("envs") or []:
+                if isinstance(e, str):
+                    fmt = _sops_format(e)
+                    source(e, d, "dotenv" if fmt == "binary" else fmt)
+        for patch in kus.get("patches") or []:
+            patch_path = patch.get("path") if isinstance(patch, dict) else None
+            if isinstance(patch_path, str) and patch_path and "://" not in patch_path:
+                source(patch_path, d, _sops_format(patch_path))
+        for r in [*(kus.get("resources") or []), *(kus.get("components") or [])]:
+            if isinstance(r, str) and "://" not in r:
+                walk(posixpath.normpath(r if r.startswith("/") else posixpath.join(d, r)))
+    walk(dir_path)
+    return out
+
+
+def _unknown_plaintext(data: bytes, fmt: str, where: str) -> bytes:
+    """What decrypting ``data`` (a SOPS file of format ``fmt``) gives, its values unknown."""
+    if fmt == "dotenv":
+        lines = []
+        for line in data.decode("utf-8", "replace").splitlines():
+            key, eq, value = line.partition("=")
+            if eq and key.startswith("sops_"):
+                continue   # the SOPS metadata decryption drops
+            lines.append(f"{key}=" if eq and value.startswith("ENC[") else line)
+        return ("\n".join(lines) + "\n").encode("utf-8")
+    if fmt in ("yaml", "json"):
+        from kzgit.yamlio import dump, go_json_dumps, load_yaml11   # start-up: as above
+        try:
+            doc = load_yaml11(data, where)
+        except KzgitError:
+            return b""
+        if isinstance(doc, dict):
+            doc.pop("sops", None)
+
+        def blank(v: Any) -> Any:
+            if isinstance(v, str) and v.startswith("ENC["):
+                return ""
+            if isinstance(v, dict):
+                return {k: blank(x) for k, x in v.items()}
+            if isinstance(v, list):
+                return [blank(x) for x in v]
+            return v
+        doc = blank(doc)
+        return (go_json_dumps(doc) + "\n" if fmt == "json" else dump(doc)).encode("utf-8")
+    return b""
 
 
 def decrypted(resources: List[Resource], spec: Dict[str, Any], notes: List[str]) -> None:

@@ -28,6 +28,19 @@ ARGO_GROUP = "argoproj.io"
 FLUX_KINDS = ("Kustomization",)
 ARGO_KINDS = ("Application", "ApplicationSet")
 
+#: the fields of a Flux Kustomization's spec that change the objects its path's kustomization
+#: renders (``decryption`` aside: it changes only what SOPS encrypted, never an application's
+#: manifest, so :mod:`kzgit.gitops.select` asks it alone)
+FLUX_TRANSFORMING = ("targetNamespace", "namePrefix", "nameSuffix", "patches", "images",
+                     "components", "patchesStrategicMerge", "patchesJson6902", "postBuild",
+                     "commonMetadata")
+
+
+def transforms(spec: Dict[str, Any]) -> bool:
+    """Whether a Flux Kustomization's ``spec`` sets one of :data:`FLUX_TRANSFORMING`."""
+    return any(spec.get(k) not in (None, "", [], {}) for k in FLUX_TRANSFORMING)
+
+
 #: renderer values (``kzgit apps``' column)
 DIRECTORY = "directory"
 NOT_RENDERED = "not rendered"

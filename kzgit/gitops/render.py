@@ -69,9 +69,12 @@ class ConfinedFS:
     (:meth:`cache_identity`), which it lists (``overlaid``), and notes each kustomization
     file a build asks about (``kustomization_log``)."""
 
-    def __init__(self, base: FileSystem, top: str) -> None:
+    def __init__(self, base: FileSystem, top: str, shows: str = "") -> None:
         from kzgit.loader.overlay import OverlayFS   # start-up: loaded only by what uses it
         self.base = base
+        # what else the rewritten files show, the same in every view that says it (files
+        # decrypted: the bases read through such a view are shared only with another one)
+        self.shows = shows
         self.top = top.rstrip("/")
         self._real: Dict[str, str] = {}   # one render's symlink resolutions, asked once each
         self.overlaid: Dict[str, bytes] = base.files if isinstance(base, OverlayFS) else {}
@@ -84,9 +87,9 @@ class ConfinedFS:
         from kzgit.gitops.sourceignore import IgnoreFS   # start-up: as the module's own
         under = self._under
         if isinstance(under, IgnoreFS):   # the artifact: its ignore rules are the matcher's
-            return ("confined", self.top, "artifact", under.top, under.matcher,
+            return ("confined", self.top, self.shows, "artifact", under.top, under.matcher,
                     fs_identity(under.base))
-        return ("confined", self.top, fs_identity(under))
+        return ("confined", self.top, self.shows, fs_identity(under))
 
     def _asked(self, path: str) -> None:
         if path.rpartition("/")[2] in KUSTOMIZATION_FILE_NAMES or path in self.overlaid:
@@ -214,7 +217,11 @@ def _render_flux(catalog: Catalog, app: App, recorder: Optional[Recorder] = None
     # the manifests of a created kustomization are decoded once, by the build: only a build
     # that fails looks again for one that does not decode (Flux's error, which comes first)
     kfile, text, created = flux.generate(artifact, dir_path, spec, app.version, check=False)
-    fs = ConfinedFS(OverlayFS(artifact, {kfile: text}), repo.top)
+    notes: List[str] = []
+    shown = flux.decrypted_sources(ConfinedFS(artifact, repo.top), dir_path, repo.top, spec,
+                                   notes)
+    fs = ConfinedFS(OverlayFS(artifact, {**shown, kfile: text}), repo.top,
+                    "decrypted" if shown else "")
     try:
         # fluxcd/pkg kustomize Build runs krusty with Options{LoadRestrictions: None, plugins
         # off}: its Reorder is "", neither "legacy" nor "unspecified", so
@@ -227,7 +234,6 @@ def _render_flux(catalog: Catalog, app: App, recorder: Optional[Recorder] = None
             flux.generate(artifact, dir_path, spec, app.version)
         raise
     resources = list(result.resources)
-    notes: List[str] = []
     flux.check_objects(resources)
     flux.decrypted(resources, spec, notes)
     post = spec.get("postBuild")

@@ -178,9 +178,7 @@ def _generator_files(catalog: Catalog, nodes: List[Tuple[str, Any]], kind: str, 
 
 
 # Flux Kustomization fields that change what the generated kustomization renders
-_FLUX_TRANSFORMING = ("targetNamespace", "namePrefix", "nameSuffix", "patches", "images",
-                      "components", "patchesStrategicMerge", "patchesJson6902", "postBuild",
-                      "commonMetadata")
+
 
 
 def deploys_root_as_is(catalog: Catalog, app: App, roots: Set[str],
@@ -195,10 +193,12 @@ def deploys_root_as_is(catalog: Catalog, app: App, roots: Set[str],
         return False
     if (app.path or ".") not in roots or app.version != version:
         return False
-    from kzgit.gitops.model import as_dict   # start-up: only repositories with applications
+    from kzgit.gitops.model import as_dict, transforms   # start-up: only repositories with apps
     spec = as_dict(app.obj.get("spec"))
     if app.controller == "flux":
-        if any(spec.get(k) not in (None, [], {}, "") for k in _FLUX_TRANSFORMING):
+        if transforms(spec) or spec.get("decryption") not in (None, {}):
+            # (the controller decrypts the SOPS-encrypted resources and generator sources:
+            # the root's render, with their ciphertext, is not the application's)
             return False
         # Flux builds with load restrictions off: what renders under the repository's own
         # restrictor renders the same without one, so the root's check stands for the

@@ -359,3 +359,52 @@ def test_the_output_keeps_the_resources_order_as_flux_builds_it(repo: Callable[.
     # the kustomization's own sortOptions still sort
     kinds = [d["kind"] for d in yaml.safe_load_all(render_yaml(top, "flux:flux-system/sorted"))]
     assert kinds == ["Namespace", "Service", "Deployment"]
+
+
+SOPS_ENV = ("USER=ENC[AES256_GCM,data:dXNlcg==,iv:aXY=,tag:dGFn,type:str]\n"
+            "PASSWORD=ENC[AES256_GCM,data:cGFzcw==,iv:aXY=,tag:dGFn,type:str]\n"
+            "sops_version=3.9.0\nsops_mac=ENC[AES256_GCM,data:bWFj,iv:aXY=,tag:dGFn,type:str]\n"
+            "sops_lastmodified=2026-11-01T00:00:00Z\n")
+SOPS_PATCH = """apiVersion: v1
+kind: Secret
+metadata:
+  name: creds
+stringData:
+  token: ENC[AES256_GCM,data:dG9rZW4=,iv:aXY=,tag:dGFn,type:str]
+sops:
+  mac: ENC[AES256_GCM,data:bWFj,iv:aXY=,tag:dGFn,type:str]
+  version: 3.9.0
+"""
+
+
+@pytest.mark.parametrize("decryption", [True, False])
+def test_sops_encrypted_sources_are_decrypted_with_their_values_unknown(
+        repo: Callable[..., Path], decryption: bool) -> None:
+    """kustomize-controller decryptor.go DecryptSources: with decryption.provider sops, the
+    env and files of a secretGenerator and the files of patches that SOPS encrypted are
+    decrypted before the build (kzgit, holding no key, renders their values empty and says
+    so); without it they are built as they are."""
+    top = repo({
+        "clusters/prod/flux-system/gotk-sync.yaml": SYNC,
+        "clusters/prod/apps.yaml": ks("apps", "./apps/web",
+                                      "decryption: {provider: sops}" if decryption else ""),
+        "apps/web/kustomization.yaml": (
+            "resources: [../base]\npatches:\n- path: creds.sops.yaml\n"),
+        "apps/web/creds.sops.yaml": SOPS_PATCH,
+        "apps/base/kustomization.yaml": (
+            "resources: [creds.yaml]\nsecretGenerator:\n- name: login\n  envs: [login.sops.env]\n"
+            "generatorOptions: {disableNameSuffixHash: true}\n"),
+        "apps/base/login.sops.env": SOPS_ENV,
+        "apps/base/creds.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n",
+    })
+    catalog = catalog_of(top)
+    got = render_app(catalog, catalog.find("apps"))
+    docs = {d["metadata"]["name"]: d for d in yaml.safe_load_all(got.to_yaml())}
+    if decryption:
+        assert docs["login"]["data"] == {"PASSWORD": "", "USER": ""}
+        assert docs["creds"]["stringData"] == {"token": ""} and "sops" not in docs["creds"]
+        assert sorted(n.split(" ")[0] for n in got.notes) == [
+            "apps/base/login.sops.env", "apps/web/creds.sops.yaml"]
+    else:   # the controller builds the ciphertext as it is
+        assert "sops_mac" in docs["login"]["data"] and "sops" in docs["creds"]
+        assert not got.notes
