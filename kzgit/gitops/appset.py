@@ -53,7 +53,13 @@ _OTHER_GENERATORS = ("matrix", "merge", "scmProvider", "pullRequest", "plugin") 
 
 
 class NotExpanded(Exception):
-    """Why an ApplicationSet is not expanded (its ``str()``)."""
+    """Why kzgit does not expand an ApplicationSet (its ``str()``): listed, with why."""
+
+
+class Refused(NotExpanded):
+    """What Argo CD refuses too (a malformed spec, a template or a file that does not parse):
+    the ApplicationSet controller generates nothing and sets its ErrorOccurred condition
+    (applicationset_controller.go); one finding at the ApplicationSet."""
 
 
 def expand(catalog: Catalog, appset: App) -> List[App]:
@@ -64,6 +70,8 @@ def expand(catalog: Catalog, appset: App) -> List[App]:
         appset.expanded = False
         appset.reason = str(e)
         appset.renderer = "not expanded"
+        if isinstance(e, Refused):
+            appset.error = f"{appset.file}:{appset.line}: {e}"
         return []
     appset.expanded = True
     appset.renderer = f"applicationset: {len(apps)} applications"
@@ -73,20 +81,20 @@ def expand(catalog: Catalog, appset: App) -> List[App]:
 def _expand(catalog: Catalog, appset: App) -> List[App]:
     spec = appset.obj.get("spec")
     if not isinstance(spec, dict):
-        raise NotExpanded("malformed: spec is missing")
+        raise Refused("malformed: spec is missing")
     go = spec.get("goTemplate") is True
     options = spec.get("goTemplateOptions") or []
     if not isinstance(options, list) or not all(isinstance(o, str) for o in options):
-        raise NotExpanded("malformed: spec.goTemplateOptions is not a list of strings")
+        raise Refused("malformed: spec.goTemplateOptions is not a list of strings")
     patch = spec.get("templatePatch")
     if patch is not None and not isinstance(patch, str):
-        raise NotExpanded("malformed: spec.templatePatch is not a string")
+        raise Refused("malformed: spec.templatePatch is not a string")
     template = spec.get("template")
     if not isinstance(template, dict):
-        raise NotExpanded("malformed: spec.template is missing")
+        raise Refused("malformed: spec.template is missing")
     gens = spec.get("generators")
     if not isinstance(gens, list) or not gens:
-        raise NotExpanded("malformed: spec.generators is missing")
+        raise Refused("malformed: spec.generators is missing")
     params: List[Tuple[Dict[str, Any], Dict[str, Any]]] = []
     for g in gens:
         own = _own_template(g)
@@ -116,34 +124,34 @@ def _selector(spec: Any) -> Callable[[Dict[str, str]], bool]:
     equalities, ``matchExpressions`` In, NotIn, Exists, DoesNotExist), each requirement
     ``Matches`` as labels.Requirement does."""
     if not isinstance(spec, dict):
-        raise NotExpanded("error parsing label selector: not a map")
+        raise Refused("error parsing label selector: not a map")
     reqs: List[Tuple[str, str, List[str]]] = []
     labels = spec.get("matchLabels") or {}
     exprs = spec.get("matchExpressions") or []
     if not isinstance(labels, dict) or not isinstance(exprs, list):
-        raise NotExpanded("error parsing label selector: malformed")
+        raise Refused("error parsing label selector: malformed")
     for k, v in labels.items():
         reqs.append((str(k), "In", [str(v)]))
     for e in exprs:
         e = as_dict(e)
         op = str(e.get("operator") or "")
         if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
-            raise NotExpanded(f"error parsing label selector: {op!r} is not a valid pod selector "
-                              "operator")
+            raise Refused(f"error parsing label selector: {op!r} is not a valid pod selector "
+                          "operator")
         values = [str(v) for v in e.get("values") or []]
         if op in ("In", "NotIn") and not values:
-            raise NotExpanded("error parsing label selector: values: Invalid value: []: for "
-                              "'in', 'notin' operators, values set can't be empty")
+            raise Refused("error parsing label selector: values: Invalid value: []: for "
+                          "'in', 'notin' operators, values set can't be empty")
         if op in ("Exists", "DoesNotExist") and values:
-            raise NotExpanded("error parsing label selector: values: Invalid value: "
-                              f"{values}: values set must be empty for exists and does not exist")
+            raise Refused("error parsing label selector: values: Invalid value: "
+                          f"{values}: values set must be empty for exists and does not exist")
         reqs.append((str(e.get("key") or ""), op, values))
     from kzgit.resource.labels import qualified_name_errors   # start-up: only a selector
     for key, _, _ in reqs:
         errs = qualified_name_errors(key)   # selector.go validateLabelKey
         if errs:
-            raise NotExpanded(f'error parsing label selector: key: Invalid value: "{key}": '
-                              + "; ".join(errs))
+            raise Refused(f'error parsing label selector: key: Invalid value: "{key}": '
+                          + "; ".join(errs))
 
     def matches(flat: Dict[str, str]) -> bool:
         for key, op, values in reqs:
@@ -215,11 +223,11 @@ def _patched(app: Dict[str, Any], patch_text: str) -> Dict[str, Any]:
     try:
         doc = load_yaml11(patch_text)
     except KzgitError as e:
-        raise NotExpanded(f"templatePatch is not YAML: {e}") from None
+        raise Refused(f"templatePatch is not YAML: {e}") from None
     if doc is None:
         return app
     if not isinstance(doc, dict):
-        raise NotExpanded("invalid templatePatch: not a mapping")
+        raise Refused("invalid templatePatch: not a mapping")
     out = _merge_patch(app, doc)
     project = as_dict(app.get("spec")).get("project")
     spec = as_dict(out.get("spec"))
@@ -253,7 +261,7 @@ def _generator_params(catalog: Catalog, g: Any, go: bool, nested: int,
     child of one may be another, whose children may not: Argo CD's nested and terminal
     generators)."""
     if not isinstance(g, dict):
-        raise NotExpanded("malformed generator")
+        raise Refused("malformed generator")
     if g.get("template"):
         raise NotExpanded("a generator-level template is not expanded by kzgit")
     selector = g.get("selector")
@@ -289,7 +297,7 @@ def _matrix_params(catalog: Catalog, gen: Any, go: bool, options: Sequence[str] 
     ``utils.CombineStringMaps`` (a key both give with different values is an error)."""
     children = gen.get("generators") if isinstance(gen, dict) else None
     if not isinstance(children, list) or len(children) != 2:
-        raise NotExpanded("a matrix needs exactly two generators")
+        raise Refused("a matrix needs exactly two generators")
     out = []
     for a in _generator_params(catalog, children[0], go, depth, options):
         second = _render(children[1], a, go, options) if a else children[1]
@@ -297,8 +305,8 @@ def _matrix_params(catalog: Catalog, gen: Any, go: bool, options: Sequence[str] 
             if not go:
                 for k in sorted(set(a) & set(b)):
                     if str(a[k]) != str(b[k]):
-                        raise NotExpanded(f"error combining matrix parameters: found duplicate "
-                                          f"key {k} with different value, a: {a[k]} ,b: {b[k]}")
+                        raise Refused(f"error combining matrix parameters: found duplicate "
+                                      f"key {k} with different value, a: {a[k]} ,b: {b[k]}")
             out.append(_merged(b, a))
     return out
 
@@ -314,9 +322,9 @@ def _merge_params(catalog: Catalog, gen: Any, go: bool, options: Sequence[str] =
     children = gen.get("generators") if isinstance(gen, dict) else None
     keys = gen.get("mergeKeys") if isinstance(gen, dict) else None
     if not isinstance(children, list) or len(children) < 2:
-        raise NotExpanded("a merge needs at least two generators")
+        raise Refused("a merge needs at least two generators")
     if not isinstance(keys, list) or not keys:
-        raise NotExpanded("error getting param sets by merge key: no merge keys were specified")
+        raise Refused("error getting param sets by merge key: no merge keys were specified")
 
     def by_key(sets: List[Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
         out: Dict[str, Dict[str, Any]] = {}
@@ -324,9 +332,9 @@ def _merge_params(catalog: Catalog, gen: Any, go: bool, options: Sequence[str] =
             key = json.dumps({str(k): p.get(str(k)) for k in keys}, sort_keys=True,
                              separators=(",", ":"))
             if key in out:
-                raise NotExpanded("error getting param sets by merge key: the parameters "
-                                  f"generated by a child generator are not unique by the given "
-                                  f"mergeKeys. Duplicate key was {key}")
+                raise Refused("error getting param sets by merge key: the parameters "
+                              f"generated by a child generator are not unique by the given "
+                              f"mergeKeys. Duplicate key was {key}")
             out[key] = p
         return out
     base = by_key(_generator_params(catalog, children[0], go, depth, options))
@@ -361,11 +369,11 @@ def _json_numbers(value: Any) -> Any:
 
 def _list_params(gen: Any, go: bool) -> List[Dict[str, Any]]:
     if not isinstance(gen, dict):
-        raise NotExpanded("malformed list generator")
+        raise Refused("malformed list generator")
     out: List[Dict[str, Any]] = []
     for el in gen.get("elements") or []:
         if not isinstance(el, dict):
-            raise NotExpanded("error unmarshling list element")
+            raise Refused("error unmarshling list element")
         if go:
             out.append(_json_numbers(el))
             continue
@@ -373,13 +381,13 @@ def _list_params(gen: Any, go: bool) -> List[Dict[str, Any]]:
         for k, v in el.items():
             if k == "values":
                 if not isinstance(v, dict):
-                    raise NotExpanded("error parsing values map")
+                    raise Refused("error parsing values map")
                 for vk, vv in v.items():
                     if not isinstance(vv, str):
-                        raise NotExpanded("error parsing value as string")
+                        raise Refused("error parsing value as string")
                     params[f"values.{vk}"] = vv
             elif not isinstance(v, str):
-                raise NotExpanded(f"list element {k}: error parsing value as string")
+                raise Refused(f"list element {k}: error parsing value as string")
             else:
                 params[k] = v
         out.append(params)
@@ -392,10 +400,10 @@ def _list_params(gen: Any, go: bool) -> List[Dict[str, Any]]:
         try:
             more = load_yaml11(str(text))
         except KzgitError as e:
-            raise NotExpanded(f"error unmarshling decoded ElementsYaml {e}") from None
+            raise Refused(f"error unmarshling decoded ElementsYaml {e}") from None
         if more is not None and (not isinstance(more, list)
                                  or not all(isinstance(m, dict) for m in more)):
-            raise NotExpanded("error unmarshling decoded ElementsYaml: not a list of maps")
+            raise Refused("error unmarshling decoded ElementsYaml: not a list of maps")
         out.extend(_json_numbers(m) for m in more or [])
     return out
 
@@ -410,7 +418,7 @@ def _git_params(catalog: Catalog, gen: Any, go: bool, options: Sequence[str] = (
     if values is None:
         return sets
     if not isinstance(values, dict) or not all(isinstance(v, str) for v in values.values()):
-        raise NotExpanded("malformed git generator: values is not a map of strings")
+        raise Refused("malformed git generator: values is not a map of strings")
     for params in sets:
         rendered = {str(k): _string(v, params, go, options) for k, v in values.items()}
         if go:
@@ -424,17 +432,17 @@ def _git_param_sets(catalog: Catalog, gen: Any, go: bool) -> List[Dict[str, Any]
     from kzgit.gitops.gomatch import BadPattern, match   # start-up
     from kzgit.gitops.urls import normalise   # start-up: as the module's own, loaded where it is used
     if not isinstance(gen, dict):
-        raise NotExpanded("malformed git generator")
+        raise Refused("malformed git generator")
     url = str(gen.get("repoURL") or "")
     if normalise(url) not in catalog.repo.urls:
         raise NotExpanded(f"the git generator reads {url or '(no repoURL)'}, not this repository")
     if gen.get("files"):
         if gen.get("directories"):
-            raise NotExpanded("malformed git generator: both files and directories")
+            raise Refused("malformed git generator: both files and directories")
         return _git_files_params(catalog, gen, go)
     dirs = gen.get("directories")
     if not isinstance(dirs, list) or not dirs:
-        raise NotExpanded("malformed git generator: no directories")
+        raise Refused("malformed git generator: no directories")
     # GetGitDirectories: filepath.WalkDir's order (a directory's subtree before its next
     # sibling), hidden directories skipped with all below them (the repo-server's default)
     all_dirs = sorted({d for f in catalog.repo.files for d in _ancestors(f)},
@@ -524,11 +532,11 @@ def _git_files_params(catalog: Catalog, gen: Dict[str, Any], go: bool) -> List[D
         try:
             parsed = load_yaml11(data, f) if data.strip() else {}
         except KzgitError as e:
-            raise NotExpanded(f"unable to process file '{f}': unable to parse file: {e}") from None
+            raise Refused(f"unable to process file '{f}': unable to parse file: {e}") from None
         objects = [parsed] if isinstance(parsed, dict) else parsed if isinstance(parsed, list) \
             else None
         if objects is None or not all(isinstance(o, dict) for o in objects):
-            raise NotExpanded(f"unable to process file '{f}': not an object or a list of them")
+            raise Refused(f"unable to process file '{f}': not an object or a list of them")
         d = posixpath.dirname(f) or "."
         base, filename = posixpath.basename(d), posixpath.basename(f)
         for o in objects:
@@ -588,12 +596,15 @@ def _string(text: str, params: Dict[str, Any], go: bool, options: Sequence[str] 
             return got if tag and isinstance(got, str) else m.group(0)
         return _FAST_TAG.sub(fast, text)
     from kzgit.gitops.gotemplate import TemplateError, render   # start-up: goTemplate only
+    from kzgit.gitops.govalues import NotSupported   # start-up: as above
     try:
         return render(text, params, options)
+    except NotSupported as e:
+        raise NotExpanded(f"template {_quoted(text)}: {e}") from None
     except TemplateError as e:
         # Argo CD generates no Application when one template fails (the ApplicationSet's
-        # ErrorOccurred condition): listed, with the template and Go's words
-        raise NotExpanded(f"template {_quoted(text)}: {e}") from None
+        # ErrorOccurred condition): a finding, with the template and Go's words
+        raise Refused(f"template {_quoted(text)}: {e}") from None
 
 
 def _quoted(text: str) -> str:

@@ -17,7 +17,8 @@ from __future__ import annotations
 import json
 import re
 
-from kzgit.gitops.govalues import MAX_STEPS, MAX_TEXT, MISSING, TemplateError, go_print, sort_key, truth
+from kzgit.gitops.govalues import (MAX_STEPS, MAX_TEXT, MISSING, NotSupported, TemplateError,
+                                   go_print, sort_key, truth)
 from kzgit.gitops.sprig import function
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
@@ -67,7 +68,7 @@ def _lex_action(body: str) -> List[Tuple[str, str]]:
         if kind == "lparen":
             depth += 1
             if depth > _MAX_NESTING:
-                raise TemplateError("the template nests too deeply for kzgit")
+                raise NotSupported("the template nests too deeply for kzgit")
         elif kind == "rparen":
             depth -= 1
         if kind == "field" and out and out[-1][0] == "rparen" and body[m.start() - 1] == ")":
@@ -196,7 +197,7 @@ def _parse_list(items: List[Tuple[str, str]], i: int, top: bool = False,
                     raise TemplateError(f"unexpected {{{{{word}}}}}")
                 return nodes, (word, toks[1:]), i
             if word in ("define", "template", "block"):
-                raise TemplateError(f"{{{{{word}}}}} (named templates) is not expanded by kzgit")
+                raise NotSupported(f"{{{{{word}}}}} (named templates) is not expanded by kzgit")
             if word in ("break", "continue"):
                 if not loop:
                     raise TemplateError(f"{{{{{word}}}}} outside {{{{range}}}}")
@@ -377,7 +378,7 @@ def render(text: str, data: Any, options: Sequence[str] = ()) -> str:
     try:
         run.nodes(parse(text), data, [("$", data)], out)
     except RecursionError:
-        raise TemplateError("the template nests too deeply for kzgit") from None
+        raise NotSupported("the template nests too deeply for kzgit") from None
     return "".join(out)
 
 
@@ -390,14 +391,14 @@ class _Run:
     def step(self) -> None:
         self.steps += 1
         if self.steps > MAX_STEPS:
-            raise TemplateError(f"the template takes more than {MAX_STEPS} steps: beyond "
-                                "kzgit's bound (a repository's template may not stall it)")
+            raise NotSupported(f"the template takes more than {MAX_STEPS} steps: beyond "
+                               "kzgit's bound (a repository's template may not stall it)")
 
     def emit(self, out: List[str], text: str) -> None:
         self.size += len(text)
         if self.size > MAX_TEXT:
-            raise TemplateError(f"the template's result exceeds {MAX_TEXT} characters: beyond "
-                                "kzgit's bound")
+            raise NotSupported(f"the template's result exceeds {MAX_TEXT} characters: beyond "
+                               "kzgit's bound")
         out.append(text)
 
     def nodes(self, nodes: List[Any], dot: Any, scope: List[Tuple[str, Any]], out: List[str]) -> None:
@@ -503,8 +504,8 @@ class _Run:
                 OverflowError) as e:
             raise TemplateError(f"error calling {name}: {e}") from None
         if isinstance(got, (str, list)) and len(got) > MAX_TEXT:
-            raise TemplateError(f"error calling {name}: a result of more than {MAX_TEXT} "
-                                "characters or items: beyond kzgit's bound")
+            raise NotSupported(f"error calling {name}: a result of more than {MAX_TEXT} "
+                               "characters or items: beyond kzgit's bound")
         return got
 
     def logic(self, name: str, args: List[Any], dot: Any, scope: List[Tuple[str, Any]],

@@ -13,6 +13,12 @@ class TemplateError(Exception):
     """A template Go refuses (its words where Go has them), or one kzgit does not expand."""
 
 
+class NotSupported(TemplateError):
+    """A template kzgit does not expand (a feature of Go's it lacks, a function of the clock or
+    the network, a bound it keeps): not Argo CD's refusal, so the ApplicationSet is listed
+    as not expanded rather than found wrong."""
+
+
 class _Missing:
     """What a map lookup of an absent key gives: Go's invalid value, printed ``<no value>``."""
 

@@ -18,7 +18,8 @@ import math
 import posixpath
 import re
 
-from kzgit.gitops.govalues import MAX_STEPS, MAX_TEXT, MISSING, TemplateError, go_print, go_type, truth
+from kzgit.gitops.govalues import (MAX_STEPS, MAX_TEXT, MISSING, NotSupported, TemplateError,
+                                   go_print, go_type, truth)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
@@ -196,7 +197,7 @@ def _verb(verb: str, v: Any, prec: Optional[str]) -> str:
         return chr(v)
     if verb in "sdqtfFxXoc":
         return f"%!{verb}({go_type(v)}={go_print(v)})"
-    raise TemplateError(f"printf verb %{verb} is not expanded by kzgit")
+    raise NotSupported(f"printf verb %{verb} is not expanded by kzgit")
 
 
 def _pad(s: str, flags: str, width: Optional[str]) -> str:
@@ -204,7 +205,7 @@ def _pad(s: str, flags: str, width: Optional[str]) -> str:
         return s
     w = int(width)
     if w > MAX_TEXT:
-        raise TemplateError(f"printf width {w}: beyond kzgit's bound")
+        raise NotSupported(f"printf width {w}: beyond kzgit's bound")
     if "-" in flags:
         return s.ljust(w)
     if "0" in flags and s.lstrip("-").replace(".", "").isdigit():
@@ -496,22 +497,22 @@ def _slugify(*args: Any) -> str:
 def _bounded(s: str, n: int) -> str:
     """``strings.Repeat``, refused before it builds more than kzgit's bound."""
     if n > 0 and len(s) * n > MAX_TEXT:
-        raise TemplateError(f"error calling repeat: a result of more than {MAX_TEXT} characters: "
-                            "beyond kzgit's bound")
+        raise NotSupported(f"error calling repeat: a result of more than {MAX_TEXT} characters: "
+                           "beyond kzgit's bound")
     return s * max(0, n)
 
 
 def _indent(n: int, s: str) -> str:
     pad = _bounded(" ", n)
     if len(pad) * (s.count("\n") + 1) + len(s) > MAX_TEXT:
-        raise TemplateError(f"error calling indent: a result of more than {MAX_TEXT} characters: "
-                            "beyond kzgit's bound")
+        raise NotSupported(f"error calling indent: a result of more than {MAX_TEXT} characters: "
+                           "beyond kzgit's bound")
     return pad + s.replace("\n", "\n" + pad)
 
 
 def _until(n: int) -> List[int]:
     if abs(n) > MAX_STEPS:
-        raise TemplateError(f"error calling until: {n} items: beyond kzgit's bound of {MAX_STEPS}")
+        raise NotSupported(f"error calling until: {n} items: beyond kzgit's bound of {MAX_STEPS}")
     return list(range(n)) if n >= 0 else list(range(0, n, -1))
 
 
@@ -533,9 +534,9 @@ def _normalize(s: Any) -> str:
 
 def _not_expanded(name: str) -> Callable[..., Any]:
     def refuse(*_: Any) -> Any:
-        raise TemplateError(f"template function {name} is not expanded by kzgit "
-                            "(its result depends on the time, chance or the network, or kzgit "
-                            "does not implement it)")
+        raise NotSupported(f"template function {name} is not expanded by kzgit "
+                           "(its result depends on the time, chance or the network, or kzgit "
+                           "does not implement it)")
     return refuse
 
 

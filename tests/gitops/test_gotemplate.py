@@ -14,6 +14,7 @@ from typing import Any, Dict, List
 
 import pytest
 
+from kzgit.cli.main import main
 from kzgit.gitops.gotemplate import TemplateError, render
 from kzgit.gitops.govalues import go_print
 from kzgit.gitops.sprig import sprintf
@@ -200,7 +201,8 @@ def test_applicationset_with_functions_and_template_patch(repo: Any) -> None:
     assert "name: api-settings" in render_app(catalog, api).to_yaml()
 
 
-def test_applicationset_template_error_is_listed_not_expanded(repo: Any) -> None:
+def test_applicationset_template_error_is_listed_not_expanded(
+        repo: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     from gitops_repos import REPO_URL, catalog_of
     top = repo({
         "argocd/set.yaml": f"""
@@ -227,6 +229,39 @@ def test_applicationset_template_error_is_listed_not_expanded(repo: Any) -> None
     strict = catalog_of(top).find("strict")
     assert strict.expanded is False
     assert strict.reason == ("template 'a-{{ .cluster }}': map has no entry for key \"cluster\"")
+    # Argo CD refuses it too (its ErrorOccurred condition): a finding at the ApplicationSet
+    assert strict.error == "argocd/set.yaml:1: " + strict.reason
+    monkeypatch.chdir(top)
+    assert main(["hook", "render", "--all"]) == 1
+
+
+def test_a_template_kzgit_does_not_expand_is_listed_not_found_wrong(repo: Any) -> None:
+    """A function of the clock is kzgit's limit, not Argo CD's refusal: listed, no finding."""
+    from gitops_repos import REPO_URL, catalog_of
+    top = repo({
+        "argocd/set.yaml": f"""
+            apiVersion: argoproj.io/v1alpha1
+            kind: ApplicationSet
+            metadata:
+              name: dated
+              namespace: argocd
+            spec:
+              goTemplate: true
+              generators:
+              - list:
+                  elements:
+                  - {{dir: apps/a}}
+              template:
+                metadata:
+                  name: 'a-{{{{ now | date "2006" }}}}'
+                spec:
+                  source: {{repoURL: {REPO_URL}, path: '{{{{ .dir }}}}'}}
+            """,
+        "apps/a/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+    })
+    dated = catalog_of(top).find("dated")
+    assert dated.expanded is False and dated.error is None
+    assert "is not expanded by kzgit" in (dated.reason or "")
 
 
 @pytest.mark.parametrize("template", [
