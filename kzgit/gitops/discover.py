@@ -79,7 +79,7 @@ _RESOLVED = ("repo", "source", "matcher", "sources", "skipped", "paths")
 
 
 def _located(app: App, message: str, field: Tuple[str, ...]) -> str:
-    line = app.doc.field_line(*field) if field and app.doc.text else app.line
+    line = app.field_line(field)
     return f"{app.file}:{line}: {message}"
 
 

@@ -157,6 +157,18 @@ class App(Record):
         self.version_origin = ""
         self.extra: Dict[str, Any] = {}     # per-controller facts (the Flux source, ...)
 
+    def field_line(self, field: Tuple[str, ...]) -> int:
+        """The line of the spec field ``field`` (the application's own line without one).  An
+        Argo CD Application with ``spec.sources`` is pointed at that list where an error names
+        ``spec.source`` (the entry is not known by its index)."""
+        if not field or not self.doc.text:
+            return self.line
+        spec = self.obj.get("spec")
+        if field[:2] == ("spec", "source") and isinstance(spec, dict) and "source" not in spec \
+                and "sources" in spec:
+            field = ("spec", "sources")
+        return self.doc.field_line(*field)
+
     @property
     def base_id(self) -> str:
         return f"{self.controller}:{self.namespace}/{self.name}"

@@ -161,7 +161,7 @@ def render_app(catalog: Catalog, app: App, recorder: Optional[Recorder] = None) 
         else:
             got = _render_argo(catalog, app, recorder)
     except (flux.FluxError, argocd.ArgoError) as e:
-        line = app.doc.field_line(*e.field) if e.field and app.doc.text else app.line
+        line = app.field_line(e.field)
         err = AppError(app, f"{app.id or app.base_id} ({app.file}:{line}): {e}", str(e), line)
         catalog.render_errors[id(app)] = err
         raise err from None

@@ -442,3 +442,18 @@ def test_a_directory_application_with_jsonnet_is_listed_not_rendered(
                         "does not evaluate jsonnet)"
     plain = catalog.find("plain")
     assert [r.obj["metadata"]["name"] for r in render_app(catalog, plain).resources] == ["a"]
+
+
+def test_an_error_of_a_multi_source_application_points_at_its_sources(
+        repo: Callable[..., Path]) -> None:
+    """An error of ``spec.source`` in an Application with ``spec.sources`` is at the line of
+    that list (not of ``spec:``, nor 1)."""
+    top = repo({
+        "argocd/multi.yaml": (
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: multi\n"
+            "  namespace: argocd\nspec:\n  destination: {namespace: web}\n  sources:\n"
+            f"  - repoURL: {REPO_URL}\n    path: apps/gone\n"),
+        "apps/web/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
+    })
+    app = catalog_of(top).find("multi")
+    assert app.error == "argocd/multi.yaml:8: apps/gone: app path does not exist"
