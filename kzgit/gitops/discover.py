@@ -61,6 +61,7 @@ def resolve(catalog: Catalog, app: App) -> None:
             _resolve_argo(catalog, app)
     except (flux.FluxError, argocd.ArgoError) as e:
         app.error = _located(app, str(e), e.field)
+        app.extra["failed"] = (str(e), e.field)
         app.path = None
 
 
@@ -81,6 +82,29 @@ _RESOLVED = ("repo", "source", "matcher", "sources", "skipped", "paths")
 def _located(app: App, message: str, field: Tuple[str, ...]) -> str:
     line = app.field_line(field)
     return f"{app.file}:{line}: {message}"
+
+
+def _where_delivered(catalog: Catalog, child: App, parent: App) -> None:
+    """A child whose failing field the parent's rendering changed (a patch of its
+    kustomization, a substitution) is failed where the parent is defined, saying so: the
+    child's file holds another value there, and its line would point at the wrong one."""
+    message, field = child.extra.get("failed") or ("", ())
+    if not field:
+        return
+    own = next((d.obj for d in catalog.index.by_file.get(child.file, ())
+                if d.line == child.line), None)
+    if own is None or _value_at(own, field) == _value_at(child.obj, field):
+        return
+    child.extra["blamed"] = parent.file   # (located: at the parent)
+    child.error = (f"{parent.file}:{parent.line}: {message} ({'.'.join(field)} as "
+                   f"{parent.base_id} renders it; {child.file}:{child.field_line(field)} "
+                   "holds another value)")
+
+
+def _value_at(obj: Any, field: Tuple[str, ...]) -> Any:
+    for k in field:
+        obj = obj.get(k) if isinstance(obj, dict) else None
+    return obj
 
 
 def _spec(app: App) -> Dict[str, Any]:
@@ -410,13 +434,16 @@ def discover(repo: Repository, render_children: bool = True, store: Optional[Sto
                 continue   # the application delivering itself (flux-system)
             seen_docs.add((doc.file, doc.line))
             resolve(catalog, child)
+            if child.error:
+                _where_delivered(catalog, child, app)
             queue.append(child)
     out = _without_delivered_entries(out, seen_docs)
     # queue order is a breadth-first walk: parents come before their children
     catalog.apps = out
     assign_ids(out)
     for a in out:
-        if a.error and a.parent is not None and not a.error.startswith(a.file):
+        if a.error and a.parent is not None and not a.error.startswith(a.file) \
+                and not a.extra.get("blamed"):
             a.error = f"{a.file}:{a.line}: {a.error}"
     return catalog
 

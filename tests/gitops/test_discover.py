@@ -102,6 +102,30 @@ patches:
     assert "color: blue" in render_app(catalog, web).to_yaml()
 
 
+def test_a_field_a_parent_changed_fails_where_the_parent_is(repo: Callable[..., Path]) -> None:
+    """A child whose path the parent's patch sets to a directory that does not exist: the
+    finding is at the parent (whose rendering set it), not at the child file's own line,
+    which holds another value."""
+    top = repo({
+        "clusters/prod/flux-system/gotk-sync.yaml": GIT_SYNC.replace("{cluster}", "prod"),
+        "clusters/prod/tenants.yaml": ks("tenants", "./tenants"),
+        "tenants/kustomization.yaml": """
+            resources: [team.yaml]
+            patches:
+            - target: {kind: Kustomization, name: team}
+              patch: |-
+                - {op: replace, path: /spec/path, value: ./apps/gone}
+            """,
+        "tenants/team.yaml": ks("team", "./apps/team"),
+        "apps/team/cm.yaml": CM.format(name="team"),
+    })
+    team = catalog_of(top).find("team")
+    assert team.error == (
+        "clusters/prod/tenants.yaml:1: kustomization path not found: stat apps/gone: no such "
+        "file or directory (spec.path as flux:flux-system/tenants renders it; "
+        "tenants/team.yaml:8 holds another value)")
+
+
 def test_ids_of_a_multi_cluster_repository(repo: Callable[..., Path]) -> None:
     files = {}
     for cluster in ("prod", "staging"):
