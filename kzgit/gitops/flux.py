@@ -675,28 +675,82 @@ def _unknown_plaintext(data: bytes, fmt: str, where: str) -> bytes:
     return b""
 
 
+# kustomize-controller: the annotation (or label value) that leaves an object alone
+DECRYPT_KEY = "kustomize.toolkit.fluxcd.io/decrypt"
+
+
+def _decrypt_disabled(obj: Dict[str, Any]) -> bool:
+    """decryptor.go IsDecryptionDisabled: ``kustomize.toolkit.fluxcd.io/decrypt: disabled``
+    (any case) among the object's annotations."""
+    value = as_dict(as_dict(obj.get("metadata")).get("annotations")).get(DECRYPT_KEY)
+    return isinstance(value, str) and value.lower() == DISABLED
+
+
 def decrypted(resources: List[Resource], spec: Dict[str, Any], notes: List[str]) -> None:
-    """``spec.decryption`` (provider ``sops``): the controller decrypts each SOPS-encrypted
-    resource before applying it (kustomization_controller.go build, DecryptResource), which
-    drops its ``sops`` metadata.  kzgit holds no key: it drops the metadata as decryption does
-    and renders the encrypted values as unknown (empty), saying which resource."""
+    """``spec.decryption`` (provider ``sops``): the controller decrypts each resource before
+    applying it (kustomization_controller.go build, decryptor.go DecryptResource), unless it
+    carries ``kustomize.toolkit.fluxcd.io/decrypt: disabled``: a resource SOPS encrypted
+    (``sops.mac`` set) loses its ``sops`` metadata, and a Secret's data entry that is a
+    SOPS-encrypted file (a secretGenerator's) is decrypted as that file.  kzgit holds no key:
+    what decryption gives is rendered unknown (an encrypted value, an entry: empty), and a
+    note names the resource."""
     dec = spec.get("decryption")
     if not isinstance(dec, dict) or dec.get("provider") != "sops":
         return
+    import base64   # start-up: only decrypting Kustomizations
     for r in resources:
-        if not isinstance(r.obj.get("sops"), dict):
+        if _decrypt_disabled(r.obj):
             continue
-        del r.obj["sops"]
-        for field in ("data", "stringData"):
-            values = r.obj.get(field)
-            if isinstance(values, dict):
-                for k, v in values.items():
-                    if isinstance(v, str) and v.startswith("ENC["):
-                        values[k] = ""
+        sops = r.obj.get("sops")
+        if isinstance(sops, dict) and sops.get("mac"):   # isSOPSEncryptedResource
+            del r.obj["sops"]
+            r.obj = _blank_encrypted(r.obj)
+        elif r.obj.get("kind") == "Secret" and isinstance(r.obj.get("data"), dict):
+            data = r.obj["data"]
+            changed = False
+            for k, v in list(data.items()):
+                try:
+                    raw = base64.b64decode(str(v), validate=True)
+                except ValueError:
+                    continue   # "let it bubble up during the actual build"
+                if any(m in raw for m in _SOPS_MARKERS.values()):
+                    data[k] = ""
+                    changed = True
+            if not changed:
+                continue
+        else:
+            continue
         meta = as_dict(r.obj.get("metadata"))
         notes.append(f"{r.obj.get('kind')} {meta.get('namespace') or '-'}/{meta.get('name')} is "
                      "SOPS-encrypted: the controller decrypts it; kzgit renders its values as "
                      "unknown (empty)")
+
+
+def _blank_encrypted(v: Any) -> Any:
+    """``v`` with each SOPS-encrypted string (``ENC[...]``) empty: its plain value is unknown."""
+    if isinstance(v, str):
+        return "" if v.startswith("ENC[") else v
+    if isinstance(v, dict):
+        return {k: _blank_encrypted(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_blank_encrypted(x) for x in v]
+    return v
+
+
+def check_encrypted_secrets(resources: List[Resource]) -> None:
+    """kustomization_controller.go apply: a v1 Secret still holding SOPS metadata (the
+    Kustomization decrypts nothing, or the Secret was not SOPS-encrypted as decryption knows
+    it) fails the reconciliation before anything is applied, unless the Secret carries
+    ``kustomize.toolkit.fluxcd.io/decrypt: disabled``."""
+    for r in resources:
+        obj = r.obj
+        if obj.get("kind") == "Secret" and obj.get("apiVersion") == "v1" and "sops" in obj \
+                and not _decrypt_disabled(obj):
+            meta = as_dict(obj.get("metadata"))
+            ns = f"{meta.get('namespace')}/" if meta.get("namespace") else ""
+            raise FluxError(f"Secret/{ns}{meta.get('name')} is SOPS encrypted, configuring "
+                            "decryption is required for this secret to be reconciled",
+                            ("spec", "decryption"))
 
 
 def common_metadata(resources: List[Resource], spec: Dict[str, Any]) -> None:

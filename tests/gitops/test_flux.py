@@ -383,7 +383,7 @@ def test_sops_encrypted_sources_are_decrypted_with_their_values_unknown(
     """kustomize-controller decryptor.go DecryptSources: with decryption.provider sops, the
     env and files of a secretGenerator and the files of patches that SOPS encrypted are
     decrypted before the build (kzgit, holding no key, renders their values empty and says
-    so); without it they are built as they are."""
+    so); without it they are built as they are, and a Secret still encrypted fails."""
     top = repo({
         "clusters/prod/flux-system/gotk-sync.yaml": SYNC,
         "clusters/prod/apps.yaml": ks("apps", "./apps/web",
@@ -398,13 +398,49 @@ def test_sops_encrypted_sources_are_decrypted_with_their_values_unknown(
         "apps/base/creds.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n",
     })
     catalog = catalog_of(top)
+    if not decryption:
+        # the ciphertext is built as it is, and the Secret still holding SOPS metadata fails
+        # the reconciliation before anything is applied (kustomization_controller.go apply)
+        with pytest.raises(AppError, match="Secret/creds is SOPS encrypted, configuring "
+                                           "decryption is required for this secret"):
+            render_app(catalog, catalog.find("apps"))
+        return
     got = render_app(catalog, catalog.find("apps"))
     docs = {d["metadata"]["name"]: d for d in yaml.safe_load_all(got.to_yaml())}
-    if decryption:
-        assert docs["login"]["data"] == {"PASSWORD": "", "USER": ""}
-        assert docs["creds"]["stringData"] == {"token": ""} and "sops" not in docs["creds"]
-        assert sorted(n.split(" ")[0] for n in got.notes) == [
-            "apps/base/login.sops.env", "apps/web/creds.sops.yaml"]
-    else:   # the controller builds the ciphertext as it is
-        assert "sops_mac" in docs["login"]["data"] and "sops" in docs["creds"]
-        assert not got.notes
+    assert docs["login"]["data"] == {"PASSWORD": "", "USER": ""}
+    assert docs["creds"]["stringData"] == {"token": ""} and "sops" not in docs["creds"]
+    assert sorted(n.split(" ")[0] for n in got.notes) == [
+        "apps/base/login.sops.env", "apps/web/creds.sops.yaml"]
+
+
+def test_decryption_of_resources_as_decrypt_resource_does_it(repo: Callable[..., Path]) -> None:
+    """decryptor.go DecryptResource: any kind with ``sops.mac`` is decrypted (values unknown
+    here), a Secret's data entry holding a SOPS-encrypted file too, and what carries
+    ``kustomize.toolkit.fluxcd.io/decrypt: disabled`` is left alone (and then applied as it
+    is: the apply check skips it)."""
+    import base64
+    sops_file = base64.b64encode(SOPS_ENV.encode()).decode()
+    top = repo({
+        "clusters/prod/flux-system/gotk-sync.yaml": SYNC,
+        "clusters/prod/apps.yaml": ks("apps", "./apps/web", "decryption: {provider: sops}"),
+        "apps/web/cm.yaml": (
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n"
+            "  url: ENC[AES256_GCM,data:dXJs,type:str]\n  plain: text\n"
+            "sops:\n  mac: ENC[AES256_GCM,data:bWFj,type:str]\n"),
+        "apps/web/entry.yaml": (
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: entry\ndata:\n"
+            f"  login.env: {sops_file}\n  other: dGV4dA==\n"),
+        "apps/web/kept.yaml": (
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: kept\n  annotations:\n"
+            "    kustomize.toolkit.fluxcd.io/decrypt: Disabled\nstringData:\n"
+            "  k: ENC[AES256_GCM,data:aw==,type:str]\nsops:\n"
+            "  mac: ENC[AES256_GCM,data:bWFj,type:str]\n"),
+    })
+    catalog = catalog_of(top)
+    got = render_app(catalog, catalog.find("apps"))
+    docs = {d["metadata"]["name"]: d for d in yaml.safe_load_all(got.to_yaml())}
+    assert docs["cm"]["data"] == {"url": "", "plain": "text"} and "sops" not in docs["cm"]
+    assert docs["entry"]["data"] == {"login.env": "", "other": "dGV4dA=="}
+    assert "sops" in docs["kept"] and docs["kept"]["stringData"]["k"].startswith("ENC[")
+    assert sorted(n.split(" is ")[0] for n in got.notes) == [
+        "ConfigMap -/cm", "Secret -/entry"]

@@ -129,7 +129,7 @@ def test_a_value_only_an_encrypted_secret_gives_is_unknown_not_wrong(
     (fleet / "clusters/prod/secrets.yaml").write_text(
         "apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-secrets\n  namespace: flux-system\n"
         "stringData:\n  REPLICAS: ENC[AES256_GCM,data:abc,type:str]\n"
-        "sops:\n  version: 3.8.1\n")
+        "sops:\n  mac: ENC[AES256_GCM,data:bWFj,type:str]\n  version: 3.8.1\n")
     (fleet / "clusters/prod/web.yaml").write_text(ks("web", "./apps/web", (
         "  postBuild:\n    substituteFrom:\n    - {kind: Secret, name: cluster-secrets}\n")))
     subprocess.run(["git", "-C", str(fleet), "add", "-A"], check=True, timeout=60)
