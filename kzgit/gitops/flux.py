@@ -737,22 +737,6 @@ def _blank_encrypted(v: Any) -> Any:
     return v
 
 
-def check_encrypted_secrets(resources: List[Resource]) -> None:
-    """kustomization_controller.go apply: a v1 Secret still holding SOPS metadata (the
-    Kustomization decrypts nothing, or the Secret was not SOPS-encrypted as decryption knows
-    it) fails the reconciliation before anything is applied, unless the Secret carries
-    ``kustomize.toolkit.fluxcd.io/decrypt: disabled``."""
-    for r in resources:
-        obj = r.obj
-        if obj.get("kind") == "Secret" and obj.get("apiVersion") == "v1" and "sops" in obj \
-                and not _decrypt_disabled(obj):
-            meta = as_dict(obj.get("metadata"))
-            ns = f"{meta.get('namespace')}/" if meta.get("namespace") else ""
-            raise FluxError(f"Secret/{ns}{meta.get('name')} is SOPS encrypted, configuring "
-                            "decryption is required for this secret to be reconciled",
-                            ("spec", "decryption"))
-
-
 def common_metadata(resources: List[Resource], spec: Dict[str, Any]) -> None:
     """ssa/utils SetCommonMetadata: merged into each object's own labels and annotations."""
     cm = spec.get("commonMetadata")

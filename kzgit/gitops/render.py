@@ -241,7 +241,6 @@ def _render_flux(catalog: Catalog, app: App, recorder: Optional[Recorder] = None
         variables = flux.load_variables(app, spec, catalog.lookup_object)
         flux.substitute(resources, spec, variables, repo.settings.flux_strict_substitution, notes)
     flux.common_metadata(resources, spec)
-    flux.check_encrypted_secrets(resources)
     return Rendered(resources, list(result.warnings), notes)
 
 
