@@ -95,7 +95,6 @@ def _where_delivered(catalog: Catalog, child: App, parent: App) -> None:
                 if d.line == child.line), None)
     if own is None or _value_at(own, field) == _value_at(child.obj, field):
         return
-    child.extra["blamed"] = parent.file   # (located: at the parent)
     child.error = (f"{parent.file}:{parent.line}: {message} ({'.'.join(field)} as "
                    f"{parent.base_id} renders it; {child.file}:{child.field_line(field)} "
                    "holds another value)")
@@ -440,11 +439,7 @@ def discover(repo: Repository, render_children: bool = True, store: Optional[Sto
     out = _without_delivered_entries(out, seen_docs)
     # queue order is a breadth-first walk: parents come before their children
     catalog.apps = out
-    assign_ids(out)
-    for a in out:
-        if a.error and a.parent is not None and not a.error.startswith(a.file) \
-                and not a.extra.get("blamed"):
-            a.error = f"{a.file}:{a.line}: {a.error}"
+    assign_ids(out)   # (every error is located already: resolve's, a broken file's)
     return catalog
 
 

@@ -567,6 +567,12 @@ _SOPS_MARKERS = {"binary": b'"mac": "ENC[', "dotenv": b"sops_mac=ENC[", "ini": b
                  "json": b'"mac": "ENC[', "yaml": b"mac: ENC["}
 
 
+def decrypts(spec: Dict[str, Any]) -> bool:
+    """Whether the Kustomization decrypts with SOPS (``spec.decryption.provider: sops``)."""
+    dec = spec.get("decryption")
+    return isinstance(dec, dict) and dec.get("provider") == "sops"
+
+
 def _sops_format(path: str) -> str:
     """formatForPath (sops formats.FormatForPath, with .dockerconfigjson as JSON)."""
     if path.endswith(".dockerconfigjson") or path.endswith(".json"):
@@ -589,8 +595,7 @@ def decrypted_sources(fs: FileSystem, dir_path: str, top: str, spec: Dict[str, A
     the file is shown decrypted with its values unknown (empty: a dotenv's ``KEY=``, a YAML or
     JSON file's encrypted strings ""; an INI or binary file empty), its SOPS metadata gone,
     and a note says which.  Returns the files to show in place of those on disk."""
-    dec = spec.get("decryption")
-    if not isinstance(dec, dict) or dec.get("provider") != "sops":
+    if not decrypts(spec):
         return {}
     from kzgit.yamlio import load_yaml11   # start-up: only decrypting Kustomizations
     out: Dict[str, bytes] = {}
@@ -661,16 +666,7 @@ def _unknown_plaintext(data: bytes, fmt: str, where: str) -> bytes:
             return b""
         if isinstance(doc, dict):
             doc.pop("sops", None)
-
-        def blank(v: Any) -> Any:
-            if isinstance(v, str) and v.startswith("ENC["):
-                return ""
-            if isinstance(v, dict):
-                return {k: blank(x) for k, x in v.items()}
-            if isinstance(v, list):
-                return [blank(x) for x in v]
-            return v
-        doc = blank(doc)
+        doc = _blank_encrypted(doc)
         return (go_json_dumps(doc) + "\n" if fmt == "json" else dump(doc)).encode("utf-8")
     return b""
 
@@ -694,8 +690,7 @@ def decrypted(resources: List[Resource], spec: Dict[str, Any], notes: List[str])
     SOPS-encrypted file (a secretGenerator's) is decrypted as that file.  kzgit holds no key:
     what decryption gives is rendered unknown (an encrypted value, an entry: empty), and a
     note names the resource."""
-    dec = spec.get("decryption")
-    if not isinstance(dec, dict) or dec.get("provider") != "sops":
+    if not decrypts(spec):
         return
     import base64   # start-up: only decrypting Kustomizations
     for r in resources:

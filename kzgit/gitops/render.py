@@ -95,12 +95,6 @@ class ConfinedFS:
         if path.rpartition("/")[2] in KUSTOMIZATION_FILE_NAMES or path in self.overlaid:
             self.kustomization_log.append(path)
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, ConfinedFS) and other.base == self.base and other.top == self.top
-
-    def __hash__(self) -> int:
-        return hash((self.top, hash(self.base)))
-
     def _check(self, path: str) -> None:
         if not (path == self.top or path.startswith(self.top + "/")):
             raise LoadRestrictionError(f"security; file '{path}' is not in or below '{self.top}'")
@@ -219,7 +213,7 @@ def _render_flux(catalog: Catalog, app: App, recorder: Optional[Recorder] = None
     kfile, text, created = flux.generate(artifact, dir_path, spec, app.version, check=False)
     notes: List[str] = []
     shown = flux.decrypted_sources(ConfinedFS(artifact, repo.top), dir_path, repo.top, spec,
-                                   notes)
+                                   notes) if flux.decrypts(spec) else {}
     fs = ConfinedFS(OverlayFS(artifact, {**shown, kfile: text}), repo.top,
                     "decrypted" if shown else "")
     try:

@@ -266,14 +266,6 @@ class IgnoreFS:
         self._real: Dict[str, str] = matcher.shared.setdefault(("real", self.top), {}) \
             if shared else {}
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, IgnoreFS) and other.base == self.base and other.top == self.top \
-            and [(p.domain, p.parts, p.inclusion, p.dir_only) for p in other.matcher.patterns] == \
-            [(p.domain, p.parts, p.inclusion, p.dir_only) for p in self.matcher.patterns]
-
-    def __hash__(self) -> int:
-        return hash((self.top, len(self.matcher.patterns)))
-
     def _hidden(self, path: str) -> bool:
         got = self._memo.get(path)
         if got is not None:

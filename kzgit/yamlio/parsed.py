@@ -21,6 +21,8 @@ text it holds; full, it starts again.
 """
 from __future__ import annotations
 
+from kzgit.yamlio.tree import copy_tree
+
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING for checkers; see docs/startup.md
 if TYPE_CHECKING:  # pragma: no cover
@@ -62,21 +64,11 @@ def _plain_copy(value: Any) -> Any:
     raise _NotPlain
 
 
-def _copy(value: Any) -> Any:
-    """A copy of a kept (plain) tree."""
-    if type(value) is dict:
-        return {k: (_copy(v) if type(v) is dict or type(v) is list else v)
-                for k, v in value.items()}
-    if type(value) is list:
-        return [_copy(v) if type(v) is dict or type(v) is list else v for v in value]
-    return value
-
-
 def recall(table: str, text: str) -> Any:
     """A copy of what ``text`` parsed to in ``table``; ``KeyError`` when it is not kept."""
     value = _TABLES[table][text]
     try:
-        return _copy(value)
+        return copy_tree(value)
     except RecursionError:
         raise KeyError(text) from None   # deeper than this caller's stack: parse it again
 
